@@ -1,0 +1,666 @@
+"""`Memory`: the embedded API, and the daemon's only way into the store."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from . import crdt
+from .errors import Conflict, InvalidInput, NotFound, from_pydantic
+from .models import (
+    BEADS,
+    OPS,
+    Bead,
+    BlobRef,
+    Edge,
+    Neighbor,
+    Node,
+    Persona,
+    Skill,
+    SpanRef,
+    new_id,
+    now,
+)
+from .store import (
+    DEFAULT_MAP_SIZE,
+    PERSONA_KEY,
+    ApplyResult,
+    Store,
+    WriteContext,
+    op_key,
+    unpack,
+)
+
+DEFAULT_BLOB_THRESHOLD = 64 * 1024
+_BEAD_FIELDS = ("id", "role", "content", "source", "session_id", "turn_id", "importance", "tags", "span_refs", "ts")
+_PERSONA_SCALARS = ("id", "name", "description")
+_PERSONA_SETS = ("goals", "norms", "skills")
+_SKILL_SCALARS = ("name", "description", "signature")
+_SKILL_SETS = ("examples", "tags")
+
+
+def _validate(model: Any, value: Any, what: str) -> Any:
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise from_pydantic(exc, what) from None
+
+
+def _edge_id(source: str, predicate: str, target: str) -> str:
+    """The same fact added on two laptops is the same edge."""
+    digest = hashlib.sha256(f"{source}\0{predicate}\0{target}".encode()).hexdigest()
+    return f"e-{digest[:24]}"
+
+
+class Memory:
+    """One agent memory in one data dir. Thread-safe; one process at a time per data dir.
+
+    Writes are durable when they return (unless opened with ``sync=False``, for tests):
+    concurrent writers share commits. Reads see every write that returned before them.
+    """
+
+    def __init__(self, store: Store, *, blob_threshold: int = DEFAULT_BLOB_THRESHOLD) -> None:
+        self._store = store
+        self.blob_threshold = blob_threshold
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        sync: bool = True,
+        map_size: int = DEFAULT_MAP_SIZE,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        replica_id: str | None = None,
+    ) -> Memory:
+        """Open the memory in ``path``, creating it if missing.
+
+        Raises `DataDirLocked` when another process (or Memory) has it open.
+        """
+        return cls(
+            Store(Path(path), sync=sync, map_size=map_size, replica_id=replica_id),
+            blob_threshold=blob_threshold,
+        )
+
+    @property
+    def replica_id(self) -> str:
+        return self._store.replica_id
+
+    @property
+    def path(self) -> Path:
+        return self._store.path
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object | TracebackType) -> None:
+        self.close()
+
+    # ---- beads -------------------------------------------------------------------------------
+
+    def append_bead(
+        self,
+        content: str,
+        *,
+        id: str | None = None,
+        role: str = "user",
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        ts: Any = None,
+        importance: float = 0.5,
+        tags: Iterable[str] = (),
+        source: str | None = None,
+        span_refs: Iterable[Any] = (),
+    ) -> Bead:
+        """Append one bead; returns it (``.id`` generated when not given).
+
+        Adding the same id again with the same fields is a no-op that returns the stored bead;
+        with other fields it raises `Conflict`. Raises `InvalidInput` and writes nothing when
+        a field is bad.
+        """
+        row = {
+            "id": id, "content": content, "role": role, "session_id": session_id,
+            "turn_id": turn_id, "ts": ts, "importance": importance, "tags": list(tags),
+            "source": source, "span_refs": list(span_refs),
+        }  # fmt: skip
+        return self.append_beads([row])[0]
+
+    def append_beads(self, rows: Iterable[Mapping[str, Any] | Bead]) -> list[Bead]:
+        """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's
+        fields, or `Bead`s."""
+        stamp = now()
+        prepared: list[Any] = []
+        for row in rows:
+            if isinstance(row, Bead):
+                prepared.append(row)
+                continue
+            if not isinstance(row, Mapping):
+                raise InvalidInput(f"a bead row must be a dict or a Bead, not {type(row).__name__}")
+            item = dict(row)
+            if item.get("id") is None:
+                item["id"] = new_id()
+            if item.get("ts") is None:
+                item["ts"] = stamp
+            if "tags" in item and isinstance(item["tags"], tuple):
+                item["tags"] = list(item["tags"])
+            prepared.append(item)
+        beads: list[Bead] = _validate(BEADS, prepared, "bead")
+        datas: list[dict[str, Any]] = BEADS.dump_python(beads)
+        for data in datas:
+            if data["blob"] is None and len(data["content"]) * 4 > self.blob_threshold:
+                raw = data["content"].encode()
+                if len(raw) > self.blob_threshold:
+                    sha = self._store.blobs.put(raw)
+                    data["content"], data["blob"] = "", {"sha256": sha, "size": len(raw)}
+
+        def write(ctx: WriteContext) -> list[bool]:
+            fresh, seen = [], {}
+            for data in datas:  # check all first: a conflict writes nothing
+                entry = ctx.get("beads", data["id"].encode())
+                prior = seen.get(data["id"])
+                if entry == crdt.FORGOTTEN:
+                    raise Conflict(f"bead {data['id']!r} was forgotten; ids are never reused")
+                if entry is not None:
+                    _, replica, seq = entry[0]
+                    prior = self._store.op_data(ctx.txn, replica, seq)
+                if prior is not None and not _same_bead(prior, data):
+                    raise Conflict(f"bead {data['id']!r} exists with different content")
+                fresh.append(prior is None)
+                seen[data["id"]] = data
+            for data, new in zip(datas, fresh, strict=True):
+                if new:
+                    ctx.local_op("bead.add", data["id"], data)
+            return fresh
+
+        fresh = self._store.write(write)
+        out = []
+        for bead, data, new in zip(beads, datas, fresh, strict=True):
+            if new:
+                if data["blob"] is not None and bead.blob is None:
+                    bead = bead.model_copy(update={"blob": BlobRef(**data["blob"])})
+                out.append(bead)
+            else:
+                out.append(self.get_bead(bead.id))
+        return out
+
+    def _bead(self, data: dict[str, Any]) -> Bead:
+        content = data["content"]
+        blob = data.get("blob")
+        if blob is not None:
+            content = self._store.blobs.get(blob["sha256"]).decode()
+            blob = BlobRef.model_construct(**blob)
+        spans = [SpanRef.model_construct(**s) for s in data.get("span_refs") or ()]
+        return Bead.model_construct(**{**data, "content": content, "blob": blob, "span_refs": spans})
+
+    def get_bead(self, id: str) -> Bead:
+        """The bead with this id; `NotFound` when unknown or forgotten."""
+        store = self._store
+        with store.read() as txn:
+            raw = txn.get(id.encode(), db=store.dbs["beads"])
+            entry = None if raw is None else unpack(raw)
+            if not isinstance(entry, list):
+                raise NotFound(f"no bead {id!r}" + (" (forgotten)" if entry else ""))
+            _, replica, seq = entry[0]
+            data = store.op_data(txn, replica, seq)
+        return self._bead(data)
+
+    def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
+        """The ``n`` latest beads (of one session, if given), oldest first."""
+        if not isinstance(n, int) or n < 0:
+            raise InvalidInput("n must be a non-negative int")
+        store = self._store
+        datas: list[dict[str, Any]] = []
+        with store.read() as txn:
+            if session_id is None:
+                db, prefix = store.dbs["bead_time"], b""
+            else:
+                db, prefix = store.dbs["bead_sess"], session_id.encode() + b"\0"
+            ops_db = store.dbs["ops"]
+            with txn.cursor(db=db) as cur:
+                if prefix:  # position just past the session's last key, then step back
+                    found = cur.prev() if cur.set_range(prefix + b"\xff" * 9) else cur.last()
+                else:
+                    found = cur.last()
+                while found and len(datas) < n:
+                    key = cur.key()
+                    if not key.startswith(prefix):
+                        break
+                    datas.append(unpack(txn.get(key[len(prefix) + 16 :], db=ops_db))["data"])
+                    found = cur.prev()
+        datas.reverse()
+        return [self._bead(d) for d in datas]
+
+    def all_beads(self) -> Iterator[Bead]:
+        """Every visible bead in time order."""
+        store = self._store
+        with store.read() as txn:
+            datas = [
+                unpack(txn.get(k[16:], db=store.dbs["ops"]))["data"]
+                for k in txn.cursor(db=store.dbs["bead_time"]).iternext(keys=True, values=False)
+            ]
+        return (self._bead(d) for d in datas)
+
+    def forget(self, bead_id: str) -> None:
+        """Erase a bead's content here (views, indexes, op payload, blob) and on every replica.
+
+        The op stays in the log as a tombstone. Forgetting twice is a no-op; a bead this
+        replica never saw raises `NotFound`.
+        """
+
+        def write(ctx: WriteContext) -> None:
+            entry = ctx.get("beads", bead_id.encode())
+            if entry is None:
+                raise NotFound(f"no bead {bead_id!r}")
+            if entry != crdt.FORGOTTEN:
+                ctx.local_op("bead.forget", bead_id, {})
+
+        self._store.write(write)
+
+    # ---- knowledge graph -----------------------------------------------------------------------
+
+    def add_node(
+        self,
+        id: str,
+        type: str,
+        *,
+        name: str | None = None,
+        labels: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Node:
+        """Add or replace a node (add-wins against a concurrent remove)."""
+        node = _validate(
+            Node,
+            {"id": id, "type": type, "name": name, "labels": list(labels), "metadata": dict(metadata or {})},
+            "node",
+        )
+        scalars = {"type": node.type, "name": node.name, "metadata": node.metadata}
+        self._put_record("node", node.id, scalars, {"labels": node.labels})
+        return node  # type: ignore[no-any-return]
+
+    def get_node(self, id: str) -> Node:
+        record = self._record("node", id)
+        if record is None or not crdt.is_present(record):
+            raise NotFound(f"no node {id!r}")
+        return _node(id, record)
+
+    def remove_node(self, id: str) -> None:
+        """Remove a node; its edges are hidden, not lost (they return if the node is re-added)."""
+        self._remove_record("node", id)
+
+    def add_edge(
+        self,
+        source: str,
+        target: str,
+        predicate: str,
+        *,
+        id: str | None = None,
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        """Add or replace an edge between two existing nodes (`NotFound` otherwise).
+
+        Without ``id`` the edge is named by (source, predicate, target), so the same fact
+        added twice, here or on another laptop, is one edge.
+        """
+        edge = _validate(
+            Edge,
+            {
+                "id": id if id is not None else _edge_id(source, predicate, target),
+                "source": source, "target": target, "predicate": predicate, "weight": weight,
+                "evidence": list(evidence), "valid_at": valid_at, "invalid_at": invalid_at,
+            },  # fmt: skip
+            "edge",
+        )
+        scalars = edge.model_dump(include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"})
+
+        def check(ctx: WriteContext) -> None:
+            for end in (edge.source, edge.target):
+                rec = ctx.get("nodes", end.encode())
+                if rec is None or not crdt.is_present(rec):
+                    raise NotFound(f"no node {end!r}: add it before an edge that names it")
+
+        self._put_record("edge", edge.id, scalars, {"evidence": edge.evidence}, check=check)
+        return edge  # type: ignore[no-any-return]
+
+    def get_edge(self, id: str) -> Edge:
+        """A visible edge: present, with both its nodes present."""
+        store = self._store
+        with store.read() as txn:
+            edge = self._visible_edge(txn, id)
+        if edge is None:
+            raise NotFound(f"no edge {id!r}")
+        return edge
+
+    def remove_edge(self, id: str) -> None:
+        self._remove_record("edge", id)
+
+    def _visible_edge(self, txn: Any, id: str) -> Edge | None:
+        dbs = self._store.dbs
+        raw = txn.get(id.encode(), db=dbs["edges"])
+        if raw is None:
+            return None
+        record = unpack(raw)
+        if not crdt.is_present(record):
+            return None
+        for end in ("source", "target"):
+            node_raw = txn.get(crdt.field_value(record, end).encode(), db=dbs["nodes"])
+            if node_raw is None or not crdt.is_present(unpack(node_raw)):
+                return None
+        return _edge(id, record)
+
+    def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
+        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
+        if not isinstance(depth, int) or not 1 <= depth <= 4:
+            raise InvalidInput("depth must be an int from 1 to 4")
+        store = self._store
+        out: list[Neighbor] = []
+        with store.read() as txn:
+            start = txn.get(node_id.encode(), db=store.dbs["nodes"])
+            if start is None or not crdt.is_present(unpack(start)):
+                raise NotFound(f"no node {node_id!r}")
+            seen_nodes, seen_edges = {node_id}, set()
+            frontier = [node_id]
+            for level in range(1, depth + 1):
+                next_frontier = []
+                for current in frontier:
+                    prefix = current.encode() + b"\0"
+                    with txn.cursor(db=store.dbs["adj"]) as cur:
+                        hits = []
+                        if cur.set_range(prefix):
+                            for k, v in cur:
+                                if not k.startswith(prefix):
+                                    break
+                                hits.append((k[len(prefix) :].decode(), v))
+                    for edge_id, direction in hits:
+                        if edge_id in seen_edges:
+                            continue
+                        edge = self._visible_edge(txn, edge_id)
+                        if edge is None:
+                            continue
+                        seen_edges.add(edge_id)
+                        other = edge.target if edge.source == current else edge.source
+                        if other in seen_nodes:
+                            continue
+                        seen_nodes.add(other)
+                        node = _node(other, unpack(txn.get(other.encode(), db=store.dbs["nodes"])))
+                        out.append(
+                            Neighbor(node=node, edge=edge, depth=level, direction="out" if direction == b"o" else "in")
+                        )
+                        next_frontier.append(other)
+                frontier = next_frontier
+        return out
+
+    def all_nodes(self) -> list[Node]:
+        return [_node(k, r) for k, r in self._records("node") if crdt.is_present(r)]
+
+    def all_edges(self) -> list[Edge]:
+        store = self._store
+        with store.read() as txn:
+            ids = [k.decode() for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)]
+            return [e for e in (self._visible_edge(txn, i) for i in ids) if e is not None]
+
+    # ---- persona and skills ---------------------------------------------------------------------
+
+    def get_persona(self) -> Persona:
+        record = self._record("persona", "persona")
+        return _persona(record) if record is not None else Persona()
+
+    def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
+        """Replace the persona: every field takes the given value."""
+        p = persona if isinstance(persona, Persona) else _validate(Persona, dict(persona), "persona")
+        return self._write_persona(p.model_dump(), replace_traits=True)
+
+    def update_persona(self, **fields: Any) -> Persona:
+        """Set only the given fields; list fields (goals, norms, skills) take the given list,
+        and concurrent additions on other laptops are kept. ``traits`` merges key by key
+        (a value of None deletes a trait)."""
+        unknown = set(fields) - set(Persona.model_fields)
+        if unknown:
+            raise InvalidInput(f"unknown persona field(s): {', '.join(sorted(unknown))}")
+        current = self.get_persona().model_dump()
+        traits = fields.get("traits")
+        if traits is not None:
+            if not isinstance(traits, Mapping):
+                raise InvalidInput("invalid persona: traits: must be a dict")
+            merged = {**current["traits"], **traits}
+            check = {**current, **fields, "traits": {k: v for k, v in merged.items() if v is not None}}
+        else:
+            check = {**current, **fields}
+        _validate(Persona, check, "persona")
+        if traits is not None:
+            for key, value in traits.items():
+                if value is not None:
+                    continue
+                if not isinstance(key, str) or len(key) > 128:
+                    raise InvalidInput("invalid persona: traits: bad key")
+        return self._write_persona(fields, replace_traits=False)
+
+    def _write_persona(self, fields: Mapping[str, Any], *, replace_traits: bool) -> Persona:
+        def write(ctx: WriteContext) -> None:
+            record = ctx.get("persona", PERSONA_KEY) or crdt.new_record()
+            scalars: dict[str, Any] = {k: fields[k] for k in _PERSONA_SCALARS if k in fields}
+            if "traits" in fields:
+                traits = dict(fields["traits"])
+                if replace_traits:
+                    current = _persona(record).traits
+                    traits.update({k: None for k in current if k not in traits})
+                scalars["traits"] = traits
+            sets = {k: list(fields[k]) for k in _PERSONA_SETS if k in fields}
+            self._put_op(ctx, "persona", "persona", record, scalars, sets)
+
+        self._store.write(write)
+        return self.get_persona()
+
+    def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
+        """Add or replace a skill (add-wins against a concurrent delete)."""
+        s = skill if isinstance(skill, Skill) else _validate(Skill, dict(skill), "skill")
+        data = s.model_dump()
+        self._put_record(
+            "skill", s.id, {k: data[k] for k in _SKILL_SCALARS}, {k: data[k] for k in _SKILL_SETS}
+        )
+        return s
+
+    def get_skill(self, id: str) -> Skill:
+        record = self._record("skill", id)
+        if record is None or not crdt.is_present(record):
+            raise NotFound(f"no skill {id!r}")
+        return _skill(id, record)
+
+    def list_skills(self) -> list[Skill]:
+        return [_skill(k, r) for k, r in self._records("skill") if crdt.is_present(r)]
+
+    def delete_skill(self, id: str) -> None:
+        self._remove_record("skill", id)
+
+    # ---- records: the shared put/remove path --------------------------------------------------
+
+    def _record(self, collection: str, id: str) -> crdt.Record | None:
+        store = self._store
+        key = PERSONA_KEY if collection == "persona" else id.encode()
+        with store.read() as txn:
+            raw = txn.get(key, db=store.dbs[_DB[collection]])
+        return None if raw is None else unpack(raw)  # type: ignore[no-any-return]
+
+    def _records(self, collection: str) -> list[tuple[str, crdt.Record]]:
+        store = self._store
+        with store.read() as txn:
+            return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=store.dbs[_DB[collection]])]
+
+    def _put_op(
+        self,
+        ctx: WriteContext,
+        collection: str,
+        id: str,
+        record: crdt.Record,
+        scalars: dict[str, Any],
+        sets: dict[str, list[str]],
+    ) -> None:
+        add: dict[str, list[str]] = {}
+        remove: list[str] = list(record["p"])  # superseded by this put's own dot
+        for name, wanted in sets.items():
+            to_add, to_remove = crdt.set_diff(record, name, wanted)
+            if to_add:
+                add[name] = to_add
+            remove.extend(to_remove)
+        data: dict[str, Any] = {"set": scalars}
+        if add:
+            data["add"] = add
+        if remove:
+            data["remove"] = sorted(set(remove))
+        # A write that saw a value must beat it, however skewed the clocks that stamped it.
+        hlc = self._store.clock.after(crdt.max_stamp(record))
+        ctx.local_op(f"{collection}.put", id, data, hlc=hlc)
+
+    def _put_record(
+        self,
+        collection: str,
+        id: str,
+        scalars: dict[str, Any],
+        sets: dict[str, list[str]],
+        *,
+        check: Any = None,
+    ) -> None:
+        def write(ctx: WriteContext) -> None:
+            if check is not None:
+                check(ctx)
+            record = ctx.get(_DB[collection], id.encode()) or crdt.new_record()
+            self._put_op(ctx, collection, id, record, scalars, sets)
+
+        self._store.write(write)
+
+    def _remove_record(self, collection: str, id: str) -> None:
+        def write(ctx: WriteContext) -> None:
+            record = ctx.get(_DB[collection], id.encode())
+            if record is None or not crdt.is_present(record):
+                raise NotFound(f"no {collection} {id!r}")
+            ctx.local_op(f"{collection}.remove", id, {"remove": crdt.observed_dots(record)})
+
+        self._store.write(write)
+
+    # ---- replication ---------------------------------------------------------------------------
+
+    def version_vector(self) -> dict[str, int]:
+        """``{replica_id: highest contiguous seq applied}``."""
+        with self._store.read() as txn:
+            return self._store.version_vector(txn)
+
+    def ops_since(self, version_vector: Mapping[str, int]) -> list[dict[str, Any]]:
+        """The ops a replica at ``version_vector`` lacks, as wire dicts (see `models.Op`)."""
+        with self._store.read() as txn:
+            return list(self._store.ops_since(txn, dict(version_vector)))
+
+    def apply_ops(self, ops: Iterable[Mapping[str, Any] | BaseModel]) -> ApplyResult:
+        """Apply remote ops: idempotent, in any order; an op after a gap waits for the gap.
+
+        The batch is validated whole first: `InvalidInput` for a malformed op, `DotConflict`
+        for a dot we hold with other content; either way nothing is applied.
+        """
+        items = [o.model_dump() if isinstance(o, BaseModel) else o for o in ops]
+        canon = OPS.dump_python(_validate(OPS, items, "op"), exclude_unset=True)
+        for op in canon:
+            kind, data, target = op["kind"], op["data"], op["target"]
+            if kind == "bead.add" and data["id"] != target:
+                raise InvalidInput(f"invalid op {op['replica']}:{op['seq']}: target {target!r} is not the bead id {data['id']!r}")
+            if kind == "persona.put" and target != "persona":
+                raise InvalidInput(f"invalid op {op['replica']}:{op['seq']}: persona ops target 'persona'")
+        if not canon:
+            return ApplyResult()
+        return self._store.write(lambda ctx: self._store.apply_remote(ctx, canon))  # type: ignore[no-any-return]
+
+    def pending_ops(self) -> int:
+        """How many remote ops wait for a gap to fill."""
+        with self._store.read() as txn:
+            return int(txn.stat(self._store.dbs["pending"])["entries"])
+
+    def state_digest(self) -> str:
+        """A hash of the materialized state; equal on replicas that applied the same ops."""
+        with self._store.read() as txn:
+            return self._store.state_digest(txn)
+
+    def log_op(self, replica: str, seq: int) -> dict[str, Any] | None:
+        """One op as this replica logs it (erased content stays erased), or None."""
+        with self._store.read() as txn:
+            raw = txn.get(op_key(replica, seq), db=self._store.dbs["ops"])
+        return None if raw is None else unpack(raw)  # type: ignore[no-any-return]
+
+    def stats(self) -> dict[str, int]:
+        """Counts of what the store holds (entries per view, ops, pending)."""
+        store = self._store
+        with store.read() as txn:
+            return {name: int(txn.stat(db)["entries"]) for name, db in store.dbs.items()}
+
+
+_DB = {"node": "nodes", "edge": "edges", "persona": "persona", "skill": "skills"}
+
+
+def _same_bead(stored: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Same add, ts aside (a retried append without ts gets a new one)."""
+    return all(stored.get(k) == new.get(k) for k in (*_BEAD_FIELDS, "blob") if k != "ts")
+
+
+def _node(id: str, r: crdt.Record) -> Node:
+    return Node.model_construct(
+        id=id,
+        type=crdt.field_value(r, "type"),
+        name=crdt.field_value(r, "name"),
+        labels=crdt.set_values(r, "labels"),
+        metadata=crdt.field_value(r, "metadata", {}),
+    )
+
+
+def _edge(id: str, r: crdt.Record) -> Edge:
+    return Edge.model_construct(
+        id=id,
+        source=crdt.field_value(r, "source"),
+        target=crdt.field_value(r, "target"),
+        predicate=crdt.field_value(r, "predicate"),
+        weight=crdt.field_value(r, "weight", 1.0),
+        evidence=crdt.set_values(r, "evidence"),
+        valid_at=crdt.field_value(r, "valid_at"),
+        invalid_at=crdt.field_value(r, "invalid_at"),
+    )
+
+
+def _persona(r: crdt.Record) -> Persona:
+    traits = {
+        name.partition("/")[2]: entry[0]
+        for name, entry in sorted(r["f"].items())
+        if name.startswith("traits/") and entry[0] is not None
+    }
+    return Persona.model_construct(
+        id=crdt.field_value(r, "id", "default"),
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        goals=crdt.set_values(r, "goals"),
+        norms=crdt.set_values(r, "norms"),
+        skills=crdt.set_values(r, "skills"),
+        traits=traits,
+    )
+
+
+def _skill(id: str, r: crdt.Record) -> Skill:
+    return Skill.model_construct(
+        id=id,
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        signature=crdt.field_value(r, "signature", ""),
+        examples=crdt.set_values(r, "examples"),
+        tags=crdt.set_values(r, "tags"),
+    )
+

@@ -1,0 +1,493 @@
+"""The data model (DESIGN §3) as strict pydantic v2 models, and the wire form of ops.
+
+Everything that enters the store passes through these models: types are not coerced
+(a string is not an int), ids are safe as LMDB keys and file names, text has no lone
+surrogates, and every field has a size limit. ``python -m chrysalis.models``
+regenerates the JSON Schemas in ``schemas/``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgpack
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    model_validator,
+)
+
+# Limits. Content over BLOB_THRESHOLD bytes is stored beside LMDB, content-addressed.
+MAX_CONTENT_CHARS = 8 * 1024 * 1024
+MAX_TEXT_CHARS = 64 * 1024
+MAX_SHORT_CHARS = 512
+MAX_TAG_CHARS = 128
+MAX_LIST_ITEMS = 256
+MAX_METADATA_BYTES = 64 * 1024
+MAX_DIMS = 8192
+MAX_HLC = (1 << 63) - 1
+TS_MAX = 32_503_680_000.0  # 3000-01-01, far enough; keeps the time index key in 8 bytes
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+REPLICA_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+DOT_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}:[1-9][0-9]{0,18}$"
+
+
+def _no_lone_surrogates(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"text contains a lone surrogate at position {exc.start}") from None
+    return value
+
+
+def _to_epoch(value: Any) -> Any:
+    """Accept epoch seconds, an aware or naive (UTC) datetime, or an ISO 8601 string."""
+    if isinstance(value, bool):
+        raise ValueError("timestamp must be epoch seconds, a datetime or an ISO 8601 string")
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return dt.timestamp()
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"not an ISO 8601 timestamp: {value[:40]!r}") from None
+        return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+    if isinstance(value, int):
+        return float(value)
+    return value
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    def check(v: Any, depth: int) -> None:
+        if depth > 8:
+            raise ValueError("metadata nested deeper than 8 levels")
+        if v is None or isinstance(v, bool | int | str):
+            if isinstance(v, str):
+                _no_lone_surrogates(v)
+            return
+        if isinstance(v, float):
+            _finite(v)
+            return
+        if isinstance(v, list):
+            for item in v:
+                check(item, depth + 1)
+            return
+        if isinstance(v, dict):
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    raise ValueError("metadata keys must be strings")
+                _no_lone_surrogates(k)
+                check(item, depth + 1)
+            return
+        raise ValueError(f"metadata values must be JSON values, not {type(v).__name__}")
+
+    check(value, 0)
+    if len(msgpack.packb(value)) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata larger than {MAX_METADATA_BYTES} bytes")
+    return value
+
+
+Id = Annotated[str, Field(pattern=ID_PATTERN, strict=True)]
+ReplicaId = Annotated[str, Field(pattern=REPLICA_PATTERN, strict=True)]
+Dot = Annotated[str, Field(pattern=DOT_PATTERN, strict=True)]
+Content = Annotated[
+    str, Field(strict=True, max_length=MAX_CONTENT_CHARS), AfterValidator(_no_lone_surrogates)
+]
+Text = Annotated[
+    str, Field(strict=True, max_length=MAX_TEXT_CHARS), AfterValidator(_no_lone_surrogates)
+]
+ShortText = Annotated[
+    str, Field(strict=True, max_length=MAX_SHORT_CHARS), AfterValidator(_no_lone_surrogates)
+]
+Tag = Annotated[
+    str,
+    Field(strict=True, min_length=1, max_length=MAX_TAG_CHARS),
+    AfterValidator(_no_lone_surrogates),
+]
+Timestamp = Annotated[
+    float,
+    BeforeValidator(_to_epoch),
+    Field(strict=True, ge=0.0, lt=TS_MAX),
+]
+Score = Annotated[float, Field(strict=True), AfterValidator(_finite)]
+Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
+Role = Literal["user", "assistant", "system", "tool", "note"]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def new_id() -> str:
+    """A UUIDv7 string: time-ordered, random, safe as a key and file name."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68) << 64
+    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+def now() -> float:
+    return time.time()
+
+
+class BlobRef(_Model):
+    """Content stored beside LMDB, named by its SHA-256."""
+
+    sha256: Sha256
+    size: Annotated[int, Field(strict=True, ge=0)]
+
+
+class SpanRef(_Model):
+    """Where a bead's content came from: a file and a 1-based, inclusive line range."""
+
+    path: ShortText
+    start_line: Annotated[int, Field(strict=True, ge=1)]
+    end_line: Annotated[int, Field(strict=True, ge=1)]
+
+
+class Bead(_Model):
+    """An append-only record: a turn, a tool output, a note.
+
+    ``content`` is required and non-empty, except in an op whose content lives in a blob
+    (then ``content`` is empty and ``blob`` names it).
+    """
+
+    id: Id
+    ts: Timestamp
+    role: Role = "user"
+    content: Content
+    source: ShortText | None = None
+    session_id: Id | None = None
+    turn_id: Id | None = None
+    importance: Annotated[float, Field(strict=True, ge=0.0, le=1.0)] = 0.5
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+    span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []
+    blob: BlobRef | None = None
+
+    @model_validator(mode="after")
+    def _content_present(self) -> Bead:
+        if not self.content and self.blob is None:
+            raise ValueError("content must not be empty")
+        return self
+
+
+class ErasedBead(_Model):
+    """What a forgotten bead's add op keeps: its id and time, never its content."""
+
+    id: Id
+    ts: Timestamp
+    erased: Literal[True] = True
+
+
+class Node(_Model):
+    id: Id
+    type: Annotated[str, Field(strict=True, min_length=1, max_length=64, pattern=r"^[^\x00]+$")]
+    name: ShortText | None = None
+    labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+    metadata: Metadata = {}
+
+
+class Edge(_Model):
+    id: Id
+    source: Id
+    target: Id
+    predicate: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
+    weight: Score = 1.0
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+
+
+class Persona(_Model):
+    id: Id = "default"
+    name: ShortText = ""
+    description: Text = ""
+    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    traits: Annotated[dict[Tag, ShortText], Field(max_length=MAX_LIST_ITEMS)] = {}
+
+
+class Skill(_Model):
+    id: Id
+    name: ShortText
+    description: Text = ""
+    signature: Text = ""
+    examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class Embedding(_Model):
+    """One vector for one item under one model; ``vector`` is little-endian float32."""
+
+    item_id: Id
+    model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
+    dims: Annotated[int, Field(strict=True, ge=1, le=MAX_DIMS)]
+    provider: Annotated[str, Field(strict=True, min_length=1, max_length=64)]
+    text_hash: Sha256
+    vector: Annotated[bytes, Field(strict=True, max_length=MAX_DIMS * 4)]
+    created_at: Timestamp
+
+    @model_validator(mode="after")
+    def _vector_matches_dims(self) -> Embedding:
+        if len(self.vector) != self.dims * 4:
+            raise ValueError(f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}")
+        return self
+
+
+class Neighbor(_Model):
+    """One step of a graph walk: the node reached, the edge taken, and how far out."""
+
+    node: Node
+    edge: Edge
+    depth: int
+    direction: Literal["out", "in"]
+
+
+# ---- ops: the wire form of every change ------------------------------------------------
+#
+# Record ops (node, edge, persona, skill) share one shape: ``set`` writes LWW scalar fields,
+# ``add`` adds elements to add-wins set fields (tagged with the op's dot), ``remove`` lists
+# the dots the writer observed and now kills. A ``*.put`` also marks the record present.
+
+
+class _Data(_Model):
+    pass
+
+
+class NodeScalars(_Data):
+    type: Annotated[str, Field(strict=True, min_length=1, max_length=64)]
+    name: ShortText | None = None
+    metadata: Metadata = {}
+
+
+class NodeSets(_Data):
+    labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class NodePutData(_Data):
+    set: NodeScalars
+    add: NodeSets = NodeSets()
+    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+
+
+class EdgeScalars(_Data):
+    source: Id
+    target: Id
+    predicate: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
+    weight: Score = 1.0
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+
+
+class EdgeSets(_Data):
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class EdgePutData(_Data):
+    set: EdgeScalars
+    add: EdgeSets = EdgeSets()
+    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+
+
+class PersonaScalars(_Data):
+    id: Id = "default"
+    name: ShortText = ""
+    description: Text = ""
+    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = {}
+
+
+class PersonaSets(_Data):
+    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class PersonaPutData(_Data):
+    set: PersonaScalars = PersonaScalars()
+    add: PersonaSets = PersonaSets()
+    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+
+
+class SkillScalars(_Data):
+    name: ShortText
+    description: Text = ""
+    signature: Text = ""
+
+
+class SkillSets(_Data):
+    examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class SkillPutData(_Data):
+    set: SkillScalars
+    add: SkillSets = SkillSets()
+    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+
+
+class RemoveData(_Data):
+    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+
+
+class ForgetData(_Data):
+    pass
+
+
+class EmbeddingData(_Data):
+    model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
+    dims: Annotated[int, Field(strict=True, ge=1, le=MAX_DIMS)]
+    provider: Annotated[str, Field(strict=True, min_length=1, max_length=64)]
+    text_hash: Sha256
+    vector: Annotated[bytes, Field(strict=True, max_length=MAX_DIMS * 4)]
+    created_at: Timestamp
+    checksum: Sha256
+
+    @model_validator(mode="after")
+    def _vector_matches_dims(self) -> EmbeddingData:
+        if len(self.vector) != self.dims * 4:
+            raise ValueError(f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}")
+        return self
+
+
+class _OpBase(_Model):
+    replica: ReplicaId
+    seq: Annotated[StrictInt, Field(ge=1, le=MAX_HLC)]
+    hlc: Annotated[StrictInt, Field(ge=0, le=MAX_HLC)]
+    target: Id
+
+
+class BeadAddOp(_OpBase):
+    kind: Literal["bead.add"]
+    data: Bead | ErasedBead
+
+
+class BeadForgetOp(_OpBase):
+    kind: Literal["bead.forget"]
+    data: ForgetData
+
+
+class NodePutOp(_OpBase):
+    kind: Literal["node.put"]
+    data: NodePutData
+
+
+class NodeRemoveOp(_OpBase):
+    kind: Literal["node.remove"]
+    data: RemoveData
+
+
+class EdgePutOp(_OpBase):
+    kind: Literal["edge.put"]
+    data: EdgePutData
+
+
+class EdgeRemoveOp(_OpBase):
+    kind: Literal["edge.remove"]
+    data: RemoveData
+
+
+class PersonaPutOp(_OpBase):
+    kind: Literal["persona.put"]
+    data: PersonaPutData
+
+
+class SkillPutOp(_OpBase):
+    kind: Literal["skill.put"]
+    data: SkillPutData
+
+
+class SkillRemoveOp(_OpBase):
+    kind: Literal["skill.remove"]
+    data: RemoveData
+
+
+class EmbeddingPutOp(_OpBase):
+    kind: Literal["embedding.put"]
+    data: EmbeddingData
+
+
+Op = Annotated[
+    BeadAddOp
+    | BeadForgetOp
+    | NodePutOp
+    | NodeRemoveOp
+    | EdgePutOp
+    | EdgeRemoveOp
+    | PersonaPutOp
+    | SkillPutOp
+    | SkillRemoveOp
+    | EmbeddingPutOp,
+    Field(discriminator="kind"),
+]
+"""One durable change, ``(replica, seq)`` its dot. Ops travel as plain dicts of this shape."""
+
+OPS = TypeAdapter(list[Op])
+BEADS = TypeAdapter(list[Bead])
+
+# ---- JSON Schemas ----------------------------------------------------------------------
+
+SCHEMA_MODELS: dict[str, Any] = {
+    "bead": Bead,
+    "blob_ref": BlobRef,
+    "node": Node,
+    "edge": Edge,
+    "persona": Persona,
+    "skill": Skill,
+    "embedding": Embedding,
+    "op": TypeAdapter(Op),
+}
+
+
+def json_schemas() -> dict[str, str]:
+    """File name -> JSON text of every exported schema."""
+    out = {}
+    for name, model in SCHEMA_MODELS.items():
+        schema = model.json_schema() if isinstance(model, TypeAdapter) else model.model_json_schema()
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+        out[f"{name}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in json_schemas().items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _main(argv: list[str]) -> int:
+    target = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "schemas"
+    for path in write_schemas(target):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))

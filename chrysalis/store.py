@@ -1,0 +1,717 @@
+"""One LMDB environment: the op log, every materialized view, and the meta.
+
+Named databases (keys are bytes; ``\\0`` separates variable parts, ints are 8-byte big-endian):
+
+    meta       name -> value            replica id, generation, HLC, cursors
+    vv         replica -> seq           highest contiguous seq applied, per replica
+    ops        replica\\0seq -> op       the op log (msgpack of the op's wire dict)
+    pending    replica\\0seq -> op       remote ops waiting for a gap to fill
+    beads      id -> entry              sorted add dots [[hlc, replica, seq], ...] or "forgotten"
+    bead_time  ts_us hlc replica\\0seq -> id          beads in time order
+    bead_sess  session\\0 ts_us hlc replica\\0seq -> id
+    nodes, edges, skills, persona       id -> record (see `chrysalis.crdt`)
+    adj        node\\0edge -> b"o" | b"i"           edges by endpoint
+    emb        kind\\0item\\0model -> record        embedding vectors as float32 bytes
+    blobrefs   sha256\\0bead -> b""                 which live beads use a blob
+
+One writer thread owns every write transaction. Callers hand it a function; it runs a batch
+of them in one transaction (group commit) and each caller returns only after that commit.
+A local write makes the op with the next seq and applies it in the same transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lmdb
+import msgpack
+
+from . import crdt
+from .clock import HLC
+from .errors import ChrysalisError, ClosedError, DataDirLocked, DotConflict, NotFound, StoreError
+
+log = logging.getLogger(__name__)
+
+DB_NAMES = (
+    "meta", "vv", "ops", "pending", "beads", "bead_time", "bead_sess",
+    "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs",
+)  # fmt: skip
+STATE_DBS = ("beads", "nodes", "edges", "persona", "skills", "emb")  # what state_digest() hashes
+RECORD_DBS = {"node": "nodes", "edge": "edges", "persona": "persona", "skill": "skills"}
+PERSONA_KEY = b"persona"
+FORMAT_VERSION = 1
+MAX_BATCH = 1024
+DEFAULT_MAP_SIZE = 64 * 1024 * 1024
+GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
+
+
+def pack(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def unpack(data: bytes) -> Any:
+    return msgpack.unpackb(data, raw=False)
+
+
+def u64(n: int) -> bytes:
+    return n.to_bytes(8, "big")
+
+
+def op_key(replica: str, seq: int) -> bytes:
+    return replica.encode() + b"\0" + u64(seq)
+
+
+def split_op_key(key: bytes) -> tuple[str, int]:
+    return key[:-9].decode(), int.from_bytes(key[-8:], "big")
+
+
+def time_key(ts: float, hlc: int, replica: str, seq: int) -> bytes:
+    return u64(round(ts * 1_000_000)) + u64(hlc) + op_key(replica, seq)
+
+
+def emb_key(kind: str, item: str, model: str) -> bytes:
+    return f"{kind}\0{item}\0{model}".encode()
+
+
+def erased_data(data: dict[str, Any]) -> dict[str, Any]:
+    """What a forgotten bead's add op keeps."""
+    return {"id": data["id"], "ts": data["ts"], "erased": True}
+
+
+def same_op(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
+    """Equal, or equal but for one side having had its content erased by a forget."""
+    if stored == incoming:
+        return True
+    if stored["kind"] != incoming["kind"] or stored["kind"] not in ("bead.add", "embedding.put"):
+        return False
+    a, b = dict(stored), dict(incoming)
+    da, db = a.pop("data"), b.pop("data")
+    if a != b or not (da.get("erased") or db.get("erased")):
+        return False
+    keys = ("id", "ts") if stored["kind"] == "bead.add" else ("item_kind", "model")
+    return all(da.get(k) == db.get(k) for k in keys)
+
+
+class _ResizeLock:
+    """Readers share it; growing the map takes it alone (no transaction may be open then)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._resizing = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._resizing:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._resizing = True
+            while self._readers:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._resizing = False
+                self._cond.notify_all()
+
+
+@dataclass
+class _Request:
+    fn: Callable[[WriteContext], Any]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass
+class ApplyResult:
+    """What `Store.apply_remote` did with a batch of remote ops."""
+
+    applied: int = 0
+    duplicates: int = 0
+    pending: int = 0
+
+
+class _Lock:
+    """An exclusive lock on the data dir: across processes (flock) and within this one."""
+
+    _held: set[str] = set()
+    _guard = threading.Lock()
+
+    def __init__(self, path: Path) -> None:
+        self.key = str(path.resolve())
+        with self._guard:
+            if self.key in self._held:
+                raise DataDirLocked(f"data dir {path} is already open in this process")
+            self._held.add(self.key)
+        self.fd = os.open(path / "LOCK", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(self.fd)
+            with self._guard:
+                self._held.discard(self.key)
+            raise DataDirLocked(
+                f"data dir {path} is in use by another process (pid {other}); "
+                "one memory is opened by one process at a time (the daemon, if it is running)"
+            ) from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+        with self._guard:
+            self._held.discard(self.key)
+
+
+class BlobStore:
+    """Content-addressed files beside LMDB: ``blobs/<sha[:2]>/<sha>``, written tmp+fsync+rename."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tmp = root / "tmp"
+        self.tmp.mkdir(parents=True, exist_ok=True)
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def put(self, data: bytes) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        final = self.path(sha)
+        if final.exists():
+            return sha
+        final.parent.mkdir(exist_ok=True)
+        tmp = self.tmp / f"{sha}.{secrets.token_hex(4)}"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+        dir_fd = os.open(final.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        return sha
+
+    def get(self, sha256: str) -> bytes:
+        try:
+            data = self.path(sha256).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"blob {sha256} is not here (not yet fetched from the remote?)") from None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise StoreError(f"blob {sha256} is damaged: its content does not match its name")
+        return data
+
+    def has(self, sha256: str) -> bool:
+        return self.path(sha256).exists()
+
+    def delete(self, sha256: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(sha256).unlink()
+
+
+class WriteContext:
+    """What a write function sees: the open write transaction and the means to make ops."""
+
+    def __init__(self, store: Store, txn: lmdb.Transaction) -> None:
+        self.store = store
+        self.txn = txn
+        self.after_commit: list[Callable[[], None]] = []
+
+    def get(self, db: str, key: bytes) -> Any:
+        raw = self.txn.get(key, db=self.store.dbs[db])
+        return None if raw is None else unpack(raw)
+
+    def local_op(self, kind: str, target: str, data: dict[str, Any], *, hlc: int | None = None) -> dict[str, Any]:
+        """Make the next op of this replica, log it and apply it; returns the op."""
+        store = self.store
+        seq = store._seq + 1
+        op = {
+            "replica": store.replica_id,
+            "seq": seq,
+            "hlc": store.clock.now() if hlc is None else hlc,
+            "kind": kind,
+            "target": target,
+            "data": data,
+        }
+        logged = store._apply(self, op)
+        self.txn.put(op_key(store.replica_id, seq), pack(logged), db=store.dbs["ops"])
+        self.txn.put(store.replica_id.encode(), u64(seq), db=store.dbs["vv"])
+        store._seq = seq
+        return op
+
+
+class Store:
+    """The LMDB environment, its single writer, and the rules that apply ops to views."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        sync: bool = True,
+        map_size: int = DEFAULT_MAP_SIZE,
+        replica_id: str | None = None,
+    ) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self._lock = _Lock(path)
+        try:
+            self.env = lmdb.open(
+                str(path / "lmdb"), subdir=True, map_size=map_size, max_dbs=len(DB_NAMES) + 2,
+                sync=sync, metasync=sync, readahead=False, max_readers=256,
+            )  # fmt: skip
+        except lmdb.Error as exc:
+            self._lock.release()
+            raise StoreError(f"cannot open LMDB in {path}: {exc}") from exc
+        self.dbs = {name: self.env.open_db(name.encode()) for name in DB_NAMES}
+        self.blobs = BlobStore(path / "blobs")
+        self._resize = _ResizeLock()
+        self._closed = False
+        self._init_meta(replica_id)
+        self.clock = HLC(self._meta_int(b"hlc"))
+        self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        self.commits = 0
+        self.listeners: list[Callable[[list[dict[str, Any]]], None]] = []
+        self._applied: list[dict[str, Any]] = []
+        self._writer = threading.Thread(target=self._run_writer, name="chrysalis-writer", daemon=True)
+        self._writer.start()
+
+    # ---- meta ------------------------------------------------------------------------------
+
+    def _init_meta(self, replica_id: str | None) -> None:
+        with self.env.begin(write=True) as txn:
+            meta = self.dbs["meta"]
+            existing = txn.get(b"replica_id", db=meta)
+            if existing is None:
+                txn.put(b"replica_id", (replica_id or secrets.token_hex(8)).encode(), db=meta)
+                txn.put(b"generation", u64(1), db=meta)
+                txn.put(b"format", u64(FORMAT_VERSION), db=meta)
+                txn.put(b"created_at", pack(time.time()), db=meta)
+            elif replica_id is not None and existing.decode() != replica_id:
+                raise DataDirLocked(
+                    f"data dir {self.path} belongs to replica {existing.decode()}, not {replica_id}"
+                )
+            fmt = int.from_bytes(txn.get(b"format", db=meta), "big")
+            if fmt != FORMAT_VERSION:
+                raise StoreError(f"data dir {self.path} has format {fmt}; this build reads {FORMAT_VERSION}")
+            self.replica_id = txn.get(b"replica_id", db=meta).decode()
+            raw = txn.get(self.replica_id.encode(), db=self.dbs["vv"])
+            self._seq = 0 if raw is None else int.from_bytes(raw, "big")
+
+    def _meta_int(self, key: bytes) -> int:
+        with self.read() as txn:
+            raw = txn.get(key, db=self.dbs["meta"])
+        return 0 if raw is None else int.from_bytes(raw, "big")
+
+    @property
+    def generation(self) -> int:
+        return self._meta_int(b"generation")
+
+    def get_meta(self, name: str) -> Any:
+        with self.read() as txn:
+            raw = txn.get(b"m:" + name.encode(), db=self.dbs["meta"])
+        return None if raw is None else unpack(raw)
+
+    def put_meta(self, name: str, value: Any) -> None:
+        """Durably set a named meta value (cursors and the like)."""
+        self.write(lambda ctx: ctx.txn.put(b"m:" + name.encode(), pack(value), db=self.dbs["meta"]))
+
+    # ---- transactions ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[lmdb.Transaction]:
+        if self._closed:
+            raise ClosedError("memory is closed")
+        with self._resize.shared(), self.env.begin(buffers=False) as txn:
+            yield txn
+
+    def write(self, fn: Callable[[WriteContext], Any]) -> Any:
+        """Run ``fn`` in a write transaction shared with other callers; return after commit.
+
+        ``fn`` may raise a `ChrysalisError` before its first write: that caller gets the
+        error and the rest of the batch commits. Any other failure fails the whole batch.
+        """
+        if self._closed:
+            raise ClosedError("memory is closed")
+        request = _Request(fn)
+        self._queue.put(request)
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def _run_writer(self) -> None:
+        stop = False
+        while not stop:
+            first = self._queue.get()
+            if first is None:
+                break
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            self._commit_batch(batch)
+
+    def _commit_batch(self, batch: list[_Request]) -> None:
+        for _attempt in range(16):
+            self._grow_if_needed()
+            committed_seq, after = self._seq, []
+            self._applied = []
+            try:
+                with self.env.begin(write=True) as txn:
+                    ctx = WriteContext(self, txn)
+                    for req in batch:
+                        req.result, req.error = None, None
+                        try:
+                            req.result = req.fn(ctx)
+                        except ChrysalisError as exc:
+                            req.error = exc
+                    txn.put(b"hlc", u64(self.clock.last), db=self.dbs["meta"])
+                    after = ctx.after_commit
+            except lmdb.MapFullError:
+                self._seq = committed_seq
+                self._grow(force=True)
+                continue
+            except BaseException as exc:  # noqa: BLE001 - every caller must hear about it
+                self._seq = committed_seq
+                log.exception("write transaction failed")
+                error = exc if isinstance(exc, ChrysalisError) else StoreError(f"write failed: {exc!r}")
+                for req in batch:
+                    req.error = error
+                break
+            self.commits += 1
+            for action in after:
+                try:
+                    action()
+                except Exception:
+                    log.exception("post-commit action failed")
+            if self._applied:
+                for listener in self.listeners:
+                    listener(self._applied)
+            break
+        else:
+            for req in batch:
+                req.error = StoreError("write failed: the LMDB map could not grow enough")
+        for req in batch:
+            req.done.set()
+
+    def _grow_if_needed(self) -> None:
+        info = self.env.info()
+        used = (info["last_pgno"] + 1) * self.env.stat()["psize"]
+        if used > GROW_AT * info["map_size"]:
+            self._grow()
+
+    def _grow(self, *, force: bool = False) -> None:
+        with self._resize.exclusive():
+            size = self.env.info()["map_size"]
+            self.env.set_mapsize(size * 2)
+            log.info("LMDB map grown from %d to %d MiB", size >> 20, (size * 2) >> 20)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._queue.put(None)
+        self._writer.join()
+        self._closed = True
+        with self._resize.exclusive():
+            self.env.close()
+        self._lock.release()
+
+    # ---- applying ops (local and remote alike) -----------------------------------------------
+
+    def _apply(self, ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
+        """Apply one op to the views; returns the op as it is to be logged."""
+        kind = op["kind"]
+        collection, _, verb = kind.partition(".")
+        if kind == "bead.add":
+            logged = self._apply_bead_add(ctx, op)
+        elif kind == "bead.forget":
+            self._forget(ctx, op["target"])
+            logged = op
+        elif kind == "embedding.put":
+            logged = self._apply_embedding(ctx, op)
+        elif collection in RECORD_DBS:
+            self._apply_record(ctx, collection, verb, op)
+            logged = op
+        else:  # validated before we get here; a new kind needs a rule
+            raise StoreError(f"no rule for op kind {kind!r}")
+        self._applied.append(op)
+        return logged
+
+    def _bead_index_put(self, txn: lmdb.Transaction, bead_id: str, winner: list[Any], data: dict[str, Any], put: bool) -> None:
+        hlc, replica, seq = winner
+        key = time_key(data["ts"], hlc, replica, seq)
+        sess = data.get("session_id")
+        blob = data.get("blob")
+        if put:
+            txn.put(key, bead_id.encode(), db=self.dbs["bead_time"])
+            if sess:
+                txn.put(sess.encode() + b"\0" + key, bead_id.encode(), db=self.dbs["bead_sess"])
+            if blob:
+                txn.put(blob["sha256"].encode() + b"\0" + bead_id.encode(), b"", db=self.dbs["blobrefs"])
+        else:
+            txn.delete(key, db=self.dbs["bead_time"])
+            if sess:
+                txn.delete(sess.encode() + b"\0" + key, db=self.dbs["bead_sess"])
+            if blob:
+                txn.delete(blob["sha256"].encode() + b"\0" + bead_id.encode(), db=self.dbs["blobrefs"])
+
+    def op_data(self, txn: lmdb.Transaction, replica: str, seq: int) -> dict[str, Any]:
+        raw = txn.get(op_key(replica, seq), db=self.dbs["ops"])
+        if raw is None:
+            raise StoreError(f"op {replica}:{seq} missing from the log")
+        return unpack(raw)["data"]  # type: ignore[no-any-return]
+
+    def _apply_bead_add(self, ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
+        txn, bead_id, data = ctx.txn, op["target"], op["data"]
+        key = bead_id.encode()
+        raw = txn.get(key, db=self.dbs["beads"])
+        entry = None if raw is None else unpack(raw)
+        if data.get("erased"):
+            # An erased add means a forget exists upstream: forget now, converge when it comes.
+            self._forget(ctx, bead_id)
+            return op
+        if entry == crdt.FORGOTTEN:
+            return {**op, "data": erased_data(data)}
+        add = [op["hlc"], op["replica"], op["seq"]]
+        new = crdt.bead_add(entry, add)
+        assert isinstance(new, list)
+        old_winner = entry[0] if entry else None
+        if new[0] != old_winner:
+            if old_winner is not None:
+                old_data = self.op_data(txn, old_winner[1], old_winner[2])
+                self._bead_index_put(txn, bead_id, old_winner, old_data, put=False)
+            self._bead_index_put(txn, bead_id, new[0], data, put=True)
+        txn.put(key, pack(new), db=self.dbs["beads"])
+        return op
+
+    def _forget(self, ctx: WriteContext, bead_id: str) -> None:
+        txn, key = ctx.txn, bead_id.encode()
+        raw = txn.get(key, db=self.dbs["beads"])
+        entry = None if raw is None else unpack(raw)
+        if entry == crdt.FORGOTTEN:
+            return
+        blobs: set[str] = set()
+        for i, (_hlc, replica, seq) in enumerate(entry or ()):
+            k = op_key(replica, seq)
+            logged = unpack(txn.get(k, db=self.dbs["ops"]))
+            data = logged["data"]
+            if i == 0:
+                self._bead_index_put(txn, bead_id, entry[0], data, put=False)
+            if data.get("blob"):
+                blobs.add(data["blob"]["sha256"])
+            logged["data"] = erased_data(data)
+            txn.put(k, pack(logged), db=self.dbs["ops"])
+        txn.put(key, pack(crdt.FORGOTTEN), db=self.dbs["beads"])
+        # Vectors are derived from the content: they go too, from the views and the log.
+        emb = self.dbs["emb"]
+        prefix = f"bead\0{bead_id}\0".encode()
+        with txn.cursor(db=emb) as cur:
+            doomed = []
+            if cur.set_range(prefix):
+                for k, v in cur:
+                    if not k.startswith(prefix):
+                        break
+                    doomed.append((k, unpack(v)))
+        for k, rec in doomed:
+            replica, seq = crdt.parse_dot(rec["dot"])
+            ok = op_key(replica, seq)
+            logged = unpack(txn.get(ok, db=self.dbs["ops"]))
+            logged["data"] = {"item_kind": "bead", "model": logged["data"]["model"], "erased": True}
+            txn.put(ok, pack(logged), db=self.dbs["ops"])
+            txn.put(k, pack({"erased": True}), db=emb)
+        for sha in blobs:
+            if not self._blob_in_use(txn, sha):
+                ctx.after_commit.append(lambda sha=sha: self.blobs.delete(sha))
+
+    def _blob_in_use(self, txn: lmdb.Transaction, sha: str) -> bool:
+        prefix = sha.encode() + b"\0"
+        with txn.cursor(db=self.dbs["blobrefs"]) as cur:
+            return bool(cur.set_range(prefix)) and cur.key().startswith(prefix)
+
+    def _apply_embedding(self, ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
+        txn, data = ctx.txn, op["data"]
+        kind, item = data["item_kind"], op["target"]
+        key = emb_key(kind, item, data["model"])
+        raw = txn.get(key, db=self.dbs["emb"])
+        old = None if raw is None else unpack(raw)
+        forgotten = kind == "bead" and txn.get(item.encode(), db=self.dbs["beads"]) == pack(crdt.FORGOTTEN)
+        if data.get("erased") or forgotten or (old is not None and old.get("erased")):
+            txn.put(key, pack({"erased": True}), db=self.dbs["emb"])
+            return {**op, "data": {"item_kind": kind, "model": data["model"], "erased": True}}
+        if crdt.embedding_wins((op["hlc"], data["checksum"]), None if old is None else (old["hlc"], old["checksum"])):
+            rec = {k: v for k, v in data.items() if k != "item_kind"}
+            rec.update(hlc=op["hlc"], dot=crdt.dot(op["replica"], op["seq"]))
+            txn.put(key, pack(crdt.canonical(rec)), db=self.dbs["emb"])
+        return op
+
+    def _apply_record(self, ctx: WriteContext, collection: str, verb: str, op: dict[str, Any]) -> None:
+        txn, db = ctx.txn, self.dbs[RECORD_DBS[collection]]
+        key = PERSONA_KEY if collection == "persona" else op["target"].encode()
+        raw = txn.get(key, db=db)
+        record = crdt.new_record() if raw is None else unpack(raw)
+        data = op["data"]
+        before = self._endpoints(record) if collection == "edge" else None
+        if verb == "put":
+            set_fields = dict(data.get("set", {}))
+            traits = set_fields.pop("traits", None) or {}
+            for name, value in traits.items():
+                set_fields[f"traits/{name}"] = value
+            crdt.apply_put(
+                record,
+                op_dot=crdt.dot(op["replica"], op["seq"]),
+                hlc=op["hlc"],
+                replica=op["replica"],
+                set_fields=set_fields,
+                add={k: v for k, v in data.get("add", {}).items() if v},
+                remove=data.get("remove", ()),
+            )
+        else:
+            crdt.apply_remove(record, data.get("remove", ()))
+        if collection == "edge":
+            after = self._endpoints(record)
+            if after != before:
+                self._update_adjacency(txn, op["target"], before, after)
+        txn.put(key, pack(crdt.canonical(record)), db=db)
+
+    @staticmethod
+    def _endpoints(record: crdt.Record) -> tuple[str, str] | None:
+        src, dst = crdt.field_value(record, "source"), crdt.field_value(record, "target")
+        return None if src is None else (src, dst)
+
+    def _update_adjacency(
+        self, txn: lmdb.Transaction, edge_id: str, before: tuple[str, str] | None, after: tuple[str, str] | None
+    ) -> None:
+        adj, eid = self.dbs["adj"], edge_id.encode()
+        if before:
+            txn.delete(before[0].encode() + b"\0" + eid, db=adj)
+            txn.delete(before[1].encode() + b"\0" + eid, db=adj)
+        if after:
+            txn.put(after[1].encode() + b"\0" + eid, b"i", db=adj)
+            txn.put(after[0].encode() + b"\0" + eid, b"o", db=adj)  # a self-loop reads as "out"
+
+    # ---- remote ops -----------------------------------------------------------------------
+
+    def apply_remote(self, ctx: WriteContext, ops: list[dict[str, Any]]) -> ApplyResult:
+        """Apply validated remote ops: idempotent, any order; a gap waits in `pending`.
+
+        Raises `DotConflict` (before writing anything) when a dot we hold arrives with other
+        content, or when ops claim to be ours beyond what we wrote.
+        """
+        txn, result = ctx.txn, ApplyResult()
+        ops_db, pending_db, vv_db = self.dbs["ops"], self.dbs["pending"], self.dbs["vv"]
+        vv = self.version_vector(txn)
+        fresh: dict[tuple[str, int], dict[str, Any]] = {}
+        for op in ops:  # check everything first: a conflict must leave state untouched
+            replica, seq = op["replica"], op["seq"]
+            k = op_key(replica, seq)
+            if seq <= vv.get(replica, 0):
+                stored = unpack(txn.get(k, db=ops_db))
+            elif replica == self.replica_id:
+                raise DotConflict(
+                    f"op {replica}:{seq} claims to be ours but we wrote only up to {self._seq}: "
+                    "another copy of this data dir is writing (cloned or restored?)"
+                )
+            else:
+                raw = txn.get(k, db=pending_db)
+                stored = fresh.get((replica, seq)) or (None if raw is None else unpack(raw))
+            if stored is not None and not same_op(stored, op):
+                raise DotConflict(
+                    f"op {replica}:{seq} arrived with content different from the one we hold: "
+                    "two data dirs share replica id {replica} (cloned or restored?)"
+                )
+            if stored is None:
+                fresh[(replica, seq)] = op
+            else:
+                result.duplicates += 1
+        touched = set()
+        for (replica, seq), op in sorted(fresh.items()):
+            txn.put(op_key(replica, seq), pack(op), db=pending_db)
+            touched.add(replica)
+        for replica in sorted(touched):
+            seq = vv.get(replica, 0)
+            while True:
+                k = op_key(replica, seq + 1)
+                raw = txn.get(k, db=pending_db)
+                if raw is None:
+                    break
+                op = unpack(raw)
+                self.clock.observe(op["hlc"])
+                logged = self._apply(ctx, op)
+                txn.put(k, pack(logged), db=ops_db)
+                txn.delete(k, db=pending_db)
+                seq += 1
+                result.applied += 1
+            txn.put(replica.encode(), u64(seq), db=vv_db)
+        result.pending = int(txn.stat(pending_db)["entries"])
+        return result
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    def version_vector(self, txn: lmdb.Transaction) -> dict[str, int]:
+        with txn.cursor(db=self.dbs["vv"]) as cur:
+            return {k.decode(): int.from_bytes(v, "big") for k, v in cur}
+
+    def ops_since(self, txn: lmdb.Transaction, vv: dict[str, int]) -> Iterator[dict[str, Any]]:
+        """The ops the holder of ``vv`` lacks, per replica in seq order."""
+        ops_db = self.dbs["ops"]
+        for replica, seq in sorted(self.version_vector(txn).items()):
+            have = vv.get(replica, 0)
+            if seq <= have:
+                continue
+            prefix = replica.encode() + b"\0"
+            with txn.cursor(db=ops_db) as cur:
+                if not cur.set_range(op_key(replica, have + 1)):
+                    continue
+                for k, v in cur:
+                    if not k.startswith(prefix) or len(k) != len(prefix) + 8:
+                        break
+                    yield unpack(v)
+
+    def state_digest(self, txn: lmdb.Transaction) -> str:
+        """A hash of the materialized state: equal on replicas that applied the same ops."""
+        h = hashlib.blake2b(digest_size=16)
+        for name in STATE_DBS:
+            h.update(name.encode() + b"\0")
+            with txn.cursor(db=self.dbs[name]) as cur:
+                for k, v in cur:
+                    h.update(u64(len(k)))
+                    h.update(k)
+                    h.update(u64(len(v)))
+                    h.update(v)
+        return h.hexdigest()
