@@ -8,10 +8,12 @@ A *record* (KG node, KG edge, persona, skill) is a plain dict::
     {"p": {dot: hlc},                       # live add dots: present while non-empty
      "f": {field: [value, hlc, replica]},   # LWW registers, one per scalar field
      "s": {field: {element: {dot: hlc}}},   # add-wins sets: an element lives while it has a dot
-     "x": [dot, ...]}                       # dots removed: an add that arrives later stays dead
+     "x": [dot, ...],                       # dots a remove killed, record-wide
+     "xe": {field: {element: [dot, ...]}}}  # dots a put dropped from one element
 
-A dot is ``"replica:seq"``. A remove lists the dots its writer observed, so an add it did not
-see survives (add wins) and a later re-add, with a new dot, works.
+A dot is ``"replica:seq"``: the op that added. A remove lists the dots its writer observed, so
+an add it did not see survives (add wins) and a later re-add, with a new dot, works. Killed
+dots are remembered, so an add that arrives after the remove that saw it stays dead.
 
 Beads are a grow-only set by id: the add with the smallest ``(hlc, replica, seq)`` is the one
 every replica shows; ``forget`` turns the entry into `FORGOTTEN` for good.
@@ -50,7 +52,7 @@ def lww_wins(new: Stamp, old: Stamp) -> bool:
 
 
 def new_record() -> Record:
-    return {"p": {}, "f": {}, "s": {}, "x": []}
+    return {"p": {}, "f": {}, "s": {}, "x": [], "xe": {}}
 
 
 def _kill(record: Record, dots: Iterable[str]) -> None:
@@ -82,10 +84,26 @@ def apply_put(
     replica: str,
     set_fields: dict[str, Any],
     add: dict[str, list[str]],
-    remove: Iterable[str] = (),
+    drop: dict[str, dict[str, list[str]]] | None = None,
 ) -> Record:
-    """Fold a ``*.put`` op into ``record`` (mutated and returned)."""
-    _kill(record, remove)
+    """Fold a ``*.put`` op into ``record`` (mutated and returned).
+
+    ``set_fields`` are LWW writes; ``add`` adds elements tagged with ``op_dot``; ``drop``
+    kills, per element, the dots its writer observed (adds it did not see survive).
+    """
+    record.setdefault("xe", {})
+    for name, elements in (drop or {}).items():
+        for element, dots in elements.items():
+            dead = record["xe"].setdefault(name, {}).setdefault(element, [])
+            record["xe"][name][element] = sorted(set(dead) | set(dots))
+            live = record["s"].get(name, {}).get(element)
+            if live is not None:
+                for d in dots:
+                    live.pop(d, None)
+                if not live:
+                    del record["s"][name][element]
+                    if not record["s"][name]:
+                        del record["s"][name]
     alive = op_dot not in set(record["x"])
     if alive:
         record["p"][op_dot] = hlc
@@ -96,8 +114,10 @@ def apply_put(
             fields[name] = [value, hlc, replica]
     if alive:
         for name, values in add.items():
+            dropped = record["xe"].get(name, {})
             for element in values:
-                record["s"].setdefault(name, {}).setdefault(element, {})[op_dot] = hlc
+                if op_dot not in dropped.get(element, ()):
+                    record["s"].setdefault(name, {}).setdefault(element, {})[op_dot] = hlc
     return record
 
 
@@ -126,14 +146,16 @@ def set_values(record: Record, field: str) -> list[str]:
     return [e for _, e in sorted((min(live.values()), e) for e, live in elements.items())]
 
 
-def set_diff(record: Record, field: str, wanted: Iterable[str]) -> tuple[list[str], list[str]]:
-    """What turns the set field into ``wanted``: (elements to add, dots to remove)."""
+def set_diff(
+    record: Record, field: str, wanted: Iterable[str]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """What turns the set field into ``wanted``: (elements to add, {element: dots to drop})."""
     wanted_list = list(dict.fromkeys(wanted))
     elements = record["s"].get(field, {})
     to_add = [e for e in wanted_list if e not in elements]
     keep = set(wanted_list)
-    to_remove = sorted(d for e, live in elements.items() if e not in keep for d in live)
-    return to_add, to_remove
+    to_drop = {e: sorted(live) for e, live in sorted(elements.items()) if e not in keep}
+    return to_add, to_drop
 
 
 def field_value(record: Record, field: str, default: Any = None) -> Any:
@@ -147,9 +169,9 @@ def max_stamp(record: Record) -> int:
 
 
 def canonical(value: Any) -> Any:
-    """Sort every dict by key so equal states pack to equal bytes."""
+    """Sort every dict by key (and drop empty tombstone maps) so equal states pack equally."""
     if isinstance(value, dict):
-        return {k: canonical(value[k]) for k in sorted(value)}
+        return {k: canonical(value[k]) for k in sorted(value) if not (k == "xe" and not value[k])}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
     return value

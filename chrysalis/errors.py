@@ -89,7 +89,10 @@ def from_pydantic(exc: Any, what: str) -> InvalidInput:
     too_large = False
     for err in exc.errors(include_url=False, include_input=False):
         loc = ".".join(str(p) for p in err.get("loc", ())) or what
-        problems.append(f"{loc}: {err.get('msg')}")
+        msg = err.get("msg", "")
+        if err.get("type") == "string_unicode":  # pydantic's word for a lone surrogate
+            msg = "text contains a lone surrogate (not valid Unicode)"
+        problems.append(f"{loc}: {msg}")
         if err.get("type") in {"string_too_long", "too_long", "bytes_too_long"}:
             too_large = True
     cls = PayloadTooLarge if too_large else InvalidInput

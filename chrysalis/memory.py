@@ -512,17 +512,18 @@ class Memory:
         sets: dict[str, list[str]],
     ) -> None:
         add: dict[str, list[str]] = {}
-        remove: list[str] = list(record["p"])  # superseded by this put's own dot
+        drop: dict[str, dict[str, list[str]]] = {}
         for name, wanted in sets.items():
-            to_add, to_remove = crdt.set_diff(record, name, wanted)
+            to_add, to_drop = crdt.set_diff(record, name, wanted)
             if to_add:
                 add[name] = to_add
-            remove.extend(to_remove)
+            if to_drop:
+                drop[name] = to_drop
         data: dict[str, Any] = {"set": scalars}
         if add:
             data["add"] = add
-        if remove:
-            data["remove"] = sorted(set(remove))
+        if drop:
+            data["drop"] = drop
         # A write that saw a value must beat it, however skewed the clocks that stamped it.
         hlc = self._store.clock.after(crdt.max_stamp(record))
         ctx.local_op(f"{collection}.put", id, data, hlc=hlc)

@@ -8,14 +8,11 @@ regenerates the JSON Schemas in ``schemas/``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import sys
 import time
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgpack
@@ -270,8 +267,9 @@ class Neighbor(_Model):
 # ---- ops: the wire form of every change ------------------------------------------------
 #
 # Record ops (node, edge, persona, skill) share one shape: ``set`` writes LWW scalar fields,
-# ``add`` adds elements to add-wins set fields (tagged with the op's dot), ``remove`` lists
-# the dots the writer observed and now kills. A ``*.put`` also marks the record present.
+# ``add`` adds elements to add-wins set fields (tagged with the op's dot), ``drop`` lists per
+# element the dots the writer observed and now kills. A ``*.put`` also marks the record
+# present; a ``*.remove`` lists every dot of the record its writer observed.
 
 
 class _Data(_Model):
@@ -288,10 +286,17 @@ class NodeSets(_Data):
     labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
+Dots = Annotated[list[Dot], Field(max_length=100_000)]
+
+
+class NodeDrop(_Data):
+    labels: dict[Tag, Dots] = {}
+
+
 class NodePutData(_Data):
     set: NodeScalars
     add: NodeSets = NodeSets()
-    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+    drop: NodeDrop = NodeDrop()
 
 
 class EdgeScalars(_Data):
@@ -307,10 +312,14 @@ class EdgeSets(_Data):
     evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
+class EdgeDrop(_Data):
+    evidence: dict[Id, Dots] = {}
+
+
 class EdgePutData(_Data):
     set: EdgeScalars
     add: EdgeSets = EdgeSets()
-    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+    drop: EdgeDrop = EdgeDrop()
 
 
 class PersonaScalars(_Data):
@@ -326,10 +335,16 @@ class PersonaSets(_Data):
     skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
+class PersonaDrop(_Data):
+    goals: dict[Text, Dots] = {}
+    norms: dict[Text, Dots] = {}
+    skills: dict[Id, Dots] = {}
+
+
 class PersonaPutData(_Data):
     set: PersonaScalars = PersonaScalars()
     add: PersonaSets = PersonaSets()
-    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+    drop: PersonaDrop = PersonaDrop()
 
 
 class SkillScalars(_Data):
@@ -343,14 +358,19 @@ class SkillSets(_Data):
     tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
+class SkillDrop(_Data):
+    examples: dict[Text, Dots] = {}
+    tags: dict[Tag, Dots] = {}
+
+
 class SkillPutData(_Data):
     set: SkillScalars
     add: SkillSets = SkillSets()
-    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+    drop: SkillDrop = SkillDrop()
 
 
 class RemoveData(_Data):
-    remove: Annotated[list[Dot], Field(max_length=100_000)] = []
+    remove: Dots = []
 
 
 class ForgetData(_Data):
@@ -447,47 +467,3 @@ Op = Annotated[
 
 OPS = TypeAdapter(list[Op])
 BEADS = TypeAdapter(list[Bead])
-
-# ---- JSON Schemas ----------------------------------------------------------------------
-
-SCHEMA_MODELS: dict[str, Any] = {
-    "bead": Bead,
-    "blob_ref": BlobRef,
-    "node": Node,
-    "edge": Edge,
-    "persona": Persona,
-    "skill": Skill,
-    "embedding": Embedding,
-    "op": TypeAdapter(Op),
-}
-
-
-def json_schemas() -> dict[str, str]:
-    """File name -> JSON text of every exported schema."""
-    out = {}
-    for name, model in SCHEMA_MODELS.items():
-        schema = model.json_schema() if isinstance(model, TypeAdapter) else model.model_json_schema()
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-        out[f"{name}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
-    return out
-
-
-def write_schemas(directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in json_schemas().items():
-        path = directory / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def _main(argv: list[str]) -> int:
-    target = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "schemas"
-    for path in write_schemas(target):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv))

@@ -599,7 +599,7 @@ class Store:
                 replica=op["replica"],
                 set_fields=set_fields,
                 add={k: v for k, v in data.get("add", {}).items() if v},
-                remove=data.get("remove", ()),
+                drop={k: v for k, v in data.get("drop", {}).items() if v},
             )
         else:
             crdt.apply_remove(record, data.get("remove", ()))

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from chrysalis import Memory
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path) -> Iterator[Callable[..., Memory]]:
+    """Open Memories in fresh data dirs under tmp_path (sync off: these tests are not about fsync)."""
+    opened: list[Memory] = []
+
+    def factory(name: str = "m", **kwargs: object) -> Memory:
+        kwargs.setdefault("sync", False)
+        mem = Memory.open(tmp_path / name, **kwargs)  # type: ignore[arg-type]
+        opened.append(mem)
+        return mem
+
+    yield factory
+    for mem in opened:
+        mem.close()
+
+
+@pytest.fixture
+def mem(open_memory: Callable[..., Memory]) -> Memory:
+    return open_memory("main")
+
+
+def exchange(*replicas: Memory) -> None:
+    """Full exchange: every replica gets every op the others have."""
+    for _ in range(2):
+        for a in replicas:
+            for b in replicas:
+                if a is not b:
+                    b.apply_ops(a.ops_since(b.version_vector()))
