@@ -653,7 +653,7 @@ class Store:
             if stored is not None and not same_op(stored, op):
                 raise DotConflict(
                     f"op {replica}:{seq} arrived with content different from the one we hold: "
-                    "two data dirs share replica id {replica} (cloned or restored?)"
+                    f"two data dirs share replica id {replica} (cloned or restored?)"
                 )
             if stored is None:
                 fresh[(replica, seq)] = op
