@@ -21,11 +21,13 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     StrictInt,
     TypeAdapter,
     model_validator,
 )
+from pydantic import Tag as UnionTag
 
 # Limits. Content over BLOB_THRESHOLD bytes is stored beside LMDB, content-addressed.
 MAX_CONTENT_CHARS = 8 * 1024 * 1024
@@ -108,20 +110,11 @@ def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
 Id = Annotated[str, Field(pattern=ID_PATTERN, strict=True)]
 ReplicaId = Annotated[str, Field(pattern=REPLICA_PATTERN, strict=True)]
 Dot = Annotated[str, Field(pattern=DOT_PATTERN, strict=True)]
-Content = Annotated[
-    str, Field(strict=True, max_length=MAX_CONTENT_CHARS), AfterValidator(_no_lone_surrogates)
-]
-Text = Annotated[
-    str, Field(strict=True, max_length=MAX_TEXT_CHARS), AfterValidator(_no_lone_surrogates)
-]
-ShortText = Annotated[
-    str, Field(strict=True, max_length=MAX_SHORT_CHARS), AfterValidator(_no_lone_surrogates)
-]
-Tag = Annotated[
-    str,
-    Field(strict=True, min_length=1, max_length=MAX_TAG_CHARS),
-    AfterValidator(_no_lone_surrogates),
-]
+# pydantic-core itself refuses strings with lone surrogates (error type "string_unicode").
+Content = Annotated[str, Field(strict=True, max_length=MAX_CONTENT_CHARS)]
+Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT_CHARS)]
+ShortText = Annotated[str, Field(strict=True, max_length=MAX_SHORT_CHARS)]
+Tag = Annotated[str, Field(strict=True, min_length=1, max_length=MAX_TAG_CHARS)]
 Timestamp = Annotated[
     float,
     BeforeValidator(_to_epoch),
@@ -400,9 +393,17 @@ class _OpBase(_Model):
     target: Id
 
 
+def _erased_or_not(value: Any) -> str:
+    erased = value.get("erased") if isinstance(value, dict) else getattr(value, "erased", False)
+    return "erased" if erased else "bead"
+
+
 class BeadAddOp(_OpBase):
     kind: Literal["bead.add"]
-    data: Bead | ErasedBead
+    data: Annotated[
+        Annotated[Bead, UnionTag("bead")] | Annotated[ErasedBead, UnionTag("erased")],
+        Discriminator(_erased_or_not),
+    ]
 
 
 class BeadForgetOp(_OpBase):

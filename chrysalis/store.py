@@ -659,24 +659,30 @@ class Store:
                 fresh[(replica, seq)] = op
             else:
                 result.duplicates += 1
-        touched = set()
-        for (replica, seq), op in sorted(fresh.items()):
-            txn.put(op_key(replica, seq), pack(op), db=pending_db)
-            touched.add(replica)
-        for replica in sorted(touched):
-            seq = vv.get(replica, 0)
+        by_replica: dict[str, list[dict[str, Any]]] = {}
+        for (replica, _seq), op in sorted(fresh.items()):
+            by_replica.setdefault(replica, []).append(op)
+        for replica, batch in by_replica.items():
+            # Apply in seq order, taking the next op from this batch or from pending; what
+            # is left after a gap waits in pending.
+            seq, i = vv.get(replica, 0), 0
             while True:
                 k = op_key(replica, seq + 1)
-                raw = txn.get(k, db=pending_db)
-                if raw is None:
-                    break
-                op = unpack(raw)
+                if i < len(batch) and batch[i]["seq"] == seq + 1:
+                    op, i = batch[i], i + 1
+                else:
+                    raw = txn.get(k, db=pending_db)
+                    if raw is None:
+                        break
+                    op = unpack(raw)
+                    txn.delete(k, db=pending_db)
                 self.clock.observe(op["hlc"])
-                logged = self._apply(ctx, op)
-                txn.put(k, pack(logged), db=ops_db)
-                txn.delete(k, db=pending_db)
+                txn.put(k, pack(self._apply(ctx, op)), db=ops_db)
                 seq += 1
                 result.applied += 1
+            for op in batch[i:]:
+                if op["seq"] > seq:
+                    txn.put(op_key(replica, op["seq"]), pack(op), db=pending_db)
             txn.put(replica.encode(), u64(seq), db=vv_db)
         result.pending = int(txn.stat(pending_db)["entries"])
         return result
