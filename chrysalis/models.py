@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -132,11 +131,10 @@ class _Model(BaseModel):
 
 def new_id() -> str:
     """A UUIDv7 string: time-ordered, random, safe as a key and file name."""
-    ms = time.time_ns() // 1_000_000
+    ms = (time.time_ns() // 1_000_000) & 0xFFFF_FFFF_FFFF
     rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68) << 64
-    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))
+    h = f"{ms:012x}{0x7000 | (rand >> 68):04x}{(1 << 63) | (rand & ((1 << 62) - 1)):016x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def now() -> float:
@@ -173,8 +171,9 @@ class Bead(_Model):
     session_id: Id | None = None
     turn_id: Id | None = None
     importance: Annotated[float, Field(strict=True, ge=0.0, le=1.0)] = 0.5
-    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
-    span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []
+    # default_factory, not `= []`: a mutable default is deep-copied per bead (measured: slow)
+    tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_LIST_ITEMS)]
+    span_refs: Annotated[list[SpanRef], Field(default_factory=list, max_length=MAX_LIST_ITEMS)]
     blob: BlobRef | None = None
 
     @model_validator(mode="after")
@@ -394,8 +393,9 @@ class _OpBase(_Model):
 
 
 def _erased_or_not(value: Any) -> str:
-    erased = value.get("erased") if isinstance(value, dict) else getattr(value, "erased", False)
-    return "erased" if erased else "bead"
+    if isinstance(value, dict):
+        return "erased" if value.get("erased") else "bead"
+    return "erased" if isinstance(value, ErasedBead) else "bead"
 
 
 class BeadAddOp(_OpBase):

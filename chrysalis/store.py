@@ -53,8 +53,9 @@ RECORD_DBS = {"node": "nodes", "edge": "edges", "persona": "persona", "skill": "
 PERSONA_KEY = b"persona"
 FORMAT_VERSION = 1
 MAX_BATCH = 1024
-DEFAULT_MAP_SIZE = 64 * 1024 * 1024
+DEFAULT_MAP_SIZE = 1 << 30  # address space, not disk: the file grows as pages are used
 GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
+GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen last time
 
 
 def pack(value: Any) -> bytes:
@@ -265,8 +266,7 @@ class WriteContext:
         }
         logged = store._apply(self, op)
         self.txn.put(op_key(store.replica_id, seq), pack(logged), db=store.dbs["ops"])
-        self.txn.put(store.replica_id.encode(), u64(seq), db=store.dbs["vv"])
-        store._seq = seq
+        store._seq = seq  # the version vector entry is written once, at the end of the batch
         return op
 
 
@@ -282,6 +282,7 @@ class Store:
         replica_id: str | None = None,
     ) -> None:
         self.path = path
+        self.sync = sync
         path.mkdir(parents=True, exist_ok=True)
         self._lock = _Lock(path)
         try:
@@ -370,7 +371,7 @@ class Store:
         return request.result
 
     def _run_writer(self) -> None:
-        stop = False
+        stop, expected = False, 1
         while not stop:
             first = self._queue.get()
             if first is None:
@@ -380,11 +381,20 @@ class Store:
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
-                    break
+                    # The last batch had more writers than have arrived: the others are
+                    # probably on their way (validating). A durable commit costs far more
+                    # than this short wait, so waiting fills the commit.
+                    if not self.sync or len(batch) >= expected:
+                        break
+                    try:
+                        nxt = self._queue.get(timeout=GROUP_COMMIT_WAIT)
+                    except queue.Empty:
+                        break
                 if nxt is None:
                     stop = True
                     break
                 batch.append(nxt)
+            expected = len(batch)
             self._commit_batch(batch)
 
     def _commit_batch(self, batch: list[_Request]) -> None:
@@ -401,6 +411,8 @@ class Store:
                             req.result = req.fn(ctx)
                         except ChrysalisError as exc:
                             req.error = exc
+                    if self._seq != committed_seq:
+                        txn.put(self.replica_id.encode(), u64(self._seq), db=self.dbs["vv"])
                     txn.put(b"hlc", u64(self.clock.last), db=self.dbs["meta"])
                     after = ctx.after_commit
             except lmdb.MapFullError:

@@ -191,3 +191,15 @@ def test_concurrent_writers_share_commits(tmp_path: Path) -> None:
         assert mem.store.commits < 1600  # batched: fewer commits than writes
         seqs = [op["seq"] for op in mem.ops_since({})]
         assert seqs == list(range(1, 1601))  # no gaps, no repeats
+
+
+def test_trusted_construction_matches_validation(mem: Memory) -> None:
+    from chrysalis.memory import _trusted
+    from chrysalis.models import Bead
+
+    b = mem.append_bead("fast path", session_id="s", tags=["t"], importance=0.25, ts=12.5)
+    data = b.model_dump()
+    fast = _trusted(Bead, dict(data))
+    assert fast == Bead.model_validate(data)
+    assert fast.model_dump() == data and repr(fast) == repr(b)
+    assert mem.last_beads(1) == [b]
