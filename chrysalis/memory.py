@@ -228,7 +228,9 @@ class Memory:
         blob = data["blob"] if "blob" in data else None
         spans = data["span_refs"] if "span_refs" in data else None
         if blob is None and not spans and len(data) == _BEAD_FIELD_COUNT:
-            return _trusted(Bead, data)  # the hot path of last_beads: every field present
+            # The hot path of last_beads: every field present. Copies, so that a caller
+            # mutating a bead's lists cannot reach the decoded cache.
+            return _trusted(Bead, {**data, "tags": list(data["tags"]), "span_refs": []})
         values = dict(data)
         if blob is not None:
             values["content"] = self._store.blobs.get(blob["sha256"]).decode()
@@ -252,14 +254,15 @@ class Memory:
         """The ``n`` latest beads (of one session, if given), oldest first."""
         if not isinstance(n, int) or n < 0:
             raise InvalidInput("n must be a non-negative int")
-        store = self._store
+        store, cache = self._store, self._store.decoded
         datas: list[dict[str, Any]] = []
+        epoch = cache.epoch
         with store.read() as txn:
             if session_id is None:
                 db, prefix = store.dbs["bead_time"], b""
             else:
                 db, prefix = store.dbs["bead_sess"], session_id.encode() + b"\0"
-            ops_db = store.dbs["ops"]
+            ops_db, skip = store.dbs["ops"], len(prefix) + 16
             with txn.cursor(db=db) as cur:
                 if prefix:  # position just past the session's last key, then step back
                     found = cur.prev() if cur.set_range(prefix + b"\xff" * 9) else cur.last()
@@ -269,7 +272,12 @@ class Memory:
                     key = cur.key()
                     if not key.startswith(prefix):
                         break
-                    datas.append(unpack(txn.get(key[len(prefix) + 16 :], db=ops_db))["data"])
+                    okey = key[skip:]
+                    data = cache.get(okey)
+                    if data is None:
+                        data = unpack(txn.get(okey, db=ops_db))["data"]
+                        cache.put(okey, data, epoch)
+                    datas.append(data)
                     found = cur.prev()
         datas.reverse()
         return [self._bead(d) for d in datas]

@@ -193,6 +193,39 @@ class _Lock:
             self._held.discard(self.key)
 
 
+class DecodedCache:
+    """Decoded op data of recently read beads, keyed by op key: ``last_beads`` reads the same
+    few dozen beads on every agent turn, and decoding is most of its cost.
+
+    Safe because an op's data changes only when a forget erases it: the writer calls
+    `invalidate` after such a commit, and a reader may `put` only if no invalidation
+    happened since it took `epoch` before opening its transaction.
+    """
+
+    def __init__(self, capacity: int = 8192) -> None:
+        self.capacity = capacity
+        self.epoch = 0
+        self._data: dict[bytes, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> dict[str, Any] | None:
+        return self._data.get(key)
+
+    def put(self, key: bytes, data: dict[str, Any], epoch: int) -> None:
+        with self._lock:
+            if epoch != self.epoch:
+                return
+            if len(self._data) >= self.capacity:
+                self._data.pop(next(iter(self._data)))
+            self._data[key] = data
+
+    def invalidate(self, keys: list[bytes]) -> None:
+        with self._lock:
+            self.epoch += 1
+            for key in keys:
+                self._data.pop(key, None)
+
+
 class BlobStore:
     """Content-addressed files beside LMDB: ``blobs/<sha[:2]>/<sha>``, written tmp+fsync+rename."""
 
@@ -295,6 +328,7 @@ class Store:
             raise StoreError(f"cannot open LMDB in {path}: {exc}") from exc
         self.dbs = {name: self.env.open_db(name.encode()) for name in DB_NAMES}
         self.blobs = BlobStore(path / "blobs")
+        self.decoded = DecodedCache()
         self._resize = _ResizeLock()
         self._closed = False
         self._init_meta(replica_id)
@@ -539,6 +573,10 @@ class Store:
         if entry == crdt.FORGOTTEN:
             return
         blobs: set[str] = set()
+        erased = [op_key(replica, seq) for _hlc, replica, seq in entry or ()]
+        if erased:
+            self.decoded.invalidate(erased)  # now, so no reader caches the content again...
+            ctx.after_commit.append(lambda: self.decoded.invalidate(erased))  # ...nor before
         for i, (_hlc, replica, seq) in enumerate(entry or ()):
             k = op_key(replica, seq)
             logged = unpack(txn.get(k, db=self.dbs["ops"]))
