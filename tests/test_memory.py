@@ -205,3 +205,14 @@ def test_trusted_construction_matches_validation(mem: Memory) -> None:
     assert fast == Bead.model_validate(data)
     assert fast.model_dump() == data and repr(fast) == repr(b)
     assert mem.last_beads(1) == [b]
+
+
+def test_hlc_stays_monotonic_across_a_restart_with_the_clock_set_back(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "d", sync=False) as mem:
+        mem.append_bead("before")
+        first = mem.ops_since({})[-1]["hlc"]
+    with Memory.open(tmp_path / "d", sync=False) as mem:
+        mem.store.clock._wall_ms = lambda: 1_000  # the wall clock now says 1970
+        mem.append_bead("after")
+        assert mem.ops_since({})[-1]["hlc"] > first
+        assert mem.version_vector() == {mem.replica_id: 2}
