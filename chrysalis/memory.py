@@ -39,7 +39,18 @@ from .store import (
 )
 
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
-_BEAD_FIELDS = ("id", "role", "content", "source", "session_id", "turn_id", "importance", "tags", "span_refs", "ts")
+_BEAD_FIELDS = (
+    "id",
+    "role",
+    "content",
+    "source",
+    "session_id",
+    "turn_id",
+    "importance",
+    "tags",
+    "span_refs",
+    "ts",
+)
 _PERSONA_SCALARS = ("id", "name", "description")
 _PERSONA_SETS = ("goals", "norms", "skills")
 _SKILL_SCALARS = ("name", "description", "signature")
@@ -194,7 +205,8 @@ class Memory:
                     data["content"], data["blob"] = "", {"sha256": sha, "size": len(raw)}
 
         def write(ctx: WriteContext) -> list[bool]:
-            fresh, seen = [], {}
+            fresh: list[bool] = []
+            seen: dict[str, dict[str, Any]] = {}
             for data in datas:  # check all first: a conflict writes nothing
                 entry = ctx.get("beads", data["id"].encode())
                 prior = seen.get(data["id"])
@@ -225,8 +237,8 @@ class Memory:
 
     def _bead(self, data: dict[str, Any]) -> Bead:
         """A Bead from stored op data (validated when it was written)."""
-        blob = data["blob"] if "blob" in data else None
-        spans = data["span_refs"] if "span_refs" in data else None
+        blob = data.get("blob")
+        spans = data.get("span_refs")
         if blob is None and not spans and len(data) == _BEAD_FIELD_COUNT:
             # The hot path of last_beads: every field present. Copies, so that a caller
             # mutating a bead's lists cannot reach the decoded cache.
@@ -322,7 +334,13 @@ class Memory:
         """Add or replace a node (add-wins against a concurrent remove)."""
         node = _validate(
             Node,
-            {"id": id, "type": type, "name": name, "labels": list(labels), "metadata": dict(metadata or {})},
+            {
+                "id": id,
+                "type": type,
+                "name": name,
+                "labels": list(labels),
+                "metadata": dict(metadata or {}),
+            },
             "node",
         )
         scalars = {"type": node.type, "name": node.name, "metadata": node.metadata}
@@ -360,12 +378,19 @@ class Memory:
             Edge,
             {
                 "id": id if id is not None else _edge_id(source, predicate, target),
-                "source": source, "target": target, "predicate": predicate, "weight": weight,
-                "evidence": list(evidence), "valid_at": valid_at, "invalid_at": invalid_at,
-            },  # fmt: skip
+                "source": source,
+                "target": target,
+                "predicate": predicate,
+                "weight": weight,
+                "evidence": list(evidence),
+                "valid_at": valid_at,
+                "invalid_at": invalid_at,
+            },
             "edge",
         )
-        scalars = edge.model_dump(include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"})
+        scalars = edge.model_dump(
+            include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
+        )
 
         def check(ctx: WriteContext) -> None:
             for end in (edge.source, edge.target):
@@ -438,7 +463,12 @@ class Memory:
                         seen_nodes.add(other)
                         node = _node(other, unpack(txn.get(other.encode(), db=store.dbs["nodes"])))
                         out.append(
-                            Neighbor(node=node, edge=edge, depth=level, direction="out" if direction == b"o" else "in")
+                            Neighbor(
+                                node=node,
+                                edge=edge,
+                                depth=level,
+                                direction="out" if direction == b"o" else "in",
+                            )
                         )
                         next_frontier.append(other)
                 frontier = next_frontier
@@ -450,7 +480,10 @@ class Memory:
     def all_edges(self) -> list[Edge]:
         store = self._store
         with store.read() as txn:
-            ids = [k.decode() for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)]
+            ids = [
+                k.decode()
+                for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)
+            ]
             return [e for e in (self._visible_edge(txn, i) for i in ids) if e is not None]
 
     # ---- persona and skills ---------------------------------------------------------------------
@@ -461,7 +494,11 @@ class Memory:
 
     def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         """Replace the persona: every field takes the given value."""
-        p = persona if isinstance(persona, Persona) else _validate(Persona, dict(persona), "persona")
+        p = (
+            persona
+            if isinstance(persona, Persona)
+            else _validate(Persona, dict(persona), "persona")
+        )
         return self._write_persona(p.model_dump(), replace_traits=True)
 
     def update_persona(self, **fields: Any) -> Persona:
@@ -477,7 +514,11 @@ class Memory:
             if not isinstance(traits, Mapping):
                 raise InvalidInput("invalid persona: traits: must be a dict")
             merged = {**current["traits"], **traits}
-            check = {**current, **fields, "traits": {k: v for k, v in merged.items() if v is not None}}
+            check = {
+                **current,
+                **fields,
+                "traits": {k: v for k, v in merged.items() if v is not None},
+            }
         else:
             check = {**current, **fields}
         _validate(Persona, check, "persona")
@@ -533,7 +574,7 @@ class Memory:
         key = PERSONA_KEY if collection == "persona" else id.encode()
         with store.read() as txn:
             raw = txn.get(key, db=store.dbs[_DB[collection]])
-        return None if raw is None else unpack(raw)  # type: ignore[no-any-return]
+        return None if raw is None else unpack(raw)
 
     def _records(self, collection: str) -> list[tuple[str, crdt.Record]]:
         store = self._store
@@ -619,9 +660,14 @@ class Memory:
         for op in canon:
             kind, data, target = op["kind"], op["data"], op["target"]
             if kind == "bead.add" and data["id"] != target:
-                raise InvalidInput(f"invalid op {op['replica']}:{op['seq']}: target {target!r} is not the bead id {data['id']!r}")
+                raise InvalidInput(
+                    f"invalid op {op['replica']}:{op['seq']}: "
+                    f"target {target!r} is not the bead id {data['id']!r}"
+                )
             if kind == "persona.put" and target != "persona":
-                raise InvalidInput(f"invalid op {op['replica']}:{op['seq']}: persona ops target 'persona'")
+                raise InvalidInput(
+                    f"invalid op {op['replica']}:{op['seq']}: persona ops target 'persona'"
+                )
         if not canon:
             return ApplyResult()
         return self._store.write(lambda ctx: self._store.apply_remote(ctx, canon))  # type: ignore[no-any-return]
@@ -640,7 +686,7 @@ class Memory:
         """One op as this replica logs it (erased content stays erased), or None."""
         with self._store.read() as txn:
             raw = txn.get(op_key(replica, seq), db=self._store.dbs["ops"])
-        return None if raw is None else unpack(raw)  # type: ignore[no-any-return]
+        return None if raw is None else unpack(raw)
 
     def stats(self) -> dict[str, int]:
         """Counts of what the store holds (entries per view, ops, pending)."""
@@ -721,4 +767,3 @@ def _skill(id: str, r: crdt.Record) -> Skill:
         examples=crdt.set_values(r, "examples"),
         tags=crdt.set_values(r, "tags"),
     )
-

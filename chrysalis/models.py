@@ -243,7 +243,9 @@ class Embedding(_Model):
     @model_validator(mode="after")
     def _vector_matches_dims(self) -> Embedding:
         if len(self.vector) != self.dims * 4:
-            raise ValueError(f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}")
+            raise ValueError(
+                f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}"
+            )
         return self
 
 
@@ -381,7 +383,9 @@ class EmbeddingData(_Data):
     @model_validator(mode="after")
     def _vector_matches_dims(self) -> EmbeddingData:
         if len(self.vector) != self.dims * 4:
-            raise ValueError(f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}")
+            raise ValueError(
+                f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}"
+            )
         return self
 
 

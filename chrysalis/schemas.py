@@ -27,7 +27,9 @@ def json_schemas() -> dict[str, str]:
     """File name -> JSON text of every exported schema."""
     out = {}
     for name, model in SCHEMA_MODELS.items():
-        schema = model.json_schema() if isinstance(model, TypeAdapter) else model.model_json_schema()
+        schema = (
+            model.json_schema() if isinstance(model, TypeAdapter) else model.model_json_schema()
+        )
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
         out[f"{name}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -47,6 +48,11 @@ from .clock import HLC
 from .errors import ChrysalisError, ClosedError, DataDirLocked, DotConflict, NotFound, StoreError
 
 log = logging.getLogger(__name__)
+
+# lmdb's stubs type every value as ``bytes | memoryview``; we never open ``buffers=True``
+# transactions, so values are bytes. Transactions are typed loosely rather than cast at
+# every get.
+Txn = Any
 
 DB_NAMES = (
     "meta", "ops", "pending", "beads", "bead_time", "bead_sess",
@@ -264,7 +270,9 @@ class BlobStore:
         try:
             data = self.path(sha256).read_bytes()
         except FileNotFoundError:
-            raise NotFound(f"blob {sha256} is not here (not yet fetched from the remote?)") from None
+            raise NotFound(
+                f"blob {sha256} is not here (not yet fetched from the remote?)"
+            ) from None
         if hashlib.sha256(data).hexdigest() != sha256:
             raise StoreError(f"blob {sha256} is damaged: its content does not match its name")
         return data
@@ -280,7 +288,7 @@ class BlobStore:
 class WriteContext:
     """What a write function sees: the open write transaction and the means to make ops."""
 
-    def __init__(self, store: Store, txn: lmdb.Transaction) -> None:
+    def __init__(self, store: Store, txn: Txn) -> None:
         self.store = store
         self.txn = txn
         self.after_commit: list[Callable[[], None]] = []
@@ -289,7 +297,9 @@ class WriteContext:
         raw = self.txn.get(key, db=self.store.dbs[db])
         return None if raw is None else unpack(raw)
 
-    def local_op(self, kind: str, target: str, data: dict[str, Any], *, hlc: int | None = None) -> dict[str, Any]:
+    def local_op(
+        self, kind: str, target: str, data: dict[str, Any], *, hlc: int | None = None
+    ) -> dict[str, Any]:
         """Make the next op of this replica, log it and apply it; returns the op."""
         store = self.store
         seq = store._seq + 1
@@ -346,13 +356,16 @@ class Store:
         self.commits = 0
         self.listeners: list[Callable[[list[dict[str, Any]]], None]] = []
         self._applied: list[dict[str, Any]] = []
-        self._writer = threading.Thread(target=self._run_writer, name="chrysalis-writer", daemon=True)
+        self._writer = threading.Thread(
+            target=self._run_writer, name="chrysalis-writer", daemon=True
+        )
         self._writer.start()
 
     # ---- meta ------------------------------------------------------------------------------
 
     def _init_meta(self, replica_id: str | None) -> None:
-        with self.env.begin(write=True) as txn:
+        with self.env.begin(write=True) as begun:
+            txn: Txn = begun
             meta = self.dbs["meta"]
             existing = txn.get(b"replica_id", db=meta)
             if existing is None:
@@ -366,8 +379,10 @@ class Store:
                 )
             fmt = int.from_bytes(txn.get(b"format", db=meta), "big")
             if fmt != FORMAT_VERSION:
-                raise StoreError(f"data dir {self.path} has format {fmt}; this build reads {FORMAT_VERSION}")
-            self.replica_id = txn.get(b"replica_id", db=meta).decode()
+                raise StoreError(
+                    f"data dir {self.path} has format {fmt}; this build reads {FORMAT_VERSION}"
+                )
+            self.replica_id: str = txn.get(b"replica_id", db=meta).decode()
 
     def _meta_int(self, key: bytes) -> int:
         with self.read() as txn:
@@ -390,7 +405,7 @@ class Store:
     # ---- transactions ------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[lmdb.Transaction]:
+    def read(self) -> Iterator[Txn]:
         if self._closed:
             raise ClosedError("memory is closed")
         with self._resize.shared(), self.env.begin(buffers=False) as txn:
@@ -457,10 +472,12 @@ class Store:
                 self._seq = committed_seq
                 self._grow(force=True)
                 continue
-            except BaseException as exc:  # noqa: BLE001 - every caller must hear about it
+            except BaseException as exc:
                 self._seq = committed_seq
                 log.exception("write transaction failed")
-                error = exc if isinstance(exc, ChrysalisError) else StoreError(f"write failed: {exc!r}")
+                error = (
+                    exc if isinstance(exc, ChrysalisError) else StoreError(f"write failed: {exc!r}")
+                )
                 for req in batch:
                     req.error = error
                 break
@@ -523,7 +540,14 @@ class Store:
         self._applied.append(op)
         return logged
 
-    def _bead_index_put(self, txn: lmdb.Transaction, bead_id: str, winner: list[Any], data: dict[str, Any], put: bool) -> None:
+    def _bead_index_put(
+        self,
+        txn: Txn,
+        bead_id: str,
+        winner: list[Any],
+        data: dict[str, Any],
+        put: bool,
+    ) -> None:
         hlc, replica, seq = winner
         key = time_key(data["ts"], hlc, replica, seq)
         sess = data.get("session_id")
@@ -533,15 +557,19 @@ class Store:
             if sess:
                 txn.put(sess.encode() + b"\0" + key, bead_id.encode(), db=self.dbs["bead_sess"])
             if blob:
-                txn.put(blob["sha256"].encode() + b"\0" + bead_id.encode(), b"", db=self.dbs["blobrefs"])
+                txn.put(
+                    blob["sha256"].encode() + b"\0" + bead_id.encode(), b"", db=self.dbs["blobrefs"]
+                )
         else:
             txn.delete(key, db=self.dbs["bead_time"])
             if sess:
                 txn.delete(sess.encode() + b"\0" + key, db=self.dbs["bead_sess"])
             if blob:
-                txn.delete(blob["sha256"].encode() + b"\0" + bead_id.encode(), db=self.dbs["blobrefs"])
+                txn.delete(
+                    blob["sha256"].encode() + b"\0" + bead_id.encode(), db=self.dbs["blobrefs"]
+                )
 
-    def op_data(self, txn: lmdb.Transaction, replica: str, seq: int) -> dict[str, Any]:
+    def op_data(self, txn: Txn, replica: str, seq: int) -> dict[str, Any]:
         raw = txn.get(op_key(replica, seq), db=self.dbs["ops"])
         if raw is None:
             raise StoreError(f"op {replica}:{seq} missing from the log")
@@ -581,12 +609,12 @@ class Store:
         if erased:
             self.decoded.invalidate(erased)  # now, so no reader caches the content again...
             ctx.after_commit.append(lambda: self.decoded.invalidate(erased))  # ...nor before
-        for i, (_hlc, replica, seq) in enumerate(entry or ()):
+        for i, (hlc, replica, seq) in enumerate(entry or ()):
             k = op_key(replica, seq)
             logged = unpack(txn.get(k, db=self.dbs["ops"]))
             data = logged["data"]
-            if i == 0:
-                self._bead_index_put(txn, bead_id, entry[0], data, put=False)
+            if i == 0:  # the winner is the one in the indexes
+                self._bead_index_put(txn, bead_id, [hlc, replica, seq], data, put=False)
             if data.get("blob"):
                 blobs.add(data["blob"]["sha256"])
             logged["data"] = erased_data(data)
@@ -603,6 +631,8 @@ class Store:
                         break
                     doomed.append((k, unpack(v)))
         for k, rec in doomed:
+            if "dot" not in rec:  # already erased
+                continue
             replica, seq = crdt.parse_dot(rec["dot"])
             ok = op_key(replica, seq)
             logged = unpack(txn.get(ok, db=self.dbs["ops"]))
@@ -611,9 +641,9 @@ class Store:
             txn.put(k, pack({"erased": True}), db=emb)
         for sha in blobs:
             if not self._blob_in_use(txn, sha):
-                ctx.after_commit.append(lambda sha=sha: self.blobs.delete(sha))
+                ctx.after_commit.append(functools.partial(self.blobs.delete, sha))
 
-    def _blob_in_use(self, txn: lmdb.Transaction, sha: str) -> bool:
+    def _blob_in_use(self, txn: Txn, sha: str) -> bool:
         prefix = sha.encode() + b"\0"
         with txn.cursor(db=self.dbs["blobrefs"]) as cur:
             return bool(cur.set_range(prefix)) and cur.key().startswith(prefix)
@@ -624,17 +654,23 @@ class Store:
         key = emb_key(kind, item, data["model"])
         raw = txn.get(key, db=self.dbs["emb"])
         old = None if raw is None else unpack(raw)
-        forgotten = kind == "bead" and txn.get(item.encode(), db=self.dbs["beads"]) == pack(crdt.FORGOTTEN)
+        forgotten = kind == "bead" and txn.get(item.encode(), db=self.dbs["beads"]) == pack(
+            crdt.FORGOTTEN
+        )
         if data.get("erased") or forgotten or (old is not None and old.get("erased")):
             txn.put(key, pack({"erased": True}), db=self.dbs["emb"])
             return {**op, "data": {"item_kind": kind, "model": data["model"], "erased": True}}
-        if crdt.embedding_wins((op["hlc"], data["checksum"]), None if old is None else (old["hlc"], old["checksum"])):
+        if crdt.embedding_wins(
+            (op["hlc"], data["checksum"]), None if old is None else (old["hlc"], old["checksum"])
+        ):
             rec = {k: v for k, v in data.items() if k != "item_kind"}
             rec.update(hlc=op["hlc"], dot=crdt.dot(op["replica"], op["seq"]))
             txn.put(key, pack(crdt.canonical(rec)), db=self.dbs["emb"])
         return op
 
-    def _apply_record(self, ctx: WriteContext, collection: str, verb: str, op: dict[str, Any]) -> None:
+    def _apply_record(
+        self, ctx: WriteContext, collection: str, verb: str, op: dict[str, Any]
+    ) -> None:
         txn, db = ctx.txn, self.dbs[RECORD_DBS[collection]]
         key = PERSONA_KEY if collection == "persona" else op["target"].encode()
         raw = txn.get(key, db=db)
@@ -669,7 +705,11 @@ class Store:
         return None if src is None else (src, dst)
 
     def _update_adjacency(
-        self, txn: lmdb.Transaction, edge_id: str, before: tuple[str, str] | None, after: tuple[str, str] | None
+        self,
+        txn: Txn,
+        edge_id: str,
+        before: tuple[str, str] | None,
+        after: tuple[str, str] | None,
     ) -> None:
         adj, eid = self.dbs["adj"], edge_id.encode()
         if before:
@@ -742,11 +782,11 @@ class Store:
 
     # ---- reads ----------------------------------------------------------------------------
 
-    def version_vector(self, txn: lmdb.Transaction) -> dict[str, int]:
+    def version_vector(self, txn: Txn) -> dict[str, int]:
         """``{replica: highest contiguous seq applied}``, read off the op log."""
         return {replica: seq for replica, (seq, _) in self._last_ops(txn).items()}
 
-    def _last_ops(self, txn: lmdb.Transaction) -> dict[str, tuple[int, int]]:
+    def _last_ops(self, txn: Txn) -> dict[str, tuple[int, int]]:
         """``{replica: (seq, hlc)}`` of each replica's last logged op: a few cursor moves
         per replica, jumping from one replica's range to the next."""
         out: dict[str, tuple[int, int]] = {}
@@ -765,7 +805,7 @@ class Store:
                     found = cur.next()
         return out
 
-    def ops_since(self, txn: lmdb.Transaction, vv: dict[str, int]) -> Iterator[dict[str, Any]]:
+    def ops_since(self, txn: Txn, vv: dict[str, int]) -> Iterator[dict[str, Any]]:
         """The ops the holder of ``vv`` lacks, per replica in seq order."""
         ops_db = self.dbs["ops"]
         for replica, seq in sorted(self.version_vector(txn).items()):
@@ -781,7 +821,7 @@ class Store:
                         break
                     yield unpack(v)
 
-    def state_digest(self, txn: lmdb.Transaction) -> str:
+    def state_digest(self, txn: Txn) -> str:
         """A hash of the materialized state: equal on replicas that applied the same ops."""
         h = hashlib.blake2b(digest_size=16)
         for name in STATE_DBS:

@@ -71,7 +71,11 @@ def test_after_beats_a_clamped_stamp() -> None:
     assert clock.after(future) > future
 
 
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 10**9), st.integers(-5_000, 5_000)), max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(0, 10**9), st.integers(-5_000, 5_000)), max_size=60
+    )
+)
 def test_hlc_never_goes_backwards(steps: list[tuple[bool, int, int]]) -> None:
     wall = FakeWall(1_000_000)
     clock = HLC(wall_ms=wall, max_drift_ms=10_000)
@@ -98,7 +102,9 @@ def test_vv_merge_is_a_join(a: dict[str, int], b: dict[str, int], c: dict[str, i
 
 
 @given(vvs, vvs)
-def test_vv_missing_is_exactly_what_the_other_lacks(mine: dict[str, int], theirs: dict[str, int]) -> None:
+def test_vv_missing_is_exactly_what_the_other_lacks(
+    mine: dict[str, int], theirs: dict[str, int]
+) -> None:
     missing = vv_missing(mine, theirs)
     for replica, (first, last) in missing.items():
         assert first == theirs.get(replica, 0) + 1 and last == mine[replica] and first <= last

@@ -36,7 +36,11 @@ local_op = st.one_of(
     st.tuples(st.just("rm_skill"), replica_ix, st.integers(0, 7)),
 )  # fmt: skip
 delivery = st.tuples(
-    st.just("deliver"), replica_ix, replica_ix, st.lists(st.integers(0, 10_000), max_size=8), st.randoms(use_true_random=False)
+    st.just("deliver"),
+    replica_ix,
+    replica_ix,
+    st.lists(st.integers(0, 10_000), max_size=8),
+    st.randoms(use_true_random=False),
 )
 # One origin's ops only, in order: what a pull of one replica's segments does. It makes ops
 # arrive before ops they depend on from other origins (a remove before the add it saw).
@@ -66,7 +70,13 @@ def run_local(mem: Memory, step: tuple[Any, ...]) -> None:
             mem.remove_node(pick(nodes, args[0]))
         elif kind == "edge":
             edge_id, src, dst, pred = args
-            mem.add_edge(pick(nodes, src), pick(nodes, dst), pred, id=edge_id, evidence=[f"{mem.replica_id}-{pred}"])
+            mem.add_edge(
+                pick(nodes, src),
+                pick(nodes, dst),
+                pred,
+                id=edge_id,
+                evidence=[f"{mem.replica_id}-{pred}"],
+            )
         elif kind == "rm_edge":
             mem.remove_edge(pick([e.id for e in mem.all_edges()], args[0]))
         elif kind == "persona_name":
@@ -122,7 +132,9 @@ def visible(mem: Memory) -> dict[str, Any]:
 @given(n=st.integers(2, 5), program=steps)
 def test_replicas_converge(n: int, program: list[tuple[Any, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        replicas = [Memory.open(Path(tmp) / f"r{i}", sync=False, replica_id=f"r{i}") for i in range(n)]
+        replicas = [
+            Memory.open(Path(tmp) / f"r{i}", sync=False, replica_id=f"r{i}") for i in range(n)
+        ]
         try:
             for step in program:
                 if step[0] == "deliver":
@@ -132,11 +144,15 @@ def test_replicas_converge(n: int, program: list[tuple[Any, ...]]) -> None:
                 elif step[0] == "sync":
                     _, src, dst = step
                     if src % n != dst % n:
-                        replicas[dst % n].apply_ops(replicas[src % n].ops_since(replicas[dst % n].version_vector()))
+                        replicas[dst % n].apply_ops(
+                            replicas[src % n].ops_since(replicas[dst % n].version_vector())
+                        )
                 elif step[0] == "stream":
                     _, src, dst, origin, count = step
                     if src % n != dst % n:
-                        deliver_stream(replicas[src % n], replicas[dst % n], f"r{origin % n}", count)
+                        deliver_stream(
+                            replicas[src % n], replicas[dst % n], f"r{origin % n}", count
+                        )
                 else:
                     run_local(replicas[step[1] % n], step)
             full_exchange(replicas)

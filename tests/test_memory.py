@@ -88,7 +88,9 @@ def test_graph_nodes_edges_neighbors(mem: Memory) -> None:
     knows = mem.add_edge("alice", "bob", "knows", weight=0.5, evidence=["b1"])
     mem.add_edge("bob", "tea", "likes")
     mem.add_edge("acme", "alice", "employs")
-    assert mem.add_edge("alice", "bob", "knows", weight=0.5, evidence=["b1"]).id == knows.id  # same fact
+    assert (
+        mem.add_edge("alice", "bob", "knows", weight=0.5, evidence=["b1"]).id == knows.id
+    )  # same fact
     one = {(n.node.id, n.depth, n.direction) for n in mem.neighbors("alice")}
     assert one == {("bob", 1, "out"), ("acme", 1, "in")}
     two = {(n.node.id, n.depth) for n in mem.neighbors("alice", depth=2)}
@@ -134,7 +136,9 @@ def test_second_open_is_refused_clearly(tmp_path: Path) -> None:
         with pytest.raises(DataDirLocked, match="already open in this process"):
             Memory.open(tmp_path / "d")
         code = f"from chrysalis import Memory\nMemory.open({str(tmp_path / 'd')!r})"
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode != 0
         assert "is in use by another process (pid" in out.stderr
     with Memory.open(tmp_path / "d", sync=False) as again:  # released on close
@@ -160,7 +164,7 @@ def test_the_map_grows_before_it_fills(tmp_path: Path) -> None:
             while not stop.is_set():
                 try:
                     mem.last_beads(5)
-                except BaseException as exc:  # noqa: BLE001
+                except BaseException as exc:
                     reader_errors.append(exc)
                     return
 

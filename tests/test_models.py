@@ -56,7 +56,9 @@ BAD_BEADS = [
 
 
 @pytest.mark.parametrize(("fields", "fragment"), BAD_BEADS)
-def test_invalid_beads_raise_clearly_and_write_nothing(mem: Memory, fields: dict, fragment: str) -> None:  # type: ignore[type-arg]
+def test_invalid_beads_raise_clearly_and_write_nothing(
+    mem: Memory, fields: dict, fragment: str
+) -> None:  # type: ignore[type-arg]
     before = (mem.state_digest(), mem.version_vector())
     with pytest.raises(InvalidInput) as info:
         mem.append_beads([{"id": "b1", **fields}])
@@ -65,7 +67,9 @@ def test_invalid_beads_raise_clearly_and_write_nothing(mem: Memory, fields: dict
     assert (mem.state_digest(), mem.version_vector()) == before
 
 
-@pytest.mark.parametrize("bad_id", ["", "../x", "a/b", ".hidden", "a b", "x" * 129, "nul\x00", "é", 7])
+@pytest.mark.parametrize(
+    "bad_id", ["", "../x", "a/b", ".hidden", "a b", "x" * 129, "nul\x00", "é", 7]
+)
 def test_unsafe_ids_are_refused(mem: Memory, bad_id: object) -> None:
     with pytest.raises(InvalidInput, match="id"):
         mem.append_bead("x", id=bad_id)  # type: ignore[arg-type]

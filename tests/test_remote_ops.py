@@ -35,7 +35,9 @@ def test_local_ops_are_in_canonical_wire_form(source: Memory) -> None:
     assert OPS.dump_python(OPS.validate_python(ops), exclude_unset=True) == ops
 
 
-def test_out_of_order_duplicated_ops_wait_for_gaps(source: Memory, open_memory: Callable[..., Memory]) -> None:
+def test_out_of_order_duplicated_ops_wait_for_gaps(
+    source: Memory, open_memory: Callable[..., Memory]
+) -> None:
     dst = open_memory("dst")
     ops = source.ops_since({})
     r = dst.apply_ops([ops[3], ops[2]])
@@ -48,7 +50,9 @@ def test_out_of_order_duplicated_ops_wait_for_gaps(source: Memory, open_memory: 
     assert dst.state_digest() == source.state_digest()
 
 
-def test_pending_ops_survive_a_restart(source: Memory, open_memory: Callable[..., Memory], tmp_path: Any) -> None:
+def test_pending_ops_survive_a_restart(
+    source: Memory, open_memory: Callable[..., Memory], tmp_path: Any
+) -> None:
     ops = source.ops_since({})
     with Memory.open(tmp_path / "late", sync=False) as dst:
         dst.apply_ops(ops[1:])
@@ -103,7 +107,9 @@ def test_malformed_remote_op_is_rejected_without_touching_state(
     assert snapshot(dst) == before
 
 
-def test_malformed_payload_inside_record_ops(source: Memory, open_memory: Callable[..., Memory]) -> None:
+def test_malformed_payload_inside_record_ops(
+    source: Memory, open_memory: Callable[..., Memory]
+) -> None:
     dst = open_memory("dst")
     ops = source.ops_since({})
     node_put = next(op for op in ops if op["kind"] == "node.put")
@@ -118,7 +124,9 @@ def test_malformed_payload_inside_record_ops(source: Memory, open_memory: Callab
     assert snapshot(dst) == (Memory.state_digest(dst), {}, 0)
 
 
-def test_cloned_data_dir_is_a_dot_conflict(open_memory: Callable[..., Memory], tmp_path: Any) -> None:
+def test_cloned_data_dir_is_a_dot_conflict(
+    open_memory: Callable[..., Memory], tmp_path: Any
+) -> None:
     a = open_memory("a", replica_id="a")
     a.append_bead("before the clone", id="x")
     a.close()
@@ -144,7 +152,9 @@ def test_cloned_data_dir_is_a_dot_conflict(open_memory: Callable[..., Memory], t
         clone.apply_ops(a.ops_since({"a": 2}))
 
 
-def test_erased_and_full_versions_of_one_op_are_not_a_conflict(open_memory: Callable[..., Memory]) -> None:
+def test_erased_and_full_versions_of_one_op_are_not_a_conflict(
+    open_memory: Callable[..., Memory],
+) -> None:
     a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
     a.append_bead("secret", id="s1")
     full = a.ops_since({})

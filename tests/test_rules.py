@@ -89,7 +89,9 @@ def skewed(mem: Memory, offset_ms: int) -> None:
     mem.store.clock._wall_ms = lambda: time.time_ns() // 1_000_000 + offset_ms
 
 
-def test_lww_under_skewed_clocks_the_write_that_saw_the_other_wins(pair: tuple[Memory, Memory]) -> None:
+def test_lww_under_skewed_clocks_the_write_that_saw_the_other_wins(
+    pair: tuple[Memory, Memory],
+) -> None:
     a, b = pair
     skewed(a, 10 * 60 * 1000)  # A's clock runs 10 minutes fast
     a.update_persona(name="from A (fast clock)")
@@ -99,7 +101,9 @@ def test_lww_under_skewed_clocks_the_write_that_saw_the_other_wins(pair: tuple[M
     assert a.get_persona().name == b.get_persona().name == "from B, after seeing A"
 
 
-def test_lww_the_write_that_saw_the_other_wins_even_past_the_clamp(pair: tuple[Memory, Memory]) -> None:
+def test_lww_the_write_that_saw_the_other_wins_even_past_the_clamp(
+    pair: tuple[Memory, Memory],
+) -> None:
     a, b = pair
     skewed(a, 365 * 24 * 3600 * 1000)  # a year fast: beyond max drift, B clamps on receipt
     a.update_persona(description="from the future")
@@ -126,7 +130,11 @@ def test_two_laptops_adding_different_goals_keep_both(pair: tuple[Memory, Memory
     a.update_persona(goals=[*a.get_persona().goals, "write docs"])
     b.update_persona(goals=[*b.get_persona().goals, "fix bugs"])
     exchange(a, b)
-    assert sorted(a.get_persona().goals) == sorted(b.get_persona().goals) == ["fix bugs", "ship v1", "write docs"]
+    assert (
+        sorted(a.get_persona().goals)
+        == sorted(b.get_persona().goals)
+        == ["fix bugs", "ship v1", "write docs"]
+    )
     # and a drop removes only what its writer saw
     b.update_persona(goals=["ship v1"])
     a.update_persona(goals=[*a.get_persona().goals, "rest"])
@@ -141,8 +149,7 @@ def test_forget_of_a_bead_another_replica_has_not_seen(open_memory: Callable[...
     b.forget(bead.id)
     c.apply_ops(b.ops_since({"a": 1}))  # C gets the forget first...
     c.apply_ops(a.ops_since({}))  # ...then the original add, full content
-    for m in (a, b, c):
-        exchange(a, b, c)
+    exchange(a, b, c)
     for m in (a, b, c):
         with pytest.raises(NotFound):
             m.get_bead(bead.id)
