@@ -10,6 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import numpy as np
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import crdt
@@ -20,6 +21,7 @@ from .models import (
     Bead,
     BlobRef,
     Edge,
+    Embedding,
     Neighbor,
     Node,
     Persona,
@@ -34,6 +36,7 @@ from .store import (
     ApplyResult,
     Store,
     WriteContext,
+    emb_key,
     op_key,
     unpack,
 )
@@ -632,6 +635,65 @@ class Memory:
             ctx.local_op(f"{collection}.remove", id, {"remove": crdt.observed_dots(record)})
 
         self._store.write(write)
+
+    # ---- embeddings (written by the indexing worker; they replicate like everything else) -----
+
+    def put_embedding(
+        self,
+        item_kind: str,
+        item_id: str,
+        model: str,
+        vector: Any,
+        *,
+        provider: str,
+        text_hash: str,
+    ) -> Embedding:
+        """Store the vector of one item under one embedding model (LWW per item and model).
+
+        ``vector`` is a sequence of floats or a numpy array; it is stored as float32. A
+        vector for a bead that is unknown or forgotten raises `NotFound`.
+        """
+        try:
+            array = np.asarray(vector, dtype="<f4").reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"invalid embedding: vector: {exc}") from None
+        if not np.isfinite(array).all():
+            raise InvalidInput("invalid embedding: vector: must be finite numbers")
+        raw = array.tobytes()
+        emb = _validate(
+            Embedding,
+            {
+                "item_kind": item_kind, "item_id": item_id, "model": model,
+                "dims": int(array.size), "provider": provider, "text_hash": text_hash,
+                "vector": raw, "created_at": now(),
+            },
+            "embedding",
+        )  # fmt: skip
+        data = emb.model_dump(exclude={"item_id"})
+        data["checksum"] = hashlib.sha256(raw).hexdigest()
+
+        def write(ctx: WriteContext) -> None:
+            if item_kind == "bead":
+                entry = ctx.get("beads", item_id.encode())
+                if not isinstance(entry, list):
+                    raise NotFound(f"no bead {item_id!r} to embed")
+            ctx.local_op("embedding.put", item_id, data)
+
+        self._store.write(write)
+        return emb  # type: ignore[no-any-return]
+
+    def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:
+        """The stored vector; `NotFound` when none (or its item was forgotten)."""
+        store = self._store
+        with store.read() as txn:
+            raw = txn.get(emb_key(item_kind, item_id, model), db=store.dbs["emb"])
+        rec = None if raw is None else unpack(raw)
+        if rec is None or rec.get("erased"):
+            raise NotFound(f"no {model!r} embedding for {item_kind} {item_id!r}")
+        fields = {
+            k: rec[k] for k in ("model", "dims", "provider", "text_hash", "vector", "created_at")
+        }
+        return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)
 
     # ---- replication ---------------------------------------------------------------------------
 

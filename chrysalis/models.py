@@ -8,6 +8,7 @@ regenerates the JSON Schemas in ``schemas/``.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -232,6 +233,7 @@ class Skill(_Model):
 class Embedding(_Model):
     """One vector for one item under one model; ``vector`` is little-endian float32."""
 
+    item_kind: Literal["bead", "node", "skill", "persona"]
     item_id: Id
     model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
     dims: Annotated[int, Field(strict=True, ge=1, le=MAX_DIMS)]
@@ -371,7 +373,11 @@ class ForgetData(_Data):
     pass
 
 
+ItemKind = Literal["bead", "node", "skill", "persona"]
+
+
 class EmbeddingData(_Data):
+    item_kind: ItemKind
     model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
     dims: Annotated[int, Field(strict=True, ge=1, le=MAX_DIMS)]
     provider: Annotated[str, Field(strict=True, min_length=1, max_length=64)]
@@ -386,7 +392,17 @@ class EmbeddingData(_Data):
             raise ValueError(
                 f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}"
             )
+        if hashlib.sha256(self.vector).hexdigest() != self.checksum:
+            raise ValueError("checksum is not the SHA-256 of the vector")
         return self
+
+
+class ErasedEmbedding(_Data):
+    """What an embedding op of a forgotten bead keeps: never the vector."""
+
+    item_kind: ItemKind
+    model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
+    erased: Literal[True] = True
 
 
 class _OpBase(_Model):
@@ -396,17 +412,22 @@ class _OpBase(_Model):
     target: Id
 
 
-def _erased_or_not(value: Any) -> str:
-    if isinstance(value, dict):
-        return "erased" if value.get("erased") else "bead"
-    return "erased" if isinstance(value, ErasedBead) else "bead"
+def _tagger(erased_cls: type[BaseModel], live: str) -> Any:
+    """A discriminator for a live/erased union: reads "erased" instead of trying both models."""
+
+    def tag(value: Any) -> str:
+        if isinstance(value, dict):
+            return "erased" if value.get("erased") else live
+        return "erased" if isinstance(value, erased_cls) else live
+
+    return Discriminator(tag)
 
 
 class BeadAddOp(_OpBase):
     kind: Literal["bead.add"]
     data: Annotated[
         Annotated[Bead, UnionTag("bead")] | Annotated[ErasedBead, UnionTag("erased")],
-        Discriminator(_erased_or_not),
+        _tagger(ErasedBead, "bead"),
     ]
 
 
@@ -452,7 +473,10 @@ class SkillRemoveOp(_OpBase):
 
 class EmbeddingPutOp(_OpBase):
     kind: Literal["embedding.put"]
-    data: EmbeddingData
+    data: Annotated[
+        Annotated[EmbeddingData, UnionTag("live")] | Annotated[ErasedEmbedding, UnionTag("erased")],
+        _tagger(ErasedEmbedding, "live"),
+    ]
 
 
 Op = Annotated[

@@ -34,6 +34,7 @@ local_op = st.one_of(
     st.tuples(st.just("persona_trait"), replica_ix, st.sampled_from(["tone", "pace"]), st.sampled_from([*WORDS, None])),
     st.tuples(st.just("skill"), replica_ix, st.sampled_from(["k0", "k1"]), st.sampled_from(WORDS), st.lists(st.sampled_from(WORDS), max_size=2)),
     st.tuples(st.just("rm_skill"), replica_ix, st.integers(0, 7)),
+    st.tuples(st.just("embed"), replica_ix, st.integers(0, 7), st.integers(0, 3)),
 )  # fmt: skip
 delivery = st.tuples(
     st.just("deliver"),
@@ -90,6 +91,12 @@ def run_local(mem: Memory, step: tuple[Any, ...]) -> None:
         elif kind == "skill":
             skill_id, word, tags = args
             mem.put_skill({"id": skill_id, "name": word, "tags": tags, "examples": [word]})
+        elif kind == "embed":
+            k, v = args
+            bead_id = pick([b.id for b in mem.all_beads()], k)
+            mem.put_embedding(
+                "bead", bead_id, "m", [float(v), 1.0], provider=mem.replica_id, text_hash="0" * 64
+            )
         elif kind == "rm_skill":
             mem.delete_skill(pick([k.id for k in mem.list_skills()], args[0]))
     except ChrysalisError as exc:  # NotFound / Conflict are local answers, not failures
@@ -125,7 +132,15 @@ def visible(mem: Memory) -> dict[str, Any]:
         "edges": [e.model_dump() for e in mem.all_edges()],
         "persona": mem.get_persona().model_dump(),
         "skills": [s.model_dump() for s in mem.list_skills()],
+        "vectors": {b.id: _vector(mem, b.id) for b in mem.all_beads()},
     }
+
+
+def _vector(mem: Memory, bead_id: str) -> bytes | None:
+    try:
+        return mem.get_embedding("bead", bead_id, "m").vector
+    except ChrysalisError:
+        return None
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
