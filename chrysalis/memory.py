@@ -693,7 +693,7 @@ class Memory:
         fields = {
             k: rec[k] for k in ("model", "dims", "provider", "text_hash", "vector", "created_at")
         }
-        return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)
+        return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)  # type: ignore[arg-type]
 
     # ---- replication ---------------------------------------------------------------------------
 
