@@ -94,9 +94,10 @@ def percentile(sorted_values: list[float], pct: float) -> float:
 # ---- benchmarks ------------------------------------------------------------------------------
 
 
-def bench_append_bead(threads: int, seconds: float) -> float:
-    """Durable ``append_bead`` from ``threads`` threads for ``seconds``; returns beads/s."""
-    with fresh_memory(f"append{threads}") as mem:
+def bench_append_bead(threads: int, seconds: float, *, sync: bool = True) -> float:
+    """``append_bead`` (durable unless ``sync=False``) from ``threads`` threads for
+    ``seconds``; returns beads/s."""
+    with fresh_memory(f"append{threads}", sync=sync) as mem:
         counts = [0] * threads
         start_line = threading.Barrier(threads + 1)
         deadline = 0.0
@@ -205,6 +206,8 @@ def run(quick: bool, seconds: float) -> list[Figure]:
     log("append_bead, durable ...")
     one = bench_append_bead(1, seconds)
     eight = bench_append_bead(8, seconds)
+    log("append_bead, sync=False (no fsync: the CPU's share of the cost) ...")
+    eight_nosync = bench_append_bead(8, seconds, sync=False)
     log("append_beads, durable ...")
     batch = bench_append_beads(batch_calls)
     log(f"apply_ops and reads at {k} beads ...")
@@ -213,6 +216,7 @@ def run(quick: bool, seconds: float) -> list[Figure]:
     return [
         Figure("append_bead_1t", "append_bead, 1 thread", one, "beads/s"),
         Figure("append_bead_8t", "append_bead, 8 threads", eight, "beads/s", 20_000),
+        Figure("append_bead_8t_nosync", "append_bead, 8 thr, sync=False", eight_nosync, "beads/s"),
         Figure("append_beads", f"append_beads, {BATCH_ROWS}/call", batch, "beads/s", 200_000),
         Figure("apply_ops", f"apply_ops, {k} ops", rest["apply_ops"], "ops/s", 100_000),
         Figure("last_beads_p50", f"last_beads(50) p50 @{k}", rest["last_beads_p50"], "us"),

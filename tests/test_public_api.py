@@ -1,0 +1,50 @@
+"""The public surface: what `chrysalis` exports, and the bench script still runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import chrysalis
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_all_names_exist_and_every_public_name_is_listed() -> None:
+    for name in chrysalis.__all__:
+        assert hasattr(chrysalis, name), name
+    public = {n for n in vars(chrysalis) if not n.startswith("_") and not _is_module(n)}
+    assert public <= set(chrysalis.__all__), public - set(chrysalis.__all__)
+
+
+def _is_module(name: str) -> bool:
+    return type(getattr(chrysalis, name)).__name__ == "module"
+
+
+def test_errors_form_one_tree() -> None:
+    for name in chrysalis.__all__:
+        obj = getattr(chrysalis, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, chrysalis.ChrysalisError)
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
+    assert command in readme[:400], "the README must open with the CI test command"
+
+
+def test_store_bench_quick_run_prints_its_figures() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "store_bench.py"), "--quick", "--json", "--seconds", "0.3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    figures = {f["key"]: f for f in json.loads(out.stdout)["figures"]}
+    assert {"append_bead_8t", "append_beads", "apply_ops", "last_beads_p95", "state_digest"} <= set(figures)
+    assert all(f["value"] > 0 for f in figures.values())
