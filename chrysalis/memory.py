@@ -118,7 +118,7 @@ class Memory:
         Raises `DataDirLocked` when another process (or Memory) has it open.
         """
         return cls(
-            Store(Path(path), sync=sync, map_size=map_size, replica_id=replica_id),
+            Store(Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id),
             blob_threshold=blob_threshold,
         )
 

@@ -345,7 +345,12 @@ class Store:
         self.decoded = DecodedCache()
         self._resize = _ResizeLock()
         self._closed = False
-        self._init_meta(replica_id)
+        try:
+            self._init_meta(replica_id)
+        except BaseException:
+            self.env.close()
+            self._lock.release()
+            raise
         with self.read() as txn:
             last = self._last_ops(txn)
         self._seq = last.get(self.replica_id, (0, 0))[0]

@@ -220,3 +220,18 @@ def test_hlc_stays_monotonic_across_a_restart_with_the_clock_set_back(tmp_path: 
         mem.append_bead("after")
         assert mem.ops_since({})[-1]["hlc"] > first
         assert mem.version_vector() == {mem.replica_id: 2}
+
+
+def test_meta_values_persist(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "d", sync=False) as mem:
+        replica = mem.replica_id
+        assert mem.store.generation == 1
+        assert mem.store.get_meta("push_cursor") is None
+        mem.store.put_meta("push_cursor", {"seq": 42})
+    with Memory.open(tmp_path / "d", sync=False) as mem:
+        assert mem.replica_id == replica
+        assert mem.store.get_meta("push_cursor") == {"seq": 42}
+    with pytest.raises(DataDirLocked, match="belongs to replica"):
+        Memory.open(tmp_path / "d", replica_id="someone-else")
+    with Memory.open(tmp_path / "d", sync=False):  # the refusal released the lock
+        pass

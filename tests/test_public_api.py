@@ -39,12 +39,21 @@ def test_readme_test_command_is_what_ci_runs() -> None:
 
 def test_store_bench_quick_run_prints_its_figures() -> None:
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "store_bench.py"), "--quick", "--json", "--seconds", "0.3"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "store_bench.py"),
+            "--quick",
+            "--json",
+            "--seconds",
+            "0.3",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
     figures = {f["key"]: f for f in json.loads(out.stdout)["figures"]}
-    assert {"append_bead_8t", "append_beads", "apply_ops", "last_beads_p95", "state_digest"} <= set(figures)
+    assert {"append_bead_8t", "append_beads", "apply_ops", "last_beads_p95", "state_digest"} <= set(
+        figures
+    )
     assert all(f["value"] > 0 for f in figures.values())
