@@ -25,13 +25,14 @@ A local write makes the op with the next seq and applies it in the same transact
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import functools
 import hashlib
+import itertools
 import logging
 import os
-import queue
 import secrets
 import threading
 import time
@@ -154,7 +155,8 @@ class _ResizeLock:
 @dataclass
 class _Request:
     fn: Callable[[WriteContext], Any]
-    done: threading.Event = field(default_factory=threading.Event)
+    wake: threading.Event = field(default_factory=threading.Event)
+    finished: bool = False
     result: Any = None
     error: BaseException | None = None
 
@@ -357,14 +359,14 @@ class Store:
         # Above every stamp in the log: monotonic across restarts, even if the wall clock
         # stepped back while we were down.
         self.clock = HLC(max((hlc for _, hlc in last.values()), default=0))
-        self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        self._mu = threading.Lock()
+        self._idle = threading.Condition(self._mu)  # the queue emptied
+        self._arrived = threading.Condition(self._mu)  # a writer joined the queue
+        self._writers: collections.deque[_Request] = collections.deque()
+        self._expected = 1
         self.commits = 0
         self.listeners: list[Callable[[list[dict[str, Any]]], None]] = []
         self._applied: list[dict[str, Any]] = []
-        self._writer = threading.Thread(
-            target=self._run_writer, name="chrysalis-writer", daemon=True
-        )
-        self._writer.start()
 
     # ---- meta ------------------------------------------------------------------------------
 
@@ -421,42 +423,59 @@ class Store:
 
         ``fn`` may raise a `ChrysalisError` before its first write: that caller gets the
         error and the rest of the batch commits. Any other failure fails the whole batch.
+
+        Group commit without a writer thread (LevelDB's scheme): callers queue up; the one
+        at the front leads, commits everything queued in one transaction in its own thread,
+        then hands the lead to the next. A lone writer thus never waits for a thread switch,
+        and writers arriving during a commit share the next one.
         """
-        if self._closed:
-            raise ClosedError("memory is closed")
         request = _Request(fn)
-        self._queue.put(request)
-        request.done.wait()
+        with self._mu:
+            if self._closed:
+                raise ClosedError("memory is closed")
+            self._writers.append(request)
+            self._arrived.notify()
+        while True:
+            with self._mu:
+                if request.finished:
+                    break
+                if request is self._writers[0]:
+                    batch = self._take_batch()
+                    break
+                request.wake.clear()
+            request.wake.wait()  # woken when done, or when it reaches the front
+        if not request.finished:
+            try:
+                self._commit_batch(batch)
+            finally:
+                with self._mu:
+                    for _ in batch:
+                        done = self._writers.popleft()
+                        done.finished = True
+                        done.wake.set()
+                    if self._writers:
+                        self._writers[0].wake.set()  # the next leader
+                    else:
+                        self._idle.notify_all()
         if request.error is not None:
             raise request.error
         return request.result
 
-    def _run_writer(self) -> None:
-        stop, expected = False, 1
-        while not stop:
-            first = self._queue.get()
-            if first is None:
-                break
-            batch = [first]
-            while len(batch) < MAX_BATCH:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    # The last batch had more writers than have arrived: the others are
-                    # probably on their way (validating). A durable commit costs far more
-                    # than this short wait, so waiting fills the commit.
-                    if not self.sync or len(batch) >= expected:
-                        break
-                    try:
-                        nxt = self._queue.get(timeout=GROUP_COMMIT_WAIT)
-                    except queue.Empty:
-                        break
-                if nxt is None:
-                    stop = True
+    def _take_batch(self) -> list[_Request]:
+        """The leader's batch: everything queued (called with the mutex held).
+
+        When the last batch had more writers than are queued now, the others are probably on
+        their way (validating); a durable commit costs far more than this short wait.
+        """
+        if self.sync and len(self._writers) < self._expected:
+            deadline = time.monotonic() + GROUP_COMMIT_WAIT
+            while len(self._writers) < self._expected:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._arrived.wait(left):
                     break
-                batch.append(nxt)
-            expected = len(batch)
-            self._commit_batch(batch)
+        batch = list(itertools.islice(self._writers, MAX_BATCH))
+        self._expected = len(batch)
+        return batch
 
     def _commit_batch(self, batch: list[_Request]) -> None:
         for _attempt in range(16):
@@ -499,8 +518,6 @@ class Store:
         else:
             for req in batch:
                 req.error = StoreError("write failed: the LMDB map could not grow enough")
-        for req in batch:
-            req.done.set()
 
     def _grow_if_needed(self) -> None:
         info = self.env.info()
@@ -517,9 +534,10 @@ class Store:
     def close(self) -> None:
         if self._closed:
             return
-        self._queue.put(None)
-        self._writer.join()
-        self._closed = True
+        with self._mu:
+            self._closed = True  # no new writers; those queued finish first
+            while self._writers:
+                self._idle.wait()
         with self._resize.exclusive():
             self.env.close()
         self._lock.release()
