@@ -16,11 +16,12 @@ Named databases (keys are bytes; ``\\0`` separates variable parts, ints are 8-by
 
 Nothing is written per commit that can be derived: the version vector and the HLC come from
 the op log at open (every named database a commit touches costs a page write and its share of
-the fsync: measured ~110 µs each on this machine's disk).
+the fsync: measured +30 µs per commit each here for appends, +110 µs with random keys).
 
-One writer thread owns every write transaction. Callers hand it a function; it runs a batch
-of them in one transaction (group commit) and each caller returns only after that commit.
-A local write makes the op with the next seq and applies it in the same transaction.
+Writes are group-committed: callers queue a function; the caller at the front of the queue
+runs every queued function in one write transaction, in its own thread, and each caller
+returns only after that commit. A local write makes the op with the next seq and applies it in
+the same transaction.
 """
 
 from __future__ import annotations
