@@ -10,6 +10,7 @@ boundary where they occur, with ``raise Mapped(msg) from exc``::
     ├── Conflict              the request contradicts stored state       (HTTP 409)
     │   └── DotConflict       same (replica, seq) with different content:
     │                         a cloned or restored data dir
+    ├── EmbedderUnavailable   the embedding service cannot answer         (HTTP 503)
     ├── DataDirLocked         another process has the data dir open
     ├── StoreError            LMDB or the blob store failed
     └── ClosedError           the Memory was closed
@@ -63,6 +64,12 @@ class DotConflict(Conflict):
     """
 
     code = "dot_conflict"
+
+
+class EmbedderUnavailable(ChrysalisError):
+    """The embedder cannot answer (Ollama down, model not pulled, timeout); says what to do."""
+
+    code = "embedder_unavailable"
 
 
 class DataDirLocked(ChrysalisError):
