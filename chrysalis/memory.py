@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -14,7 +15,9 @@ import numpy as np
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import crdt
+from .embed import Embedder, make_embedder
 from .errors import Conflict, InvalidInput, NotFound, from_pydantic
+from .indexer import Indexer
 from .models import (
     BEADS,
     OPS,
@@ -99,9 +102,22 @@ class Memory:
     concurrent writers share commits. Reads see every write that returned before them.
     """
 
-    def __init__(self, store: Store, *, blob_threshold: int = DEFAULT_BLOB_THRESHOLD) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        embedder: str | Embedder | None = None,
+        exact_limit: int = 50_000,
+    ) -> None:
         self._store = store
         self.blob_threshold = blob_threshold
+        self._indexer: Indexer | None = None
+        self._indexer_lock = threading.Lock()
+        self._exact_limit = exact_limit
+        self.embedder = None if embedder is None else make_embedder(embedder)
+        if self.embedder is not None:
+            self.indexer  # noqa: B018 - vectors are made in the background from the start
 
     @classmethod
     def open(
@@ -112,15 +128,39 @@ class Memory:
         map_size: int = DEFAULT_MAP_SIZE,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         replica_id: str | None = None,
+        embedder: str | Embedder | None = None,
+        exact_limit: int = 50_000,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
-        Raises `DataDirLocked` when another process (or Memory) has it open.
+        ``embedder`` (``"auto"``, ``"deterministic"``, ``"ollama[:MODEL]"``,
+        ``"sentence-transformers:PATH"`` or an `Embedder`) turns on vectors: a background
+        worker embeds every item and keeps a FAISS index per model. Without one, retrieval
+        uses keywords, recency, importance and the graph. Raises `DataDirLocked` when another
+        process (or Memory) has the data dir open.
         """
-        return cls(
-            Store(Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id),
-            blob_threshold=blob_threshold,
-        )
+        store = Store(Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id)
+        try:
+            return cls(
+                store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit
+            )
+        except BaseException:
+            store.close()
+            raise
+
+    @property
+    def indexer(self) -> Indexer:
+        """The derived indexes and their worker, started on first use."""
+        with self._indexer_lock:
+            if self._indexer is None:
+                self._indexer = Indexer(
+                    self, self.embedder, self._store.path / "index", exact_limit=self._exact_limit
+                )
+            return self._indexer
+
+    def wait_indexed(self, timeout: float | None = None) -> None:
+        """Block until every index reflects every write made before the call (tests, benches)."""
+        self.indexer.wait(timeout)
 
     @property
     def replica_id(self) -> str:
@@ -135,6 +175,9 @@ class Memory:
         return self._store
 
     def close(self) -> None:
+        if self._indexer is not None:
+            self._indexer.close()
+            self._indexer = None
         self._store.close()
 
     def __enter__(self) -> Self:
@@ -653,34 +696,54 @@ class Memory:
         ``vector`` is a sequence of floats or a numpy array; it is stored as float32. A
         vector for a bead that is unknown or forgotten raises `NotFound`.
         """
-        try:
-            array = np.asarray(vector, dtype="<f4").reshape(-1)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"invalid embedding: vector: {exc}") from None
-        if not np.isfinite(array).all():
-            raise InvalidInput("invalid embedding: vector: must be finite numbers")
-        raw = array.tobytes()
-        emb = _validate(
-            Embedding,
-            {
-                "item_kind": item_kind, "item_id": item_id, "model": model,
-                "dims": int(array.size), "provider": provider, "text_hash": text_hash,
-                "vector": raw, "created_at": now(),
-            },
-            "embedding",
-        )  # fmt: skip
-        data = emb.model_dump(exclude={"item_id"})
-        data["checksum"] = hashlib.sha256(raw).hexdigest()
+        row = {"item_kind": item_kind, "item_id": item_id, "model": model, "vector": vector,
+               "provider": provider, "text_hash": text_hash}  # fmt: skip
+        return self.put_embeddings([row])[0]
 
-        def write(ctx: WriteContext) -> None:
-            if item_kind == "bead":
-                entry = ctx.get("beads", item_id.encode())
-                if not isinstance(entry, list):
-                    raise NotFound(f"no bead {item_id!r} to embed")
-            ctx.local_op("embedding.put", item_id, data)
+    def put_embeddings(
+        self, rows: Sequence[Mapping[str, Any]], *, skip_missing: bool = False
+    ) -> list[Embedding]:
+        """Store many vectors in one commit (rows have `put_embedding`'s arguments).
 
-        self._store.write(write)
-        return emb  # type: ignore[no-any-return]
+        With ``skip_missing``, rows for beads that are gone (forgotten meanwhile) are dropped
+        instead of failing the call: what the indexing worker wants.
+        """
+        embs, datas = [], []
+        for row in rows:
+            try:
+                array = np.asarray(row["vector"], dtype="<f4").reshape(-1)
+            except (TypeError, ValueError, KeyError) as exc:
+                raise InvalidInput(f"invalid embedding: vector: {exc}") from None
+            if not np.isfinite(array).all():
+                raise InvalidInput("invalid embedding: vector: must be finite numbers")
+            raw = array.tobytes()
+            names = ("item_kind", "item_id", "model", "provider", "text_hash")
+            fields = {k: row.get(k) for k in names}
+            emb = _validate(
+                Embedding,
+                {**fields, "dims": int(array.size), "vector": raw, "created_at": now()},
+                "embedding",
+            )
+            data = emb.model_dump(exclude={"item_id"})
+            data["checksum"] = hashlib.sha256(raw).hexdigest()
+            embs.append(emb)
+            datas.append(data)
+
+        def write(ctx: WriteContext) -> list[bool]:
+            keep = []
+            for emb in embs:
+                entry = ctx.get("beads", emb.item_id.encode()) if emb.item_kind == "bead" else []
+                live = isinstance(entry, list)
+                if not live and not skip_missing:
+                    raise NotFound(f"no bead {emb.item_id!r} to embed")
+                keep.append(live)
+            for emb, data, live in zip(embs, datas, keep, strict=True):
+                if live:
+                    ctx.local_op("embedding.put", emb.item_id, data)
+            return keep
+
+        kept = self._store.write(write)
+        return [e for e, k in zip(embs, kept, strict=True) if k]
 
     def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:
         """The stored vector; `NotFound` when none (or its item was forgotten)."""

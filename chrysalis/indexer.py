@@ -1,0 +1,334 @@
+"""The indexing worker: keeps the keyword and vector indexes caught up with the op log, and
+makes the vectors nobody has made yet, off the write path.
+
+Three cursors, each a version vector over the op log, each persisted with what it describes:
+
+    keyword   in the SQLite file, with the rows          (all item kinds)
+    embed     in LMDB meta ``embed:<model>``             which items this replica has embedded
+    vectors   in the FAISS meta file, with the index     (embedding ops of the model)
+
+An op only says *which* item changed; the worker reads the item's current state, so the order
+ops arrive in does not matter. Vectors made here are embedding ops: they replicate, and a
+laptop without the model still searches with them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .clock import vv_dominates, vv_merge
+from .embed import Embedder
+from .errors import ClosedError, NotFound
+from .index import KeywordIndex, VectorIndex, item_key, split_key
+from .store import emb_key, unpack
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+
+BATCH_OPS = 2_000
+EMBED_BATCH = 128
+MAX_EMBED_CHARS = 8_000  # embedding models read a few hundred tokens; more only costs time
+
+
+def item_text(memory: Memory, key: str) -> tuple[str, dict[str, Any]] | None:
+    """The text an item is indexed under, and its filter fields; None when not visible."""
+    kind, item_id = split_key(key)
+    try:
+        if kind == "bead":
+            b = memory.get_bead(item_id)
+            text = f"{b.source}: {b.content}" if b.source else b.content
+            fields = {"session": b.session_id, "role": b.role, "ts": b.ts,
+                      "importance": b.importance, "tags": b.tags}  # fmt: skip
+            return text, fields
+        if kind == "node":
+            n = memory.get_node(item_id)
+            return " ".join([n.name or n.id, n.type, *n.labels]), {}
+        if kind == "skill":
+            s = memory.get_skill(item_id)
+            return " ".join([s.name, s.description, s.signature, *s.examples, *s.tags]), {}
+        if kind == "persona":
+            p = memory.get_persona()
+            text = " ".join([p.name, p.description, *p.goals, *p.norms]).strip()
+            return (text, {}) if text else None
+    except NotFound:
+        return None
+    return None
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def affected(ops: Iterable[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """(item keys whose text may have changed, item keys whose vector may have changed)."""
+    texts, vectors = set(), set()
+    for op in ops:
+        kind = op["kind"]
+        collection = kind.partition(".")[0]
+        if collection in ("bead", "node", "skill", "persona"):
+            texts.add(item_key(collection, "persona" if collection == "persona" else op["target"]))
+            if kind == "bead.forget":
+                vectors.add(item_key("bead", op["target"]))
+        elif kind == "embedding.put":
+            vectors.add(item_key(op["data"]["item_kind"], op["target"]))
+    return texts, vectors
+
+
+class Indexer:
+    """Owns the derived indexes of one Memory and the thread that keeps them current."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        embedder: Embedder | None,
+        directory: Path,
+        *,
+        exact_limit: int = 50_000,
+    ) -> None:
+        self.memory = memory
+        self.embedder = embedder
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.keyword, _ = KeywordIndex.open_or_reset(directory / "keyword.sqlite")
+        self.vectors: VectorIndex | None = None
+        self.last_error: str | None = None
+        self.errors = 0
+        self._progress = threading.Condition()
+        self._wake = threading.Event()
+        self._stop = False
+        if embedder is not None:
+            self.vectors = VectorIndex(
+                directory / "faiss", embedder.model, embedder.dims, exact_limit=exact_limit
+            )
+            if not self.vectors.load():
+                self._rebuild_vectors()
+        memory.store.listeners.append(self._on_commit)
+        self._thread = threading.Thread(target=self._run, name="chrysalis-indexer", daemon=True)
+        self._thread.start()
+
+    # ---- the worker ----------------------------------------------------------------------
+
+    def _on_commit(self, ops: list[dict[str, Any]]) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        backoff = 0.0
+        while not self._stop:
+            self._wake.wait(timeout=max(backoff, 1.0))
+            self._wake.clear()
+            if self._stop:
+                break
+            try:
+                while not self._stop and self.step():
+                    pass
+                backoff = 0.0
+            except ClosedError:
+                break
+            except Exception as exc:  # the worker must outlive any one failure
+                self.errors += 1
+                self.last_error = str(exc)
+                backoff = min(60.0, max(1.0, backoff * 2))
+                log.warning("indexing paused %.0f s: %s", backoff, exc)
+            with self._progress:
+                self._progress.notify_all()
+            self._maybe_save()
+
+    def step(self) -> bool:
+        """Do one batch of whatever is behind; True if there may be more."""
+        more = self._catch_up_keyword()
+        if self.embedder is not None and self.vectors is not None:
+            more = self._embed_missing() or more
+            more = self._catch_up_vectors() or more
+        with self._progress:
+            self._progress.notify_all()
+        return more
+
+    def _ops_after(self, watermark: dict[str, int]) -> list[dict[str, Any]]:
+        store = self.memory.store
+        with store.read() as txn:
+            out = []
+            for op in store.ops_since(txn, watermark):
+                out.append(op)
+                if len(out) >= BATCH_OPS:
+                    break
+            return out
+
+    @staticmethod
+    def _advance(watermark: dict[str, int], ops: list[dict[str, Any]]) -> dict[str, int]:
+        return vv_merge(watermark, {op["replica"]: op["seq"] for op in ops})
+
+    def _catch_up_keyword(self) -> bool:
+        watermark = self.keyword.watermark()
+        ops = self._ops_after(watermark)
+        if not ops:
+            return False
+        texts, _ = affected(ops)
+        upserts, deletes = [], []
+        for key in sorted(texts):
+            found = item_text(self.memory, key)
+            if found is None:
+                deletes.append(key)
+            else:
+                upserts.append((key, found[0], found[1]))
+        self.keyword.apply(upserts, deletes, self._advance(watermark, ops))
+        return len(ops) >= BATCH_OPS
+
+    def _embed_missing(self) -> bool:
+        assert self.embedder is not None
+        cursor = f"embed:{self.embedder.model}"
+        watermark = self.memory.store.get_meta(cursor) or {}
+        ops = self._ops_after(watermark)
+        if not ops:
+            return False
+        texts, _ = affected(ops)
+        todo: list[tuple[str, str]] = []
+        for key in sorted(texts):
+            found = item_text(self.memory, key)
+            if found is None:
+                continue
+            text = found[0][:MAX_EMBED_CHARS]
+            if self._stored_hash(key) != text_hash(text):
+                todo.append((key, text))
+        for start in range(0, len(todo), EMBED_BATCH):
+            chunk = todo[start : start + EMBED_BATCH]
+            vectors = self.embedder.embed_documents([t for _, t in chunk])
+            rows = []
+            for (key, text), vector in zip(chunk, vectors, strict=True):
+                kind, item_id = split_key(key)
+                rows.append({"item_kind": kind, "item_id": item_id, "model": self.embedder.model,
+                             "vector": vector, "provider": self.embedder.provider,
+                             "text_hash": text_hash(text)})  # fmt: skip
+            self.memory.put_embeddings(rows, skip_missing=True)
+        self.memory.store.put_meta(cursor, self._advance(watermark, ops))
+        return len(ops) >= BATCH_OPS
+
+    def _stored_hash(self, key: str) -> str | None:
+        assert self.embedder is not None
+        kind, item_id = split_key(key)
+        store = self.memory.store
+        with store.read() as txn:
+            raw = txn.get(emb_key(kind, item_id, self.embedder.model), db=store.dbs["emb"])
+        rec = None if raw is None else unpack(raw)
+        return None if rec is None or rec.get("erased") else rec["text_hash"]
+
+    def _catch_up_vectors(self) -> bool:
+        vectors = self.vectors
+        assert vectors is not None and self.embedder is not None
+        ops = self._ops_after(vectors.watermark)
+        if not ops:
+            return False
+        _, keys = affected(ops)
+        found = self._stored_vectors(sorted(keys))
+        present = [k for k in sorted(keys) if k in found]
+        vectors.remove(k for k in keys if k not in found)
+        if present:
+            vectors.upsert(present, np.vstack([found[k] for k in present]))
+        vectors.watermark = self._advance(vectors.watermark, ops)
+        vectors.dirty += 1
+        return len(ops) >= BATCH_OPS
+
+    def _stored_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
+        assert self.embedder is not None
+        model, store, out = self.embedder.model, self.memory.store, {}
+        with store.read() as txn:
+            for key in keys:
+                kind, item_id = split_key(key)
+                raw = txn.get(emb_key(kind, item_id, model), db=store.dbs["emb"])
+                rec = None if raw is None else unpack(raw)
+                if rec is not None and not rec.get("erased") and rec["dims"] == self.embedder.dims:
+                    out[key] = np.frombuffer(rec["vector"], dtype="<f4")
+        return out
+
+    def _rebuild_vectors(self) -> None:
+        """The vector index afresh from LMDB's vectors of this model, at one snapshot."""
+        assert self.vectors is not None and self.embedder is not None
+        store, model = self.memory.store, self.embedder.model
+        keys, rows = [], []
+        with store.read() as txn:
+            watermark = store.version_vector(txn)
+            for k, v in txn.cursor(db=store.dbs["emb"]):
+                kind, item_id, rec_model = k.decode().split("\0")
+                if rec_model != model:
+                    continue
+                rec = unpack(v)
+                if rec.get("erased") or rec["dims"] != self.embedder.dims:
+                    continue
+                keys.append(item_key(kind, item_id))
+                rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
+        matrix = np.vstack(rows) if rows else np.zeros((0, self.embedder.dims), np.float32)
+        self.vectors.rebuild_from(keys, matrix)
+        self.vectors.watermark = watermark
+        log.info("vector index for %s rebuilt from LMDB: %d vectors", model, len(keys))
+
+    def _maybe_save(self) -> None:
+        if self.vectors is not None and self.vectors.dirty:
+            try:
+                self.vectors.save()
+            except Exception as exc:
+                log.warning("could not save the vector index: %s", exc)
+
+    # ---- waiting and closing ---------------------------------------------------------------
+
+    def caught_up(self, target: dict[str, int]) -> bool:
+        if not vv_dominates(self.keyword.watermark(), target):
+            return False
+        if self.embedder is None or self.vectors is None:
+            return True
+        embedded = self.memory.store.get_meta(f"embed:{self.embedder.model}") or {}
+        return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until every index reflects every op committed before the call (and the
+        vectors made for them). Raises `TimeoutError` naming the last indexing error."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            target = self.memory.version_vector()
+            self._wake.set()
+            with self._progress:
+                while not self.caught_up(target):
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError(
+                            "indexes are not caught up"
+                            + (f"; last error: {self.last_error}" if self.last_error else "")
+                        )
+                    self._progress.wait(timeout=0.05 if left is None else min(left, 0.05))
+                    self._wake.set()
+            if self.memory.version_vector() == target:  # no vectors were written meanwhile
+                return
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake.set()
+        self._thread.join(timeout=30)
+        try:
+            self._maybe_save()
+        finally:
+            self.keyword.close()
+            if self._on_commit in self.memory.store.listeners:
+                self.memory.store.listeners.remove(self._on_commit)
+
+    def status(self) -> dict[str, Any]:
+        vectors = self.vectors
+        embedder = self.embedder
+        return {
+            "keyword": {"items": self.keyword.count()},
+            "vectors": None
+            if vectors is None
+            else {"model": vectors.model, "items": len(vectors), "kind": vectors.kind},
+            "embedder": None
+            if embedder is None
+            else {"provider": embedder.provider, "model": embedder.model},
+            "last_error": self.last_error,
+            "errors": self.errors,
+        }
