@@ -33,6 +33,7 @@ from .models import (
     new_id,
     now,
 )
+from .retrieve import RetrievalResult, Retriever, Weights
 from .store import (
     DEFAULT_MAP_SIZE,
     PERSONA_KEY,
@@ -41,6 +42,7 @@ from .store import (
     WriteContext,
     emb_key,
     op_key,
+    time_key,
     unpack,
 )
 
@@ -115,6 +117,7 @@ class Memory:
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
         self._exact_limit = exact_limit
+        self.weights = Weights()
         self.embedder = None if embedder is None else make_embedder(embedder)
         if self.embedder is not None:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
@@ -339,6 +342,74 @@ class Memory:
                     found = cur.prev()
         datas.reverse()
         return [self._bead(d) for d in datas]
+
+    def adjacent_beads(self, bead_id: str, n: int = 1) -> list[str]:
+        """Ids of up to ``n`` beads before and ``n`` after this one in its session's order."""
+        store = self._store
+        with store.read() as txn:
+            raw = txn.get(bead_id.encode(), db=store.dbs["beads"])
+            entry = None if raw is None else unpack(raw)
+            if not isinstance(entry, list):
+                return []
+            hlc, replica, seq = entry[0]
+            data = store.op_data(txn, replica, seq)
+            if not data.get("session_id"):
+                return []
+            prefix = data["session_id"].encode() + b"\0"
+            key = prefix + time_key(data["ts"], hlc, replica, seq)
+            out: list[str] = []
+            with txn.cursor(db=store.dbs["bead_sess"]) as cur:
+                for step in (cur.prev, cur.next):
+                    if not cur.set_key(key):
+                        return out
+                    for _ in range(n):
+                        if not step() or not cur.key().startswith(prefix):
+                            break
+                        out.append(cur.value().decode())
+        return out
+
+    def origin(self, kind: str, item_id: str) -> dict[str, Any]:
+        """Where an item comes from: the replica and op that made what is shown."""
+        store = self._store
+        with store.read() as txn:
+            if kind == "bead":
+                raw = txn.get(item_id.encode(), db=store.dbs["beads"])
+                entry = None if raw is None else unpack(raw)
+                if not isinstance(entry, list):
+                    return {}
+                hlc, replica, seq = entry[0]
+                return {"origin_replica": replica, "op": f"{replica}:{seq}", "hlc": hlc}
+            key = PERSONA_KEY if kind == "persona" else item_id.encode()
+            raw = txn.get(key, db=store.dbs[_DB[kind]])
+        if raw is None:
+            return {}
+        record = unpack(raw)
+        stamps = [(hlc, dot) for dot, hlc in record["p"].items()]
+        if not stamps:
+            return {}
+        hlc, dot = max(stamps)
+        return {"origin_replica": crdt.parse_dot(dot)[0], "op": dot, "hlc": hlc}
+
+    def retrieve(
+        self,
+        query: str,
+        k: int = 10,
+        token_budget: int | None = None,
+        strategy: str = "fusion",
+        filters: Mapping[str, Any] | None = None,
+    ) -> RetrievalResult:
+        """Fused retrieval with provenance: see `chrysalis.retrieve`.
+
+        Items are beads, nodes, edges, skills and the persona; each has ``signals`` (why it
+        matched) and ``provenance`` (origin replica and op, source, edges walked).
+        """
+        return Retriever(self, self.weights).retrieve(
+            query,
+            k=k,
+            token_budget=token_budget,
+            strategy=strategy,
+            filters=filters,
+        )
 
     def all_beads(self) -> Iterator[Bead]:
         """Every visible bead in time order."""

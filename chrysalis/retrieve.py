@@ -1,0 +1,371 @@
+"""Fused retrieval (DESIGN §6): recent beads + vector hits + keyword hits + graph expansion,
+scored, de-duplicated, fitted to a token budget, and explained.
+
+Every item says why it is there (``signals``: each signal's value in [0, 1]) and where it came
+from (``provenance``: origin replica and op, source, edges walked).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
+from .index import item_key, split_key
+from .models import Id, Timestamp
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+Strategy = Literal["fusion", "emb", "keyword", "kg", "beads"]
+Kind = Literal["bead", "node", "edge", "skill", "persona"]
+
+
+class Filters(BaseModel):
+    """What an item must satisfy to be returned (bead fields apply to beads only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session_id: Id | None = None
+    role: str | None = None
+    tags: list[str] = []  # any of them
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    min_importance: float | None = Field(default=None, ge=0.0, le=1.0)
+    kinds: list[Kind] = []
+
+
+class Weights(BaseModel):
+    """Fusion weights: score = sum of weight * signal, every signal in [0, 1]."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    emb: float = 1.0
+    keyword: float = 1.0
+    recency: float = 0.05
+    importance: float = 0.05
+    graph: float = 0.3
+    context: float = 0.25  # a bead next to a strong hit in the same session (turn order)
+
+
+class RetrievedItem(BaseModel):
+    kind: Kind
+    id: str
+    text: str
+    score: float
+    signals: dict[str, float]
+    provenance: dict[str, Any]
+    tokens: int
+
+
+class RetrievalResult(BaseModel):
+    query: str
+    strategy: Strategy
+    items: list[RetrievedItem]
+    tokens_used: int
+    token_budget: int | None
+    notes: list[str] = []  # e.g. "emb: embedder unavailable (...)"
+
+
+_WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def count_tokens(text: str) -> int:
+    """An offline token estimate: ~4 characters or one word/punctuation mark per token, the
+    larger (BPE tokenizers land between the two for English)."""
+    return max(1, len(text) // 4, len(_WORDS.findall(text)) * 3 // 4)
+
+
+@dataclass
+class _Candidate:
+    key: str
+    signals: dict[str, float] = field(default_factory=dict)
+    edges: list[str] = field(default_factory=list)
+    via: str | None = None
+
+
+def _norm(values: dict[str, float]) -> dict[str, float]:
+    """Scale to [0, 1] by the best value (scores of one query are comparable, not across)."""
+    top = max(values.values(), default=0.0)
+    return {k: (v / top if top > 0 else 0.0) for k, v in values.items()}
+
+
+class Retriever:
+    def __init__(self, memory: Memory, weights: Weights | None = None) -> None:
+        self.memory = memory
+        self.weights = weights or Weights()
+
+    def retrieve(
+        self,
+        query: str,
+        k: int = 10,
+        token_budget: int | None = None,
+        strategy: str = "fusion",
+        filters: Filters | Mapping[str, Any] | None = None,
+    ) -> RetrievalResult:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query must be non-empty text")
+        if not isinstance(k, int) or not 1 <= k <= 1000:
+            raise InvalidInput("k must be an int from 1 to 1000")
+        if token_budget is not None and (not isinstance(token_budget, int) or token_budget < 1):
+            raise InvalidInput("token_budget must be a positive int")
+        if strategy not in ("fusion", "emb", "keyword", "kg", "beads"):
+            raise InvalidInput(f"unknown strategy {strategy!r}: fusion, emb, keyword, kg or beads")
+        try:
+            f = (
+                filters
+                if isinstance(filters, Filters)
+                else Filters.model_validate(dict(filters or {}))
+            )
+        except ValidationError as exc:
+            raise from_pydantic(exc, "filters") from None
+        notes: list[str] = []
+        pool = max(50, 5 * k)
+        cands: dict[str, _Candidate] = {}
+
+        def signal(key: str, name: str, value: float) -> _Candidate:
+            c = cands.setdefault(key, _Candidate(key))
+            c.signals[name] = max(value, c.signals.get(name, 0.0))
+            return c
+
+        if strategy in ("fusion", "emb"):
+            for key, sim in self._vector_hits(query, pool, f, notes).items():
+                signal(key, "emb", sim)
+        if strategy in ("fusion", "keyword", "kg"):
+            for key, score in self._keyword_hits(query, pool, f).items():
+                signal(key, "keyword", score)
+        if strategy in ("fusion", "beads"):
+            for b in self.memory.last_beads(min(pool, 50), session_id=f.session_id):
+                signal(item_key("bead", b.id), "recent", 1.0)
+        if strategy in ("fusion", "kg"):
+            self._expand_graph(cands, signal, f)
+        if strategy == "fusion":
+            self._add_context(cands, signal)
+
+        items = self._score_and_explain(cands, f, strategy)
+        return self._fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
+
+    # ---- candidate sources ---------------------------------------------------------------
+
+    def _vector_hits(self, query: str, n: int, f: Filters, notes: list[str]) -> dict[str, float]:
+        memory = self.memory
+        if memory.embedder is None:
+            notes.append("emb: no embedder configured")
+            return {}
+        indexer = memory.indexer
+        if indexer.vectors is None or len(indexer.vectors) == 0:
+            return {}
+        try:
+            vector = memory.embedder.embed_query(query)
+        except EmbedderUnavailable as exc:
+            notes.append(f"emb: {exc}")
+            return {}
+        hits = indexer.vectors.search(vector, n)
+        return {h.key: max(0.0, h.score) for h in hits}
+
+    def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
+        where, args = [], []
+        if f.session_id is not None:
+            where.append("(items.kind != 'bead' OR items.session = ?)")
+            args.append(f.session_id)
+        hits = self.memory.indexer.keyword.search(query, n, where=" AND ".join(where), args=args)
+        return _norm({h.key: h.score for h in hits})
+
+    def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
+        """1-2 hops from the nodes among the hits: neighbours and the edges walked."""
+        seeds = sorted(
+            (c for c in cands.values() if c.key.startswith("node:")),
+            key=lambda c: -max(c.signals.values()),
+        )[:5]
+        for seed in seeds:
+            node_id = split_key(seed.key)[1]
+            strength = max(seed.signals.values())
+            try:
+                hood = self.memory.neighbors(node_id, depth=2)
+            except NotFound:
+                continue
+            degree = max(1, sum(1 for n in hood if n.depth == 1))
+            for n in hood:
+                value = strength * n.edge.weight / degree / n.depth
+                edge = signal(item_key("edge", n.edge.id), "graph", min(1.0, value))
+                edge.edges = [n.edge.id]
+                edge.via = node_id
+                node = signal(item_key("node", n.node.id), "graph", min(1.0, value))
+                node.edges = [n.edge.id]
+                node.via = node_id
+                for bead_id in n.edge.evidence:  # the turns a fact was drawn from
+                    ev = signal(item_key("bead", bead_id), "graph", min(1.0, value))
+                    ev.edges = [n.edge.id]
+                    ev.via = node_id
+
+    def _add_context(self, cands: dict[str, _Candidate], signal: Any) -> None:
+        """Beads next to strong bead hits in the same session: an answer is often the turn
+        before or after the one that shares the question's words."""
+        strong = sorted(
+            (
+                c
+                for c in cands.values()
+                if c.key.startswith("bead:") and ("emb" in c.signals or "keyword" in c.signals)
+            ),
+            key=lambda c: -(c.signals.get("emb", 0) + c.signals.get("keyword", 0)),
+        )[:10]
+        for c in strong:
+            strength = c.signals.get("emb", 0) + c.signals.get("keyword", 0)
+            for neighbour in self.memory.adjacent_beads(split_key(c.key)[1], 1):
+                signal(item_key("bead", neighbour), "context", min(1.0, strength / 2))
+
+    # ---- scoring -------------------------------------------------------------------------
+
+    def _score_and_explain(
+        self, cands: dict[str, _Candidate], f: Filters, strategy: str
+    ) -> list[RetrievedItem]:
+        w = self.weights
+        memory = self.memory
+        beads = {}
+        for c in cands.values():
+            kind, item_id = split_key(c.key)
+            if kind == "bead":
+                with contextlib.suppress(NotFound):
+                    beads[c.key] = memory.get_bead(item_id)
+        newest = max((b.ts for b in beads.values()), default=0.0)
+        out = []
+        for c in cands.values():
+            kind, item_id = split_key(c.key)
+            if f.kinds and kind not in f.kinds:
+                continue
+            found = self._describe(kind, item_id, beads.get(c.key))
+            if found is None:
+                continue
+            text, importance, ts, provenance, bead = found
+            if bead is not None and not _bead_passes(bead, f):
+                continue
+            signals = dict(c.signals)
+            signals.pop("recent", None)
+            if ts is not None:
+                age_days = max(0.0, (newest - ts) / 86400)
+                signals["recency"] = math.exp(-age_days / 30)
+            signals["importance"] = importance
+            score = (
+                w.emb * signals.get("emb", 0.0)
+                + w.keyword * signals.get("keyword", 0.0)
+                + w.graph * signals.get("graph", 0.0)
+                + w.context * signals.get("context", 0.0)
+                + w.recency * signals.get("recency", 0.0)
+                + w.importance * importance
+            )
+            if strategy == "beads":
+                score = signals.get("recency", 0.0) + w.importance * importance
+            if c.edges:
+                provenance["edges"] = c.edges
+                provenance["via_node"] = c.via
+            out.append(
+                RetrievedItem(
+                    kind=kind,
+                    id=item_id,
+                    text=text,
+                    score=round(score, 6),
+                    signals={k: round(v, 6) for k, v in signals.items()},
+                    provenance=provenance,
+                    tokens=count_tokens(text),
+                )
+            )
+        out.sort(key=lambda i: (-i.score, i.kind, i.id))
+        return out
+
+    def _describe(
+        self, kind: str, item_id: str, bead: Any
+    ) -> tuple[str, float, float | None, dict[str, Any], Any] | None:
+        memory = self.memory
+        try:
+            if kind == "bead":
+                if bead is None:
+                    return None
+                text = f"{bead.source}: {bead.content}" if bead.source else bead.content
+                prov = {"source": bead.source or "local", **memory.origin("bead", item_id)}
+                if bead.session_id:
+                    prov["session_id"] = bead.session_id
+                return text, bead.importance, bead.ts, prov, bead
+            if kind == "node":
+                n = memory.get_node(item_id)
+                text = f"{n.name or n.id} ({n.type})"
+                return text, 0.5, None, {"source": "kg", **memory.origin("node", item_id)}, None
+            if kind == "edge":
+                e = memory.get_edge(item_id)
+                src, dst = memory.get_node(e.source), memory.get_node(e.target)
+                text = f"{src.name or src.id} {e.predicate} {dst.name or dst.id}"
+                prov = {"source": "kg", "evidence": e.evidence, **memory.origin("edge", item_id)}
+                return text, min(1.0, e.weight / 2), None, prov, None
+            if kind == "skill":
+                s = memory.get_skill(item_id)
+                text = f"skill {s.name}: {s.description}".strip()
+                return (
+                    text,
+                    0.5,
+                    None,
+                    {"source": "skills", **memory.origin("skill", item_id)},
+                    None,
+                )
+            if kind == "persona":
+                p = memory.get_persona()
+                text = " ".join(x for x in [p.name, p.description, *p.goals, *p.norms] if x)
+                return (
+                    text,
+                    0.5,
+                    None,
+                    {"source": "persona", **memory.origin("persona", "persona")},
+                    None,
+                )
+        except NotFound:
+            return None
+        return None
+
+    # ---- dedup and budget ----------------------------------------------------------------
+
+    @staticmethod
+    def _fit(
+        query: str,
+        strategy: Strategy,
+        items: Sequence[RetrievedItem],
+        k: int,
+        budget: int | None,
+        notes: list[str],
+    ) -> RetrievalResult:
+        seen: set[str] = set()
+        chosen: list[RetrievedItem] = []
+        used = 0
+        for item in items:
+            digest = hashlib.sha1(" ".join(item.text.lower().split()).encode()).hexdigest()
+            if digest in seen:
+                continue
+            if budget is not None and used + item.tokens > budget:
+                continue  # a smaller item further down may still fit
+            seen.add(digest)
+            chosen.append(item)
+            used += item.tokens
+            if len(chosen) == k:
+                break
+        return RetrievalResult(
+            query=query, strategy=strategy, items=chosen, tokens_used=used,
+            token_budget=budget, notes=notes,
+        )  # fmt: skip
+
+
+def _bead_passes(bead: Any, f: Filters) -> bool:
+    if f.session_id is not None and bead.session_id != f.session_id:
+        return False
+    if f.role is not None and bead.role != f.role:
+        return False
+    if f.tags and not set(f.tags) & set(bead.tags):
+        return False
+    if f.since is not None and bead.ts < f.since:
+        return False
+    if f.until is not None and bead.ts > f.until:
+        return False
+    return not (f.min_importance is not None and bead.importance < f.min_importance)
