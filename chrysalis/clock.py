@@ -15,6 +15,7 @@ log = logging.getLogger(__name__)
 
 COUNTER_BITS = 16
 COUNTER_MASK = (1 << COUNTER_BITS) - 1
+MAX_HLC = (1 << 63) - 1  # ops carry HLCs as signed 64-bit ints
 DEFAULT_MAX_DRIFT_MS = 5 * 60 * 1000
 
 
@@ -57,7 +58,7 @@ class HLC:
 
     def now(self) -> int:
         candidate = hlc_pack(self._wall_ms())
-        self.last = candidate if candidate > self.last else self.last + 1
+        self.last = candidate if candidate > self.last else min(self.last + 1, MAX_HLC)
         return self.last
 
     def observe(self, remote: int) -> int:
@@ -76,13 +77,20 @@ class HLC:
         return remote
 
     def after(self, stamp: int) -> int:
-        """A local timestamp above ``stamp`` even if ``stamp`` was clamped on receipt.
+        """A timestamp for one local write that must beat ``stamp``, even a stamp the clock
+        clamped on receipt (a write that saw a value wins, whatever the clocks say).
 
-        Used for LWW writes: a write that saw a value must beat it, whatever the clocks say.
+        The clock itself does not jump to a far-future ``stamp``: only this write carries it.
+        Raises `OverflowError` when ``stamp`` is at the end of the HLC range.
         """
-        if stamp >= self.last:
-            self.last = stamp
-        return self.now()
+        current = self.now()
+        if current > stamp:
+            return current
+        if stamp >= MAX_HLC:
+            raise OverflowError("cannot stamp a write after the largest HLC")
+        if stamp - self.last <= self.max_drift_ms << COUNTER_BITS:
+            self.last = stamp + 1  # near enough: keep the clock monotonic with this write
+        return stamp + 1
 
 
 # ---- version vectors: {replica_id: highest contiguous seq applied} ---------------------

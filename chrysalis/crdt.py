@@ -9,7 +9,8 @@ A *record* (KG node, KG edge, persona, skill) is a plain dict::
      "f": {field: [value, hlc, replica]},   # LWW registers, one per scalar field
      "s": {field: {element: {dot: hlc}}},   # add-wins sets: an element lives while it has a dot
      "x": [dot, ...],                       # dots a remove killed, record-wide
-     "xe": {field: {element: [dot, ...]}}}  # dots a put dropped from one element
+     "xe": {field: {element: [dot, ...]}},  # dots a put dropped from one element
+     "xp": [dot, ...]}                      # presence dots a later put superseded
 
 A dot is ``"replica:seq"``: the op that added. A remove lists the dots its writer observed, so
 an add it did not see survives (add wins) and a later re-add, with a new dot, works. Killed
@@ -85,13 +86,20 @@ def apply_put(
     set_fields: dict[str, Any],
     add: dict[str, list[str]],
     drop: dict[str, dict[str, list[str]]] | None = None,
+    supersede: Iterable[str] = (),
 ) -> Record:
     """Fold a ``*.put`` op into ``record`` (mutated and returned).
 
     ``set_fields`` are LWW writes; ``add`` adds elements tagged with ``op_dot``; ``drop``
-    kills, per element, the dots its writer observed (adds it did not see survive).
+    kills, per element, the dots its writer observed (adds it did not see survive);
+    ``supersede`` retires the presence dots its writer saw (this put's dot replaces them).
     """
     record.setdefault("xe", {})
+    retired = set(supersede)
+    if retired:
+        record["xp"] = sorted(set(record.get("xp", ())) | retired)
+        for d in retired:
+            record["p"].pop(d, None)
     for name, elements in (drop or {}).items():
         for element, dots in elements.items():
             dead = record["xe"].setdefault(name, {}).setdefault(element, [])
@@ -105,7 +113,7 @@ def apply_put(
                     if not record["s"][name]:
                         del record["s"][name]
     alive = op_dot not in set(record["x"])
-    if alive:
+    if alive and op_dot not in set(record.get("xp", ())):
         record["p"][op_dot] = hlc
     fields = record["f"]
     for name, value in set_fields.items():
@@ -171,7 +179,11 @@ def max_stamp(record: Record) -> int:
 def canonical(value: Any) -> Any:
     """Sort every dict by key (and drop empty tombstone maps) so equal states pack equally."""
     if isinstance(value, dict):
-        return {k: canonical(value[k]) for k in sorted(value) if not (k == "xe" and not value[k])}
+        return {
+            k: canonical(value[k])
+            for k in sorted(value)
+            if not (k in ("xe", "xp") and not value[k])
+        }
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
     return value
@@ -197,8 +209,9 @@ def bead_winner(entry: list[BeadDot]) -> BeadDot:
     return entry[0]
 
 
-# ---- embeddings: by (item, model), LWW by (hlc, checksum) ---------------------------------
+# ---- embeddings: by (item, model), LWW by (hlc, checksum, replica, seq) --------------------
 
 
-def embedding_wins(new: tuple[int, str], old: tuple[int, str] | None) -> bool:
+def embedding_wins(new: tuple[int, str, str, int], old: tuple[int, str, str, int] | None) -> bool:
+    """LWW by (hlc, checksum), ties (same millisecond, same vector) broken by the dot."""
     return old is None or new > old

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
+import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -20,15 +22,21 @@ from .errors import Conflict, InvalidInput, NotFound, from_pydantic
 from .indexer import Indexer
 from .models import (
     BEADS,
+    ID_PATTERN,
     OPS,
     Bead,
     BlobRef,
     Edge,
+    EdgePutData,
     Embedding,
     Neighbor,
     Node,
+    NodePutData,
     Persona,
+    PersonaPutData,
+    PersonaScalars,
     Skill,
+    SkillPutData,
     SpanRef,
     new_id,
     now,
@@ -89,6 +97,16 @@ def _validate(model: Any, value: Any, what: str) -> Any:
         return model.model_validate(value)
     except ValidationError as exc:
         raise from_pydantic(exc, what) from None
+
+
+_ID = re.compile(ID_PATTERN)
+
+
+def _check_id(value: Any, what: str) -> str:
+    """Ids reach LMDB keys: a bad one is the caller's error, never a store failure."""
+    if not isinstance(value, str) or not _ID.match(value):
+        raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: ids match {ID_PATTERN}")
+    return value
 
 
 def _edge_id(source: str, predicate: str, target: str) -> str:
@@ -246,11 +264,13 @@ class Memory:
             prepared.append(item)
         beads: list[Bead] = _validate(BEADS, prepared, "bead")
         datas: list[dict[str, Any]] = BEADS.dump_python(beads)
+        raws: dict[str, bytes] = {}
         for data in datas:
             if data["blob"] is None and len(data["content"]) * 4 > self.blob_threshold:
                 raw = data["content"].encode()
                 if len(raw) > self.blob_threshold:
                     sha = self._store.blobs.put(raw)
+                    raws[sha] = raw
                     data["content"], data["blob"] = "", {"sha256": sha, "size": len(raw)}
 
         def write(ctx: WriteContext) -> list[bool]:
@@ -271,6 +291,13 @@ class Memory:
             for data, new in zip(datas, fresh, strict=True):
                 if new:
                     ctx.local_op("bead.add", data["id"], data)
+                    blob = data["blob"]
+                    if blob is not None and blob["sha256"] in raws:
+                        # A forget may delete the shared file between our put and our commit.
+                        sha = blob["sha256"]
+                        ctx.after_commit.append(
+                            functools.partial(self._store.ensure_blob, sha, raws[sha])
+                        )
             return fresh
 
         fresh = self._store.write(write)
@@ -292,7 +319,7 @@ class Memory:
             # The hot path of last_beads: every field present. Copies, so that a caller
             # mutating a bead's lists cannot reach the decoded cache.
             return _trusted(Bead, {**data, "tags": list(data["tags"]), "span_refs": []})
-        values = dict(data)
+        values = {**data, "tags": list(data.get("tags") or ())}
         if blob is not None:
             values["content"] = self._store.blobs.get(blob["sha256"]).decode()
             values["blob"] = BlobRef.model_construct(**blob)
@@ -301,6 +328,7 @@ class Memory:
 
     def get_bead(self, id: str) -> Bead:
         """The bead with this id; `NotFound` when unknown or forgotten."""
+        _check_id(id, "bead")
         store = self._store
         with store.read() as txn:
             raw = txn.get(id.encode(), db=store.dbs["beads"])
@@ -315,6 +343,8 @@ class Memory:
         """The ``n`` latest beads (of one session, if given), oldest first."""
         if not isinstance(n, int) or n < 0:
             raise InvalidInput("n must be a non-negative int")
+        if session_id is not None:
+            _check_id(session_id, "session")
         store, cache = self._store, self._store.decoded
         datas: list[dict[str, Any]] = []
         epoch = cache.epoch
@@ -345,6 +375,7 @@ class Memory:
 
     def adjacent_beads(self, bead_id: str, n: int = 1) -> list[str]:
         """Ids of up to ``n`` beads before and ``n`` after this one in its session's order."""
+        _check_id(bead_id, "bead")
         store = self._store
         with store.read() as txn:
             raw = txn.get(bead_id.encode(), db=store.dbs["beads"])
@@ -428,6 +459,8 @@ class Memory:
         replica never saw raises `NotFound`.
         """
 
+        _check_id(bead_id, "bead")
+
         def write(ctx: WriteContext) -> None:
             entry = ctx.get("beads", bead_id.encode())
             if entry is None:
@@ -465,6 +498,7 @@ class Memory:
         return node  # type: ignore[no-any-return]
 
     def get_node(self, id: str) -> Node:
+        _check_id(id, "node")
         record = self._record("node", id)
         if record is None or not crdt.is_present(record):
             raise NotFound(f"no node {id!r}")
@@ -472,6 +506,7 @@ class Memory:
 
     def remove_node(self, id: str) -> None:
         """Remove a node; its edges are hidden, not lost (they return if the node is re-added)."""
+        _check_id(id, "node")
         self._remove_record("node", id)
 
     def add_edge(
@@ -520,6 +555,7 @@ class Memory:
 
     def get_edge(self, id: str) -> Edge:
         """A visible edge: present, with both its nodes present."""
+        _check_id(id, "edge")
         store = self._store
         with store.read() as txn:
             edge = self._visible_edge(txn, id)
@@ -528,6 +564,7 @@ class Memory:
         return edge
 
     def remove_edge(self, id: str) -> None:
+        _check_id(id, "edge")
         self._remove_record("edge", id)
 
     def _visible_edge(self, txn: Any, id: str) -> Edge | None:
@@ -546,6 +583,7 @@ class Memory:
 
     def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
         """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
+        _check_id(node_id, "node")
         if not isinstance(depth, int) or not 1 <= depth <= 4:
             raise InvalidInput("depth must be an int from 1 to 4")
         store = self._store
@@ -625,26 +663,12 @@ class Memory:
         unknown = set(fields) - set(Persona.model_fields)
         if unknown:
             raise InvalidInput(f"unknown persona field(s): {', '.join(sorted(unknown))}")
-        current = self.get_persona().model_dump()
+        # Only the given fields are checked: after a merge the persona may hold more goals
+        # than one write may send, and that must not block editing its name.
         traits = fields.get("traits")
+        _validate(Persona, {k: v for k, v in fields.items() if k != "traits"}, "persona")
         if traits is not None:
-            if not isinstance(traits, Mapping):
-                raise InvalidInput("invalid persona: traits: must be a dict")
-            merged = {**current["traits"], **traits}
-            check = {
-                **current,
-                **fields,
-                "traits": {k: v for k, v in merged.items() if v is not None},
-            }
-        else:
-            check = {**current, **fields}
-        _validate(Persona, check, "persona")
-        if traits is not None:
-            for key, value in traits.items():
-                if value is not None:
-                    continue
-                if not isinstance(key, str) or len(key) > 128:
-                    raise InvalidInput("invalid persona: traits: bad key")
+            _validate(PersonaScalars, {"traits": traits}, "persona")
         return self._write_persona(fields, replace_traits=False)
 
     def _write_persona(self, fields: Mapping[str, Any], *, replace_traits: bool) -> Persona:
@@ -673,6 +697,7 @@ class Memory:
         return s
 
     def get_skill(self, id: str) -> Skill:
+        _check_id(id, "skill")
         record = self._record("skill", id)
         if record is None or not crdt.is_present(record):
             raise NotFound(f"no skill {id!r}")
@@ -682,6 +707,7 @@ class Memory:
         return [_skill(k, r) for k, r in self._records("skill") if crdt.is_present(r)]
 
     def delete_skill(self, id: str) -> None:
+        _check_id(id, "skill")
         self._remove_record("skill", id)
 
     # ---- records: the shared put/remove path --------------------------------------------------
@@ -720,8 +746,18 @@ class Memory:
             data["add"] = add
         if drop:
             data["drop"] = drop
+        if record["p"]:
+            data["supersede"] = sorted(record["p"])
+        # What we log, every peer must accept: check it against the op schema first.
+        _validate(_PUT_DATA[collection], data, collection)
         # A write that saw a value must beat it, however skewed the clocks that stamped it.
-        hlc = self._store.clock.after(crdt.max_stamp(record))
+        try:
+            hlc = self._store.clock.after(crdt.max_stamp(record))
+        except OverflowError:
+            raise Conflict(
+                f"{collection} {id!r} holds a value stamped at the end of time; it cannot be "
+                "overwritten (a replica with a broken clock wrote it)"
+            ) from None
         ctx.local_op(f"{collection}.put", id, data, hlc=hlc)
 
     def _put_record(
@@ -818,6 +854,7 @@ class Memory:
 
     def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:
         """The stored vector; `NotFound` when none (or its item was forgotten)."""
+        _check_id(item_id, item_kind)
         store = self._store
         with store.read() as txn:
             raw = txn.get(emb_key(item_kind, item_id, model), db=store.dbs["emb"])
@@ -838,6 +875,9 @@ class Memory:
 
     def ops_since(self, version_vector: Mapping[str, int]) -> list[dict[str, Any]]:
         """The ops a replica at ``version_vector`` lacks, as wire dicts (see `models.Op`)."""
+        for replica, seq in version_vector.items():
+            if not isinstance(replica, str) or not isinstance(seq, int) or seq < 0:
+                raise InvalidInput(f"invalid version vector entry {replica!r}: {seq!r}")
         with self._store.read() as txn:
             return list(self._store.ops_since(txn, dict(version_vector)))
 
@@ -892,6 +932,12 @@ class Memory:
 
 
 _DB = {"node": "nodes", "edge": "edges", "persona": "persona", "skill": "skills"}
+_PUT_DATA = {
+    "node": NodePutData,
+    "edge": EdgePutData,
+    "persona": PersonaPutData,
+    "skill": SkillPutData,
+}
 _BEAD_FIELD_COUNT = len(Bead.model_fields)
 _set_attr = object.__setattr__
 
@@ -909,9 +955,21 @@ def _trusted(cls: type[Bead], values: dict[str, Any]) -> Bead:
     return obj
 
 
+_BEAD_DEFAULTS = {
+    name: (f.default_factory() if f.default_factory else f.default)  # type: ignore[call-arg]
+    for name, f in Bead.model_fields.items()
+    if not f.is_required()
+}
+
+
 def _same_bead(stored: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Same add, ts aside (a retried append without ts gets a new one)."""
-    return all(stored.get(k) == new.get(k) for k in (*_BEAD_FIELDS, "blob") if k != "ts")
+    """Same add, ts aside (a retried append without ts gets a new one); a remote op may
+    leave defaults out."""
+    return all(
+        stored.get(k, _BEAD_DEFAULTS.get(k)) == new.get(k, _BEAD_DEFAULTS.get(k))
+        for k in (*_BEAD_FIELDS, "blob")
+        if k != "ts"
+    )
 
 
 def _node(id: str, r: crdt.Record) -> Node:

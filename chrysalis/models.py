@@ -102,7 +102,11 @@ def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"metadata values must be JSON values, not {type(v).__name__}")
 
     check(value, 0)
-    if len(msgpack.packb(value)) > MAX_METADATA_BYTES:
+    try:
+        size = len(msgpack.packb(value))
+    except (OverflowError, TypeError, ValueError) as exc:  # ints past 64 bits, for one
+        raise ValueError(f"metadata cannot be stored: {exc}") from None
+    if size > MAX_METADATA_BYTES:
         raise ValueError(f"metadata larger than {MAX_METADATA_BYTES} bytes")
     return value
 
@@ -265,7 +269,8 @@ class Neighbor(_Model):
 # Record ops (node, edge, persona, skill) share one shape: ``set`` writes LWW scalar fields,
 # ``add`` adds elements to add-wins set fields (tagged with the op's dot), ``drop`` lists per
 # element the dots the writer observed and now kills. A ``*.put`` also marks the record
-# present; a ``*.remove`` lists every dot of the record its writer observed.
+# present with its own dot and ``supersede``s the presence dots its writer saw (so they do not
+# pile up); a ``*.remove`` lists every dot of the record its writer observed.
 
 
 class _Data(_Model):
@@ -293,6 +298,7 @@ class NodePutData(_Data):
     set: NodeScalars
     add: NodeSets = NodeSets()
     drop: NodeDrop = NodeDrop()
+    supersede: Dots = []
 
 
 class EdgeScalars(_Data):
@@ -316,13 +322,15 @@ class EdgePutData(_Data):
     set: EdgeScalars
     add: EdgeSets = EdgeSets()
     drop: EdgeDrop = EdgeDrop()
+    supersede: Dots = []
 
 
 class PersonaScalars(_Data):
     id: Id = "default"
     name: ShortText = ""
     description: Text = ""
-    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = {}
+    # up to twice the persona's limit: a put that replaces every trait also deletes every old one
+    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=2 * MAX_LIST_ITEMS)] = {}
 
 
 class PersonaSets(_Data):
@@ -341,6 +349,7 @@ class PersonaPutData(_Data):
     set: PersonaScalars = PersonaScalars()
     add: PersonaSets = PersonaSets()
     drop: PersonaDrop = PersonaDrop()
+    supersede: Dots = []
 
 
 class SkillScalars(_Data):
@@ -363,6 +372,7 @@ class SkillPutData(_Data):
     set: SkillScalars
     add: SkillSets = SkillSets()
     drop: SkillDrop = SkillDrop()
+    supersede: Dots = []
 
 
 class RemoveData(_Data):

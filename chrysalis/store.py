@@ -103,6 +103,11 @@ def erased_data(data: dict[str, Any]) -> dict[str, Any]:
     return {"id": data["id"], "ts": data["ts"], "erased": True}
 
 
+def erased_embedding(data: dict[str, Any]) -> dict[str, Any]:
+    """What an embedding op of a forgotten bead keeps."""
+    return {"item_kind": data["item_kind"], "model": data["model"], "erased": True}
+
+
 def same_op(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
     """Equal, or equal but for one side having had its content erased by a forget."""
     if stored == incoming:
@@ -346,8 +351,10 @@ class Store:
         self.dbs = {name: self.env.open_db(name.encode()) for name in DB_NAMES}
         self.blobs = BlobStore(path / "blobs")
         self.decoded = DecodedCache()
+        self.blob_lock = threading.Lock()
         self._resize = _ResizeLock()
         self._closed = False
+        self._closing = False
         try:
             self._init_meta(replica_id)
         except BaseException:
@@ -357,9 +364,11 @@ class Store:
         with self.read() as txn:
             last = self._last_ops(txn)
         self._seq = last.get(self.replica_id, (0, 0))[0]
-        # Above every stamp in the log: monotonic across restarts, even if the wall clock
-        # stepped back while we were down.
-        self.clock = HLC(max((hlc for _, hlc in last.values()), default=0))
+        # Above every stamp in the log (monotonic across restarts, even if the wall clock
+        # stepped back while we were down), each folded in through the drift clamp.
+        self.clock = HLC()
+        for _, hlc in last.values():
+            self.clock.observe(hlc)
         self._mu = threading.Lock()
         self._idle = threading.Condition(self._mu)  # the queue emptied
         self._arrived = threading.Condition(self._mu)  # a writer joined the queue
@@ -414,10 +423,11 @@ class Store:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Txn]:
-        if self._closed:
-            raise ClosedError("memory is closed")
-        with self._resize.shared(), self.env.begin(buffers=False) as txn:
-            yield txn
+        with self._resize.shared():
+            if self._closed:  # checked under the lock that close() takes to close the env
+                raise ClosedError("memory is closed")
+            with self.env.begin(buffers=False) as txn:
+                yield txn
 
     def write(self, fn: Callable[[WriteContext], Any]) -> Any:
         """Run ``fn`` in a write transaction shared with other callers; return after commit.
@@ -432,7 +442,7 @@ class Store:
         """
         request = _Request(fn)
         with self._mu:
-            if self._closed:
+            if self._closing:
                 raise ClosedError("memory is closed")
             self._writers.append(request)
             self._arrived.notify()
@@ -514,7 +524,10 @@ class Store:
                     log.exception("post-commit action failed")
             if self._applied:
                 for listener in self.listeners:
-                    listener(self._applied)
+                    try:
+                        listener(self._applied)
+                    except Exception:
+                        log.exception("commit listener failed")
             break
         else:
             for req in batch:
@@ -533,13 +546,14 @@ class Store:
             log.info("LMDB map grown from %d to %d MiB", size >> 20, (size * 2) >> 20)
 
     def close(self) -> None:
-        if self._closed:
-            return
         with self._mu:
-            self._closed = True  # no new writers; those queued finish first
+            if self._closing:
+                return
+            self._closing = True  # no new writers; those queued finish first
             while self._writers:
                 self._idle.wait()
         with self._resize.exclusive():
+            self._closed = True  # no new readers
             self.env.close()
         self._lock.release()
 
@@ -655,17 +669,28 @@ class Store:
                         break
                     doomed.append((k, unpack(v)))
         for k, rec in doomed:
-            if "dot" not in rec:  # already erased
-                continue
-            replica, seq = crdt.parse_dot(rec["dot"])
-            ok = op_key(replica, seq)
-            logged = unpack(txn.get(ok, db=self.dbs["ops"]))
-            logged["data"] = {"item_kind": "bead", "model": logged["data"]["model"], "erased": True}
-            txn.put(ok, pack(logged), db=self.dbs["ops"])
-            txn.put(k, pack({"erased": True}), db=emb)
+            for d in rec.get("dots", ()):
+                ok = op_key(*crdt.parse_dot(d))
+                logged = unpack(txn.get(ok, db=self.dbs["ops"]))
+                if not logged["data"].get("erased"):
+                    logged["data"] = erased_embedding(logged["data"])
+                    txn.put(ok, pack(logged), db=self.dbs["ops"])
+            txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
         for sha in blobs:
+            ctx.after_commit.append(functools.partial(self._delete_blob_if_unused, sha))
+
+    def _delete_blob_if_unused(self, sha: str) -> None:
+        """After a commit, in a fresh read: an append committed meanwhile may use the blob."""
+        with self.blob_lock, self.read() as txn:
             if not self._blob_in_use(txn, sha):
-                ctx.after_commit.append(functools.partial(self.blobs.delete, sha))
+                self.blobs.delete(sha)
+
+    def ensure_blob(self, sha: str, data: bytes) -> None:
+        """After an append's commit: its blob is there, even if a forget deleted it between
+        the append's put and its commit."""
+        with self.blob_lock:
+            if not self.blobs.has(sha):
+                self.blobs.put(data)
 
     def _blob_in_use(self, txn: Txn, sha: str) -> bool:
         prefix = sha.encode() + b"\0"
@@ -675,21 +700,28 @@ class Store:
     def _apply_embedding(self, ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
         txn, data = ctx.txn, op["data"]
         kind, item = data["item_kind"], op["target"]
+        if data.get("erased") and kind == "bead":
+            self._forget(ctx, item)  # an erased vector means its bead was forgotten upstream
         key = emb_key(kind, item, data["model"])
         raw = txn.get(key, db=self.dbs["emb"])
         old = None if raw is None else unpack(raw)
+        this = crdt.dot(op["replica"], op["seq"])
+        dots = sorted({*(old or {}).get("dots", ()), this})  # every op, so forget finds them all
         forgotten = kind == "bead" and txn.get(item.encode(), db=self.dbs["beads"]) == pack(
             crdt.FORGOTTEN
         )
         if data.get("erased") or forgotten or (old is not None and old.get("erased")):
-            txn.put(key, pack({"erased": True}), db=self.dbs["emb"])
-            return {**op, "data": {"item_kind": kind, "model": data["model"], "erased": True}}
-        if crdt.embedding_wins(
-            (op["hlc"], data["checksum"]), None if old is None else (old["hlc"], old["checksum"])
+            txn.put(key, pack({"dots": dots, "erased": True}), db=self.dbs["emb"])
+            return {**op, "data": erased_embedding(data)}
+        stamp = (op["hlc"], data["checksum"], op["replica"], op["seq"])
+        if old is None or crdt.embedding_wins(
+            stamp, (old["hlc"], old["checksum"], *crdt.parse_dot(old["dot"]))
         ):
             rec = {k: v for k, v in data.items() if k != "item_kind"}
-            rec.update(hlc=op["hlc"], dot=crdt.dot(op["replica"], op["seq"]))
-            txn.put(key, pack(crdt.canonical(rec)), db=self.dbs["emb"])
+            rec.update(hlc=op["hlc"], dot=this, dots=dots)
+        else:
+            rec = {**old, "dots": dots}
+        txn.put(key, pack(crdt.canonical(rec)), db=self.dbs["emb"])
         return op
 
     def _apply_record(
@@ -714,6 +746,7 @@ class Store:
                 set_fields=set_fields,
                 add={k: v for k, v in data.get("add", {}).items() if v},
                 drop={k: v for k, v in data.get("drop", {}).items() if v},
+                supersede=data.get("supersede", ()),
             )
         else:
             crdt.apply_remove(record, data.get("remove", ()))
@@ -755,10 +788,13 @@ class Store:
         ops_db, pending_db = self.dbs["ops"], self.dbs["pending"]
         vv = self.version_vector(txn)
         fresh: dict[tuple[str, int], dict[str, Any]] = {}
+        erased_logged: list[dict[str, Any]] = []  # erased copies of ops we hold in full
+        erased_pending: list[dict[str, Any]] = []
         for op in ops:  # check everything first: a conflict must leave state untouched
             replica, seq = op["replica"], op["seq"]
             k = op_key(replica, seq)
-            if seq <= vv.get(replica, 0):
+            logged = seq <= vv.get(replica, 0)
+            if logged:
                 stored = unpack(txn.get(k, db=ops_db))
             elif replica == self.replica_id:
                 raise DotConflict(
@@ -775,8 +811,22 @@ class Store:
                 )
             if stored is None:
                 fresh[(replica, seq)] = op
-            else:
-                result.duplicates += 1
+                continue
+            result.duplicates += 1
+            if op["data"].get("erased") and not stored["data"].get("erased"):
+                # The copy we hold still has content a forget erased upstream: erase ours.
+                if logged:
+                    erased_logged.append(op)
+                elif (replica, seq) in fresh:
+                    fresh[(replica, seq)] = op
+                else:
+                    erased_pending.append(op)
+        for op in erased_pending:
+            txn.put(op_key(op["replica"], op["seq"]), pack(op), db=pending_db)
+        for op in erased_logged:
+            kind = op["data"].get("item_kind", "bead")
+            if kind == "bead":  # an erased bead or bead vector: the bead was forgotten
+                self._forget(ctx, op["target"])
         by_replica: dict[str, list[dict[str, Any]]] = {}
         for (replica, _seq), op in sorted(fresh.items()):
             by_replica.setdefault(replica, []).append(op)
