@@ -373,8 +373,9 @@ class Memory:
         datas.reverse()
         return [self._bead(d) for d in datas]
 
-    def adjacent_beads(self, bead_id: str, n: int = 1) -> list[str]:
-        """Ids of up to ``n`` beads before and ``n`` after this one in its session's order."""
+    def adjacent_beads(self, bead_id: str, n: int = 1) -> list[tuple[str, int]]:
+        """Up to ``n`` beads before and ``n`` after this one in its session's order, as
+        ``(id, offset)`` with offset -1, -2, ... before and 1, 2, ... after."""
         _check_id(bead_id, "bead")
         store = self._store
         with store.read() as txn:
@@ -388,15 +389,15 @@ class Memory:
                 return []
             prefix = data["session_id"].encode() + b"\0"
             key = prefix + time_key(data["ts"], hlc, replica, seq)
-            out: list[str] = []
+            out: list[tuple[str, int]] = []
             with txn.cursor(db=store.dbs["bead_sess"]) as cur:
-                for step in (cur.prev, cur.next):
+                for step, sign in ((cur.prev, -1), (cur.next, 1)):
                     if not cur.set_key(key):
                         return out
-                    for _ in range(n):
+                    for distance in range(1, n + 1):
                         if not step() or not cur.key().startswith(prefix):
                             break
-                        out.append(cur.value().decode())
+                        out.append((cur.value().decode(), sign * distance))
         return out
 
     def origin(self, kind: str, item_id: str) -> dict[str, Any]:

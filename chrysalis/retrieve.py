@@ -47,12 +47,16 @@ class Weights(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    emb: float = 1.0
+    emb: float = 0.5
     keyword: float = 1.0
     recency: float = 0.05
     importance: float = 0.05
     graph: float = 0.3
-    context: float = 0.25  # a bead next to a strong hit in the same session (turn order)
+    # A bead next to a strong hit in the same session: answers sit beside the turn that shares
+    # the question's words. Measured on LoCoMo (docs/benchmarks.md): the strongest signal.
+    context: float = 1.0
+    context_window: int = Field(default=2, ge=0, le=10)  # turns either side of a hit
+    context_hits: int = Field(default=10, ge=0, le=100)  # how many hits lend context
 
 
 class RetrievedItem(BaseModel):
@@ -215,11 +219,12 @@ class Retriever:
                 if c.key.startswith("bead:") and ("emb" in c.signals or "keyword" in c.signals)
             ),
             key=lambda c: -(c.signals.get("emb", 0) + c.signals.get("keyword", 0)),
-        )[:10]
+        )[: self.weights.context_hits]
         for c in strong:
-            strength = c.signals.get("emb", 0) + c.signals.get("keyword", 0)
-            for neighbour in self.memory.adjacent_beads(split_key(c.key)[1], 1):
-                signal(item_key("bead", neighbour), "context", min(1.0, strength / 2))
+            strength = (c.signals.get("emb", 0) + c.signals.get("keyword", 0)) / 2
+            window = self.weights.context_window
+            for neighbour, offset in self.memory.adjacent_beads(split_key(c.key)[1], window):
+                signal(item_key("bead", neighbour), "context", min(1.0, strength / abs(offset)))
 
     # ---- scoring -------------------------------------------------------------------------
 
