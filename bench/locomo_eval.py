@@ -5,7 +5,7 @@ memory, one bead per turn (id = dia_id, session = session_N, time = the session'
 speaker as the source); for every question with category != 5 and evidence, retrieve the top
 k beads; recall = |evidence ∩ top-k| / |evidence|, averaged over questions, for k = 5, 10, 25.
 
-    .venv/bin/python bench/locomo_eval.py [--data PATH] [--strategy fusion] [--embedder deterministic]
+    .venv/bin/python bench/locomo_eval.py [--data PATH] [--strategy S] [--embedder SPEC]
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from typing import Any
 
 from chrysalis import Memory
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo" / "locomo-dev.json"
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo" / "locomo-dev.json"
+)
 KS = (5, 10, 25)
 
 
@@ -50,29 +52,35 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evaluate(
-    data: list[dict[str, Any]], *, strategy: str, embedder: str, weights: dict[str, float] | None = None
+    data: list[dict[str, Any]],
+    *,
+    strategy: str,
+    embedder: str,
+    weights: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     recalls: dict[int, list[float]] = {k: [] for k in KS}
     latencies = []
     for sample in data:
-        with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-            with Memory.open(Path(tmp) / "m", sync=False, embedder=embedder) as mem:
-                if weights:
-                    mem.weights = mem.weights.model_copy(update=weights)
-                mem.append_beads(turns(sample["conversation"]))
-                mem.wait_indexed(timeout=600)
-                for qa in sample["qa"]:
-                    evidence = set(qa.get("evidence") or ())
-                    if qa.get("category") == 5 or not evidence:
-                        continue
-                    t0 = time.perf_counter()
-                    result = mem.retrieve(
-                        qa["question"], k=max(KS), strategy=strategy, filters={"kinds": ["bead"]}
-                    )
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                    ranked = [item.id for item in result.items]
-                    for k in KS:
-                        recalls[k].append(len(evidence & set(ranked[:k])) / len(evidence))
+        with (
+            tempfile.TemporaryDirectory(prefix="locomo-") as tmp,
+            Memory.open(Path(tmp) / "m", sync=False, embedder=embedder) as mem,
+        ):
+            if weights:
+                mem.weights = mem.weights.model_copy(update=weights)
+            mem.append_beads(turns(sample["conversation"]))
+            mem.wait_indexed(timeout=600)
+            for qa in sample["qa"]:
+                evidence = set(qa.get("evidence") or ())
+                if qa.get("category") == 5 or not evidence:
+                    continue
+                t0 = time.perf_counter()
+                result = mem.retrieve(
+                    qa["question"], k=max(KS), strategy=strategy, filters={"kinds": ["bead"]}
+                )
+                latencies.append((time.perf_counter() - t0) * 1000)
+                ranked = [item.id for item in result.items]
+                for k in KS:
+                    recalls[k].append(len(evidence & set(ranked[:k])) / len(evidence))
     return {
         "questions": len(recalls[KS[0]]),
         **{f"recall@{k}": round(statistics.fmean(v), 4) for k, v in recalls.items()},
@@ -87,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategy", default="fusion", help="fusion, emb, keyword, kg or beads")
     parser.add_argument("--embedder", default="deterministic", help="embedder spec")
     parser.add_argument("--json", action="store_true", help="print JSON only")
-    parser.add_argument("--weights", type=json.loads, help='fusion weights, e.g. \'{"context": 0.5}\'')
+    parser.add_argument(
+        "--weights", type=json.loads, help="fusion weights, e.g. '{\"context\": 0.5}'"
+    )
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text())
     t0 = time.perf_counter()
@@ -96,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures))
     else:
-        print(f"LoCoMo evidence recall, {args.data.name}, strategy={args.strategy}, embedder={args.embedder}")
+        print(f"LoCoMo evidence recall, {args.data.name}")
+        print(f"  strategy={args.strategy} embedder={args.embedder}")
         for key, value in figures.items():
             print(f"  {key:<16} {value}")
     return 0

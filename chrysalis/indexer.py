@@ -287,6 +287,23 @@ class Indexer:
         embedded = self.memory.store.get_meta(f"embed:{self.embedder.model}") or {}
         return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
 
+    def wait_keyword(self, timeout: float) -> bool:
+        """Wait (briefly) until keyword search reflects every write made before the call, so
+        a recall right after a remember finds it. False when it did not catch up in time."""
+        target = self.memory.version_vector()
+        if vv_dominates(self.keyword.watermark(), target):
+            return True
+        deadline = time.monotonic() + timeout
+        self._wake.set()
+        with self._progress:
+            while not vv_dominates(self.keyword.watermark(), target):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._progress.wait(timeout=min(left, 0.05))
+                self._wake.set()
+        return True
+
     def wait(self, timeout: float | None = None) -> None:
         """Block until every index reflects every op committed before the call (and the
         vectors made for them). Raises `TimeoutError` naming the last indexing error."""

@@ -79,6 +79,7 @@ class RetrievalResult(BaseModel):
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
 
 
 def count_tokens(text: str) -> int:
@@ -131,6 +132,8 @@ class Retriever:
         except ValidationError as exc:
             raise from_pydantic(exc, "filters") from None
         notes: list[str] = []
+        if strategy != "beads" and not self.memory.indexer.wait_keyword(KEYWORD_WAIT):
+            notes.append("keyword: the index is still catching up; recent writes may be missing")
         pool = max(50, 5 * k)
         cands: dict[str, _Candidate] = {}
 
@@ -146,8 +149,9 @@ class Retriever:
             for key, score in self._keyword_hits(query, pool, f).items():
                 signal(key, "keyword", score)
         if strategy in ("fusion", "beads"):
-            for b in self.memory.last_beads(min(pool, 50), session_id=f.session_id):
-                signal(item_key("bead", b.id), "recent", 1.0)
+            latest = self.memory.last_beads(min(pool, 50), session_id=f.session_id)
+            for rank, b in enumerate(reversed(latest)):
+                signal(item_key("bead", b.id), "recent", 1.0 / (1 + rank))
         if strategy in ("fusion", "kg"):
             self._expand_graph(cands, signal, f)
         if strategy == "fusion":
@@ -252,7 +256,6 @@ class Retriever:
             if bead is not None and not _bead_passes(bead, f):
                 continue
             signals = dict(c.signals)
-            signals.pop("recent", None)
             if ts is not None:
                 age_days = max(0.0, (newest - ts) / 86400)
                 signals["recency"] = math.exp(-age_days / 30)
@@ -265,8 +268,8 @@ class Retriever:
                 + w.recency * signals.get("recency", 0.0)
                 + w.importance * importance
             )
-            if strategy == "beads":
-                score = signals.get("recency", 0.0) + w.importance * importance
+            if strategy == "beads":  # newest first
+                score = signals.get("recent", 0.0)
             if c.edges:
                 provenance["edges"] = c.edges
                 provenance["via_node"] = c.via

@@ -24,7 +24,9 @@ def sync(dst: Memory, src: Memory) -> None:
     dst.apply_ops(src.ops_since(dst.version_vector()))
 
 
-def test_forget_erases_every_vector_op_not_only_the_winner(open_memory: Callable[..., Memory]) -> None:
+def test_forget_erases_every_vector_op_not_only_the_winner(
+    open_memory: Callable[..., Memory],
+) -> None:
     a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
     a.append_bead("secret", id="x")
     a.put_embedding("bead", "x", "m", [1.0, 2.0], provider="p", text_hash=H)
@@ -34,7 +36,9 @@ def test_forget_erases_every_vector_op_not_only_the_winner(open_memory: Callable
     a.forget("x")
     exchange(a, b)
     for m in (a, b):
-        vectors = [op["data"].get("vector") for op in m.ops_since({}) if op["kind"] == "embedding.put"]
+        vectors = [
+            op["data"].get("vector") for op in m.ops_since({}) if op["kind"] == "embedding.put"
+        ]
         assert vectors == [None, None, None]
     assert a.state_digest() == b.state_digest()
 
@@ -59,7 +63,9 @@ def test_embedding_tie_is_broken_the_same_everywhere(open_memory: Callable[..., 
 def test_persona_ops_always_pass_peer_validation(open_memory: Callable[..., Memory]) -> None:
     a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
     a.put_persona({"name": "p", "traits": {f"k{i}": "v" for i in range(150)}})
-    a.put_persona({"name": "p", "traits": {f"j{i}": "v" for i in range(150)}})  # 150 set + 150 deleted
+    a.put_persona(
+        {"name": "p", "traits": {f"j{i}": "v" for i in range(150)}}
+    )  # 150 set + 150 deleted
     sync(b, a)
     assert b.get_persona() == a.get_persona()
     for bad in ({"": None}, {"\udc80": None}, {"x" * 200: None}):
@@ -69,7 +75,9 @@ def test_persona_ops_always_pass_peer_validation(open_memory: Callable[..., Memo
     assert a.state_digest() == b.state_digest()
 
 
-def test_after_a_merge_past_the_limit_other_fields_can_still_change(open_memory: Callable[..., Memory]) -> None:
+def test_after_a_merge_past_the_limit_other_fields_can_still_change(
+    open_memory: Callable[..., Memory],
+) -> None:
     a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
     a.update_persona(goals=[f"a{i}" for i in range(200)])
     b.update_persona(goals=[f"b{i}" for i in range(200)])
@@ -78,9 +86,18 @@ def test_after_a_merge_past_the_limit_other_fields_can_still_change(open_memory:
     assert a.update_persona(name="new").name == "new"
 
 
-def test_a_remote_stamp_at_the_end_of_time_cannot_poison_local_ops(open_memory: Callable[..., Memory]) -> None:
+def test_a_remote_stamp_at_the_end_of_time_cannot_poison_local_ops(
+    open_memory: Callable[..., Memory],
+) -> None:
     a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
-    op = {"replica": "z", "seq": 1, "hlc": MAX_HLC, "kind": "node.put", "target": "n1", "data": {"set": {"type": "t"}}}
+    op = {
+        "replica": "z",
+        "seq": 1,
+        "hlc": MAX_HLC,
+        "kind": "node.put",
+        "target": "n1",
+        "data": {"set": {"type": "t"}},
+    }
     a.apply_ops([op])
     with pytest.raises(Conflict, match="end of time"):
         a.add_node("n1", "t2")
@@ -93,7 +110,14 @@ def test_a_remote_stamp_at_the_end_of_time_cannot_poison_local_ops(open_memory: 
 
 def test_the_drift_clamp_holds_across_a_restart(tmp_path: Path) -> None:
     far = hlc_pack(int(time.time() * 1000) + 10 * 365 * 86_400_000)
-    op = {"replica": "z", "seq": 1, "hlc": far, "kind": "node.put", "target": "n1", "data": {"set": {"type": "t"}}}
+    op = {
+        "replica": "z",
+        "seq": 1,
+        "hlc": far,
+        "kind": "node.put",
+        "target": "n1",
+        "data": {"set": {"type": "t"}},
+    }
     with Memory.open(tmp_path / "a", sync=False) as a:
         a.apply_ops([op])
     with Memory.open(tmp_path / "a", sync=False) as a:
@@ -102,7 +126,9 @@ def test_the_drift_clamp_holds_across_a_restart(tmp_path: Path) -> None:
         assert mine[-1]["hlc"] < hlc_pack(int(time.time() * 1000) + 3_600_000)
 
 
-def test_a_forget_racing_an_append_of_the_same_large_content(open_memory: Callable[..., Memory]) -> None:
+def test_a_forget_racing_an_append_of_the_same_large_content(
+    open_memory: Callable[..., Memory],
+) -> None:
     a = open_memory(blob_threshold=1024)
     big = "B" * 100_000
     a.append_bead(big, id="x")
@@ -119,7 +145,9 @@ def test_a_forget_racing_an_append_of_the_same_large_content(open_memory: Callab
     assert [b.id for b in a.last_beads(5)] == ["y"]
 
 
-def test_an_erased_copy_arriving_after_the_full_one_still_forgets(open_memory: Callable[..., Memory]) -> None:
+def test_an_erased_copy_arriving_after_the_full_one_still_forgets(
+    open_memory: Callable[..., Memory],
+) -> None:
     a, b, c = (open_memory(n, replica_id=n) for n in ("a", "b", "c"))
     a.append_bead("hello", id="x1")
     a.append_bead("secret", id="X")
@@ -168,7 +196,7 @@ def test_a_bad_call_never_fails_another_writer_in_the_same_commit(mem: Memory) -
     def bad() -> None:
         try:
             mem.update_persona(traits={"\udc80": None})
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     t = threading.Thread(target=bad)
@@ -181,7 +209,9 @@ def test_a_bad_call_never_fails_another_writer_in_the_same_commit(mem: Memory) -
 
 
 def test_returned_beads_never_share_lists_with_the_cache(mem: Memory) -> None:
-    mem.append_bead("hello", id="x", tags=["t1"], span_refs=[{"path": "f", "start_line": 1, "end_line": 2}])
+    mem.append_bead(
+        "hello", id="x", tags=["t1"], span_refs=[{"path": "f", "start_line": 1, "end_line": 2}]
+    )
     mem.last_beads(1)[0].tags.append("INJECTED")
     assert mem.last_beads(1)[0].tags == ["t1"]
 
