@@ -53,6 +53,7 @@ _STOP = """a an and are as at be but by did do does for from had has have he her
 if in into is it its me my no not of on or our she so than that the their them then there these
 they this to was we were what when where which who whom why will with would you your"""
 STOP_WORDS = frozenset(_STOP.split())
+COMMON_TERM = 0.2  # a term in more than this share of documents is not worth ranking by
 
 
 @dataclass
@@ -73,6 +74,7 @@ class KeywordIndex:
         self.path = path
         self._lock = threading.Lock()
         self._db = self._open()
+        self._total = int(self._db.execute("SELECT count(*) FROM items").fetchone()[0])
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -86,6 +88,7 @@ class KeywordIndex:
                     session TEXT, role TEXT, ts REAL, importance REAL, tags TEXT);
                 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                     text, tokenize='porter unicode61');
+                CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
                 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v BLOB);
                 """
             )
@@ -158,6 +161,7 @@ class KeywordIndex:
                     "INSERT OR REPLACE INTO meta(k, v) VALUES ('watermark', ?)", (pack(watermark),)
                 )
                 db.execute("COMMIT")
+                self._total = int(db.execute("SELECT count(*) FROM items").fetchone()[0])
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
@@ -165,11 +169,29 @@ class KeywordIndex:
                 db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
 
     @staticmethod
-    def match_expression(query: str) -> str | None:
-        """An FTS5 query that ORs the query's words (quoted: user text is never FTS syntax)."""
+    def query_terms(query: str) -> list[str]:
+        """The query's distinct words, stop words dropped (unless that leaves none)."""
         words = [w.lower() for w in _TOKEN.findall(query)]
         unique = list(dict.fromkeys(words))
-        terms = [w for w in unique if w not in STOP_WORDS] or unique
+        return [w for w in unique if w not in STOP_WORDS] or unique
+
+    def _selective(self, terms: list[str]) -> list[str]:
+        """Drop terms found in more than COMMON_TERM of the documents: they add almost nothing
+        to BM25 (tiny IDF), yet an OR query with one of them ranks nearly every row. Terms the
+        vocabulary does not know as typed (stemmed away) are kept."""
+        if len(terms) < 2:
+            return terms
+        total = self._total or 1
+        kept = []
+        for term in terms:
+            row = self._db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (term,)).fetchone()
+            if row is None or row[0] <= COMMON_TERM * total:
+                kept.append(term)
+        return kept or terms
+
+    @staticmethod
+    def match_expression(terms: Sequence[str]) -> str | None:
+        """An FTS5 query that ORs the words (quoted: user text is never FTS syntax)."""
         return " OR ".join(f'"{w}"' for w in terms) or None
 
     def search(
@@ -182,14 +204,14 @@ class KeywordIndex:
         args: Sequence[Any] = (),
     ) -> list[KeywordHit]:
         """The ``k`` best items by BM25 for ``query`` (higher score is better)."""
-        expression = self.match_expression(query)
-        if expression is None or k <= 0:
+        terms = self.query_terms(query)
+        if not terms or k <= 0:
             return []
         sql = (
             "SELECT items.key, -bm25(fts) FROM fts JOIN items ON items.rowid = fts.rowid "
             "WHERE fts MATCH ?"
         )
-        params: list[Any] = [expression]
+        params: list[Any] = []
         if kinds:
             sql += f" AND items.kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
@@ -199,7 +221,8 @@ class KeywordIndex:
         sql += " ORDER BY bm25(fts) LIMIT ?"
         params.append(k)
         with self._lock:
-            rows = self._db.execute(sql, params).fetchall()
+            expression = self.match_expression(self._selective(terms))
+            rows = self._db.execute(sql, [expression, *params]).fetchall()
         return [KeywordHit(key, float(score)) for key, score in rows]
 
     def count(self) -> int:

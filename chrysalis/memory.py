@@ -429,11 +429,13 @@ class Memory:
         token_budget: int | None = None,
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
+        query_vector: Any = None,
     ) -> RetrievalResult:
         """Fused retrieval with provenance: see `chrysalis.retrieve`.
 
         Items are beads, nodes, edges, skills and the persona; each has ``signals`` (why it
         matched) and ``provenance`` (origin replica and op, source, edges walked).
+        ``query_vector`` replaces embedding the query (it must match the index's dims).
         """
         return Retriever(self, self.weights).retrieve(
             query,
@@ -441,6 +443,7 @@ class Memory:
             token_budget=token_budget,
             strategy=strategy,
             filters=filters,
+            query_vector=query_vector,
         )
 
     def all_beads(self) -> Iterator[Bead]:

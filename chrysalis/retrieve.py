@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
@@ -114,6 +115,7 @@ class Retriever:
         token_budget: int | None = None,
         strategy: str = "fusion",
         filters: Filters | Mapping[str, Any] | None = None,
+        query_vector: Any = None,
     ) -> RetrievalResult:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
@@ -143,7 +145,7 @@ class Retriever:
             return c
 
         if strategy in ("fusion", "emb"):
-            for key, sim in self._vector_hits(query, pool, f, notes).items():
+            for key, sim in self._vector_hits(query, pool, f, notes, query_vector).items():
                 signal(key, "emb", sim)
         if strategy in ("fusion", "keyword", "kg"):
             for key, score in self._keyword_hits(query, pool, f).items():
@@ -157,12 +159,30 @@ class Retriever:
         if strategy == "fusion":
             self._add_context(cands, signal)
 
+        # Describe (read from the store) only the most promising candidates: the signals so
+        # far decide the order; recency and importance only nudge it.
+        w = self.weights
+        if strategy == "beads":
+            prelim = {key: c.signals.get("recent", 0.0) for key, c in cands.items()}
+        else:
+            prelim = {
+                key: w.emb * c.signals.get("emb", 0.0)
+                + w.keyword * c.signals.get("keyword", 0.0)
+                + w.graph * c.signals.get("graph", 0.0)
+                + w.context * c.signals.get("context", 0.0)
+                for key, c in cands.items()
+            }
+        keep = max(3 * k, k + 30) * (4 if f != Filters() else 1)
+        best = sorted(cands, key=lambda key: -prelim[key])[:keep]
+        cands = {key: cands[key] for key in best}
         items = self._score_and_explain(cands, f, strategy)
         return self._fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
 
     # ---- candidate sources ---------------------------------------------------------------
 
-    def _vector_hits(self, query: str, n: int, f: Filters, notes: list[str]) -> dict[str, float]:
+    def _vector_hits(
+        self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any
+    ) -> dict[str, float]:
         memory = self.memory
         if memory.embedder is None:
             notes.append("emb: no embedder configured")
@@ -170,11 +190,18 @@ class Retriever:
         indexer = memory.indexer
         if indexer.vectors is None or len(indexer.vectors) == 0:
             return {}
-        try:
-            vector = memory.embedder.embed_query(query)
-        except EmbedderUnavailable as exc:
-            notes.append(f"emb: {exc}")
-            return {}
+        if query_vector is not None:
+            vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+            if vector.shape[0] != indexer.vectors.dims:
+                raise InvalidInput(
+                    f"query_vector has {vector.shape[0]} dims; the index has {indexer.vectors.dims}"
+                )
+        else:
+            try:
+                vector = memory.embedder.embed_query(query)
+            except EmbedderUnavailable as exc:
+                notes.append(f"emb: {exc}")
+                return {}
         hits = indexer.vectors.search(vector, n)
         return {h.key: max(0.0, h.score) for h in hits}
 
