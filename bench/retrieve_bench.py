@@ -29,8 +29,9 @@ from chrysalis import Memory
 from chrysalis.embed import Embedder
 
 DIMS = 768
-_WORDS = """alpha budget cinnamon delta engine falcon garden harbor island jungle kettle lantern
-meadow nebula orchard pepper quartz river saffron tundra umbrella velvet walnut xenon yarrow zephyr"""
+_WORDS = """alpha budget cinnamon delta engine falcon garden harbor island jungle kettle
+lantern meadow nebula orchard pepper quartz river saffron tundra umbrella velvet walnut xenon
+yarrow zephyr"""
 WORDS = _WORDS.split()
 
 
