@@ -53,7 +53,18 @@ _STOP = """a an and are as at be but by did do does for from had has have he her
 if in into is it its me my no not of on or our she so than that the their them then there these
 they this to was we were what when where which who whom why will with would you your"""
 STOP_WORDS = frozenset(_STOP.split())
-COMMON_TERM = 0.2  # a term in more than this share of documents is not worth ranking by
+SCHEMA = 2
+
+
+def common_threshold(total: int) -> float:
+    """Document frequency above which a query term is skipped: a fifth of the documents in a
+    small index; in a large one, 5 % or 2,000 documents, whichever is more (bounds the rows an
+    OR query ranks)."""
+    return min(0.2 * total, max(0.05 * total, 2000))
+
+
+def terms_of(text: str) -> set[str]:
+    return {w.lower() for w in _TOKEN.findall(text)}
 
 
 @dataclass
@@ -88,12 +99,17 @@ class KeywordIndex:
                     session TEXT, role TEXT, ts REAL, importance REAL, tags TEXT);
                 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
                     text, tokenize='porter unicode61');
-                CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
+                CREATE TABLE IF NOT EXISTS df(term TEXT PRIMARY KEY, n INTEGER NOT NULL)
+                    WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v BLOB);
                 """
             )
             db.execute("SELECT count(*) FROM fts").fetchone()
             db.execute("PRAGMA quick_check").fetchone()
+            version = db.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
+            if version is None and db.execute("SELECT count(*) FROM items").fetchone()[0]:
+                raise sqlite3.DatabaseError("written by an older version")
+            db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('schema', ?)", (SCHEMA,))
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -128,9 +144,13 @@ class KeywordIndex:
             db.execute("BEGIN")
             try:
                 erased = False
+                plus: list[str] = []
+                minus: list[str] = []
                 for key in deletes:
                     row = db.execute("SELECT rowid FROM items WHERE key=?", (key,)).fetchone()
                     if row is not None:
+                        old = db.execute("SELECT text FROM fts WHERE rowid=?", row).fetchone()
+                        minus.extend(terms_of(old[0] if old else ""))
                         db.execute("DELETE FROM fts WHERE rowid=?", row)
                         db.execute("DELETE FROM items WHERE rowid=?", row)
                         erased = True
@@ -155,16 +175,25 @@ class KeywordIndex:
                             "tags=? WHERE rowid=?",
                             (*values, rowid),
                         )
+                        old = db.execute("SELECT text FROM fts WHERE rowid=?", (rowid,)).fetchone()
+                        minus.extend(terms_of(old[0] if old else ""))
                         db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                     db.execute("INSERT INTO fts(rowid, text) VALUES (?, ?)", (rowid, text))
+                    plus.extend(terms_of(text))
+                db.executemany(
+                    "INSERT INTO df(term, n) VALUES (?, 1) "
+                    "ON CONFLICT(term) DO UPDATE SET n = n + 1",
+                    ((t,) for t in plus),
+                )
+                db.executemany("UPDATE df SET n = n - 1 WHERE term = ?", ((t,) for t in minus))
                 db.execute(
                     "INSERT OR REPLACE INTO meta(k, v) VALUES ('watermark', ?)", (pack(watermark),)
                 )
                 db.execute("COMMIT")
-                self._total = int(db.execute("SELECT count(*) FROM items").fetchone()[0])
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+            self._total = int(db.execute("SELECT count(*) FROM items").fetchone()[0])
             if erased:  # merge segments so deleted text is gone from the file, not just hidden
                 db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
 
@@ -176,18 +205,16 @@ class KeywordIndex:
         return [w for w in unique if w not in STOP_WORDS] or unique
 
     def _selective(self, terms: list[str]) -> list[str]:
-        """Drop terms found in more than COMMON_TERM of the documents: they add almost nothing
-        to BM25 (tiny IDF), yet an OR query with one of them ranks nearly every row. Terms the
-        vocabulary does not know as typed (stemmed away) are kept."""
-        if len(terms) < 2:
-            return terms
-        total = self._total or 1
+        """Drop terms in too many documents (`common_threshold`): they add almost nothing to
+        BM25 (tiny IDF), yet an OR query with one of them ranks nearly every row. May return
+        nothing (every term is common)."""
+        limit = common_threshold(self._total)
         kept = []
         for term in terms:
-            row = self._db.execute("SELECT doc FROM fts_vocab WHERE term = ?", (term,)).fetchone()
-            if row is None or row[0] <= COMMON_TERM * total:
+            row = self._db.execute("SELECT n FROM df WHERE term = ?", (term,)).fetchone()
+            if row is None or row[0] <= limit:
                 kept.append(term)
-        return kept or terms
+        return kept
 
     @staticmethod
     def match_expression(terms: Sequence[str]) -> str | None:
@@ -221,7 +248,14 @@ class KeywordIndex:
         sql += " ORDER BY bm25(fts) LIMIT ?"
         params.append(k)
         with self._lock:
-            expression = self.match_expression(self._selective(terms))
+            selective = self._selective(terms)
+            # Only common words: the documents holding all of them (a small intersection)
+            # instead of ranking nearly every row.
+            expression = (
+                self.match_expression(selective)
+                if selective
+                else " AND ".join(f'"{w}"' for w in terms)
+            )
             rows = self._db.execute(sql, [expression, *params]).fetchall()
         return [KeywordHit(key, float(score)) for key, score in rows]
 

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 BATCH_OPS = 2_000
 EMBED_BATCH = 128
 MAX_EMBED_CHARS = 8_000  # embedding models read a few hundred tokens; more only costs time
+SAVE_EVERY_S = 300.0
+SAVE_AFTER_CHANGES = 20_000
 
 
 def item_text(memory: Memory, key: str) -> tuple[str, dict[str, Any]] | None:
@@ -106,6 +108,7 @@ class Indexer:
         self._progress = threading.Condition()
         self._wake = threading.Event()
         self._stop = False
+        self._saved_at = time.monotonic()
         if embedder is not None:
             self.vectors = VectorIndex(
                 directory / "faiss", embedder.model, embedder.dims, exact_limit=exact_limit
@@ -270,12 +273,20 @@ class Indexer:
         self.vectors.watermark = watermark
         log.info("vector index for %s rebuilt from LMDB: %d vectors", model, len(keys))
 
-    def _maybe_save(self) -> None:
-        if self.vectors is not None and self.vectors.dirty:
-            try:
-                self.vectors.save()
-            except Exception as exc:
-                log.warning("could not save the vector index: %s", exc)
+    def _maybe_save(self, *, force: bool = False) -> None:
+        """Write the vector index now and then, not after every batch: a 100k x 768 index is
+        300 MB, and what a save would have held is caught up from its watermark at start."""
+        vectors = self.vectors
+        if vectors is None or not vectors.dirty:
+            return
+        due = time.monotonic() - self._saved_at > SAVE_EVERY_S or vectors.dirty > SAVE_AFTER_CHANGES
+        if not (force or due):
+            return
+        try:
+            vectors.save()
+            self._saved_at = time.monotonic()
+        except Exception as exc:
+            log.warning("could not save the vector index: %s", exc)
 
     # ---- waiting and closing ---------------------------------------------------------------
 
@@ -329,7 +340,7 @@ class Indexer:
         self._wake.set()
         self._thread.join(timeout=30)
         try:
-            self._maybe_save()
+            self._maybe_save(force=True)
         finally:
             self.keyword.close()
             if self._on_commit in self.memory.store.listeners:
