@@ -71,6 +71,7 @@ def terms_of(text: str) -> set[str]:
 class KeywordHit:
     key: str
     score: float  # BM25, higher is better
+    common: bool = False  # matched only words found nearly everywhere: newest first, unranked
 
 
 class KeywordIndex:

@@ -81,6 +81,7 @@ class RetrievalResult(BaseModel):
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
+COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common words
 
 
 def count_tokens(text: str) -> int:
@@ -211,7 +212,9 @@ class Retriever:
             where.append("(items.kind != 'bead' OR items.session = ?)")
             args.append(f.session_id)
         hits = self.memory.indexer.keyword.search(query, n, where=" AND ".join(where), args=args)
-        return _norm({h.key: h.score for h in hits})
+        scores = _norm({h.key: h.score for h in hits})
+        # Hits on words found nearly everywhere say little: a weak signal, not a full one.
+        return {h.key: scores[h.key] * (COMMON_HIT if h.common else 1.0) for h in hits}
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
         """1-2 hops from the nodes among the hits: neighbours and the edges walked."""
