@@ -57,10 +57,10 @@ SCHEMA = 2
 
 
 def common_threshold(total: int) -> float:
-    """Document frequency above which a query term is skipped: a fifth of the documents in a
-    small index; in a large one, 5 % or 2,000 documents, whichever is more (bounds the rows an
-    OR query ranks)."""
-    return min(0.2 * total, max(0.05 * total, 2000))
+    """Document frequency above which a query term is skipped: a fifth of the documents (never
+    under 100: small memories rank everything); in a large one, 5 % or 2,000 documents,
+    whichever is more (bounds the rows an OR query ranks)."""
+    return max(100, min(0.2 * total, max(0.05 * total, 2000)))
 
 
 def terms_of(text: str) -> set[str]:
@@ -235,30 +235,33 @@ class KeywordIndex:
         terms = self.query_terms(query)
         if not terms or k <= 0:
             return []
-        sql = (
-            "SELECT items.key, -bm25(fts) FROM fts JOIN items ON items.rowid = fts.rowid "
-            "WHERE fts MATCH ?"
-        )
-        params: list[Any] = []
+        filters, params = "", list[Any]()
         if kinds:
-            sql += f" AND items.kind IN ({','.join('?' * len(kinds))})"
+            filters += f" AND items.kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
         if where:
-            sql += " AND " + where
+            filters += " AND " + where
             params.extend(args)
-        sql += " ORDER BY bm25(fts) LIMIT ?"
-        params.append(k)
         with self._lock:
             selective = self._selective(terms)
-            # Only common words: the documents holding all of them (a small intersection)
-            # instead of ranking nearly every row.
-            expression = (
-                self.match_expression(selective)
-                if selective
-                else " AND ".join(f'"{w}"' for w in terms)
-            )
-            rows = self._db.execute(sql, [expression, *params]).fetchall()
-        return [KeywordHit(key, float(score)) for key, score in rows]
+            if selective:
+                sql = (
+                    "SELECT items.key, -bm25(fts) FROM fts JOIN items ON items.rowid = fts.rowid "
+                    f"WHERE fts MATCH ?{filters} ORDER BY bm25(fts) LIMIT ?"
+                )
+                rows = self._db.execute(sql, [self.match_expression(selective), *params, k])
+            else:
+                # Only words found nearly everywhere: ranking would touch most rows and say
+                # little. The newest documents holding all of them, by rowid, which FTS5 walks
+                # backwards without sorting (in a subquery, so the join does not force a sort).
+                sql = (
+                    "SELECT items.key, 1.0 FROM (SELECT rowid AS r FROM fts WHERE fts MATCH ? "
+                    f"ORDER BY rowid DESC LIMIT ?) JOIN items ON items.rowid = r WHERE 1{filters}"
+                )
+                expression = " AND ".join(f'"{w}"' for w in terms)
+                rows = self._db.execute(sql, [expression, 4 * k, *params])
+            found = rows.fetchall()[:k]
+        return [KeywordHit(key, float(score), common=not selective) for key, score in found]
 
     def count(self) -> int:
         with self._lock:

@@ -132,3 +132,18 @@ def test_vector_index_goes_ivf_past_the_limit_and_keeps_recall(tmp_path: Path) -
     assert hits / 500 >= 0.95
     index.remove(["bead:0"])
     assert "bead:0" not in {h.key for h in index.search(data[0], 5)}
+
+
+def test_keyword_skips_near_universal_words(tmp_path: Path) -> None:
+    from chrysalis.index import KeywordIndex
+
+    kw = KeywordIndex(tmp_path / "kw.sqlite")
+    rows = [(f"bead:b{i}", f"status update number {i}" + (" zebra" if i % 100 == 7 else ""), {}) for i in range(1000)]
+    kw.apply(rows, [], {"a": 1000})
+    hits = kw.search("status update zebra", 10)
+    assert {h.key for h in hits} == {f"bead:b{i}" for i in range(7, 1000, 100)}
+    assert not any(h.common for h in hits)
+    only_common = kw.search("status update", 5)
+    assert [h.key for h in only_common] == [f"bead:b{i}" for i in range(999, 994, -1)]  # newest first
+    assert all(h.common for h in only_common)
+    kw.close()
