@@ -326,17 +326,22 @@ class Memory:
         values["span_refs"] = [SpanRef.model_construct(**s) for s in spans or ()]
         return Bead.model_construct(**values)
 
+    def _bead_entry(self, txn: Any, bead_id: str) -> tuple[Any, dict[str, Any] | None]:
+        """The bead's view entry and, when it is visible, the winning add's data."""
+        raw = txn.get(bead_id.encode(), db=self._store.dbs["beads"])
+        entry = None if raw is None else unpack(raw)
+        if not isinstance(entry, list):
+            return entry, None
+        _, replica, seq = entry[0]
+        return entry, self._store.op_data(txn, replica, seq)
+
     def get_bead(self, id: str) -> Bead:
         """The bead with this id; `NotFound` when unknown or forgotten."""
         _check_id(id, "bead")
-        store = self._store
-        with store.read() as txn:
-            raw = txn.get(id.encode(), db=store.dbs["beads"])
-            entry = None if raw is None else unpack(raw)
-            if not isinstance(entry, list):
-                raise NotFound(f"no bead {id!r}" + (" (forgotten)" if entry else ""))
-            _, replica, seq = entry[0]
-            data = store.op_data(txn, replica, seq)
+        with self._store.read() as txn:
+            entry, data = self._bead_entry(txn, id)
+        if data is None:
+            raise NotFound(f"no bead {id!r}" + (" (forgotten)" if entry else ""))
         return self._bead(data)
 
     def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
@@ -379,14 +384,10 @@ class Memory:
         _check_id(bead_id, "bead")
         store = self._store
         with store.read() as txn:
-            raw = txn.get(bead_id.encode(), db=store.dbs["beads"])
-            entry = None if raw is None else unpack(raw)
-            if not isinstance(entry, list):
+            entry, data = self._bead_entry(txn, bead_id)
+            if data is None or not data.get("session_id"):
                 return []
             hlc, replica, seq = entry[0]
-            data = store.op_data(txn, replica, seq)
-            if not data.get("session_id"):
-                return []
             prefix = data["session_id"].encode() + b"\0"
             key = prefix + time_key(data["ts"], hlc, replica, seq)
             out: list[tuple[str, int]] = []
