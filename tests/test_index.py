@@ -138,12 +138,17 @@ def test_keyword_skips_near_universal_words(tmp_path: Path) -> None:
     from chrysalis.index import KeywordIndex
 
     kw = KeywordIndex(tmp_path / "kw.sqlite")
-    rows = [(f"bead:b{i}", f"status update number {i}" + (" zebra" if i % 100 == 7 else ""), {}) for i in range(1000)]
+    rows = [
+        (f"bead:b{i}", f"status update number {i}" + (" zebra" if i % 100 == 7 else ""), {})
+        for i in range(1000)
+    ]
     kw.apply(rows, [], {"a": 1000})
     hits = kw.search("status update zebra", 10)
     assert {h.key for h in hits} == {f"bead:b{i}" for i in range(7, 1000, 100)}
     assert not any(h.common for h in hits)
     only_common = kw.search("status update", 5)
-    assert [h.key for h in only_common] == [f"bead:b{i}" for i in range(999, 994, -1)]  # newest first
+    assert [h.key for h in only_common] == [
+        f"bead:b{i}" for i in range(999, 994, -1)
+    ]  # newest first
     assert all(h.common for h in only_common)
     kw.close()
