@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +110,7 @@ class Indexer:
         self._wake = threading.Event()
         self._stop = False
         self._saved_at = time.monotonic()
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
         if embedder is not None:
             self.vectors = VectorIndex(
                 directory / "faiss", embedder.model, embedder.dims, exact_limit=exact_limit
@@ -339,6 +341,7 @@ class Indexer:
         self._stop = True
         self._wake.set()
         self._thread.join(timeout=30)
+        self.pool.shutdown(wait=True)
         try:
             self._maybe_save(force=True)
         finally:

@@ -145,11 +145,16 @@ class Retriever:
             c.signals[name] = max(value, c.signals.get(name, 0.0))
             return c
 
+        keyword = None
+        if strategy in ("fusion", "keyword", "kg"):
+            # SQLite and FAISS both release the GIL: rank keywords on the indexer's thread
+            # pool while the vector search runs here (two cores, two searches).
+            keyword = self.memory.indexer.pool.submit(self._keyword_hits, query, pool, f)
         if strategy in ("fusion", "emb"):
             for key, sim in self._vector_hits(query, pool, f, notes, query_vector).items():
                 signal(key, "emb", sim)
-        if strategy in ("fusion", "keyword", "kg"):
-            for key, score in self._keyword_hits(query, pool, f).items():
+        if keyword is not None:
+            for key, score in keyword.result().items():
                 signal(key, "keyword", score)
         if strategy in ("fusion", "beads"):
             latest = self.memory.last_beads(min(pool, 50), session_id=f.session_id)
