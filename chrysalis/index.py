@@ -263,6 +263,11 @@ class KeywordIndex:
             found = rows.fetchall()[:k]
         return [KeywordHit(key, float(score), common=not selective) for key, score in found]
 
+    @property
+    def size(self) -> int:
+        """Items indexed (as of the last apply); cheap."""
+        return self._total
+
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM items").fetchone()[0])

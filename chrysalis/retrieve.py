@@ -82,6 +82,7 @@ class RetrievalResult(BaseModel):
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
 COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common words
+PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searched on a thread
 
 
 def count_tokens(text: str) -> int:
@@ -145,16 +146,22 @@ class Retriever:
             c.signals[name] = max(value, c.signals.get(name, 0.0))
             return c
 
-        keyword = None
+        keyword: Any = None
         if strategy in ("fusion", "keyword", "kg"):
-            # SQLite and FAISS both release the GIL: rank keywords on the indexer's thread
-            # pool while the vector search runs here (two cores, two searches).
-            keyword = self.memory.indexer.pool.submit(self._keyword_hits, query, pool, f)
+            indexer = self.memory.indexer
+            if indexer.keyword.size > PARALLEL_KEYWORD:
+                # SQLite and FAISS both release the GIL: in a large memory, rank keywords on
+                # another thread while the vector search runs here. In a small one the Python
+                # around them dominates and two threads only fight over the GIL (measured).
+                keyword = indexer.pool.submit(self._keyword_hits, query, pool, f)
+            else:
+                keyword = self._keyword_hits(query, pool, f)
         if strategy in ("fusion", "emb"):
             for key, sim in self._vector_hits(query, pool, f, notes, query_vector).items():
                 signal(key, "emb", sim)
         if keyword is not None:
-            for key, score in keyword.result().items():
+            hits = keyword if isinstance(keyword, dict) else keyword.result()
+            for key, score in hits.items():
                 signal(key, "keyword", score)
         if strategy in ("fusion", "beads"):
             latest = self.memory.last_beads(min(pool, 50), session_id=f.session_id)
