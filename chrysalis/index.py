@@ -93,6 +93,7 @@ class KeywordIndex:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=OFF")
+            db.execute("PRAGMA secure_delete=ON")  # forgotten text is zeroed, not just unlinked
             db.executescript(
                 """
                 CREATE TABLE IF NOT EXISTS items(
@@ -197,6 +198,7 @@ class KeywordIndex:
             self._total = int(db.execute("SELECT count(*) FROM items").fetchone()[0])
             if erased:  # merge segments so deleted text is gone from the file, not just hidden
                 db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # and from the WAL
 
     @staticmethod
     def query_terms(query: str) -> list[str]:
@@ -330,6 +332,7 @@ class VectorIndex:
         self._generation = 0
         self.watermark: dict[str, int] = {}
         self.dirty = 0
+        self.removed = 0  # since the last save: a forgotten vector must leave the file soon
         self._index = self._new_flat()
 
     def _new_flat(self) -> Any:
@@ -368,6 +371,7 @@ class VectorIndex:
     def remove(self, keys: Iterable[str]) -> None:
         with self._lock:
             gone = [self._ids.pop(k) for k in keys if k in self._ids]
+            self.removed += len(gone)
             if gone:
                 for i in gone:
                     self._keys.pop(i, None)
@@ -450,6 +454,7 @@ class VectorIndex:
             with contextlib.suppress(FileNotFoundError):
                 old.unlink()
             self.dirty = 0
+            self.removed = 0
 
     def load(self) -> bool:
         """Load the saved index; False (and an empty index) when missing, damaged or stale."""

@@ -282,7 +282,7 @@ class Indexer:
         if vectors is None or not vectors.dirty:
             return
         due = time.monotonic() - self._saved_at > SAVE_EVERY_S or vectors.dirty > SAVE_AFTER_CHANGES
-        if not (force or due):
+        if not (force or due or vectors.removed):  # removed: forgotten vectors leave the file
             return
         try:
             vectors.save()

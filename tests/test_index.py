@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,6 +95,16 @@ def test_forget_leaves_every_index(open_memory: Callable[..., Memory]) -> None:
     mem.forget("b0")
     mem.wait_indexed(timeout=30)
     assert not mem.indexer.keyword.has_text("LGBTQ")
+    index_files = [p for p in (mem.path / "index").iterdir() if p.name.startswith("keyword.sqlite")]
+    assert not any(b"LGBTQ" in p.read_bytes() for p in index_files)  # not in freed pages either
+    vector_ops = [
+        op for op in mem.ops_since({}) if op["kind"] == "embedding.put" and op["target"] == "b0"
+    ]
+    assert vector_ops and all(op["data"].get("erased") for op in vector_ops)  # the log's copy too
+    deadline = time.monotonic() + 5
+    while mem.indexer.vectors.removed and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mem.indexer.vectors.removed == 0  # saved since: the file no longer holds it
     assert mem.indexer.vectors is not None and not mem.indexer.vectors.has("bead:b0")
     for strategy in ("fusion", "emb", "keyword", "beads"):
         assert "bead:b0" not in [
