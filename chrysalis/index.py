@@ -124,10 +124,15 @@ class KeywordIndex:
             return cls(path), False
         except sqlite3.DatabaseError as exc:
             log.warning("keyword index %s is damaged (%s): rebuilding it", path, exc)
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(str(path) + suffix)
-            return cls(path), True
+            return cls.reset(path), True
+
+    @classmethod
+    def reset(cls, path: Path) -> KeywordIndex:
+        """Delete the index files and open an empty index."""
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(path) + suffix)
+        return cls(path)
 
     def watermark(self) -> dict[str, int]:
         with self._lock:
@@ -188,6 +193,8 @@ class KeywordIndex:
                     ((t,) for t in plus),
                 )
                 db.executemany("UPDATE df SET n = n - 1 WHERE term = ?", ((t,) for t in minus))
+                if minus:  # no trace of a forgotten text's words
+                    db.execute("DELETE FROM df WHERE n <= 0")
                 db.execute(
                     "INSERT OR REPLACE INTO meta(k, v) VALUES ('watermark', ?)", (pack(watermark),)
                 )
@@ -261,7 +268,8 @@ class KeywordIndex:
                     f"ORDER BY rowid DESC LIMIT ?) JOIN items ON items.rowid = r WHERE 1{filters}"
                 )
                 expression = " AND ".join(f'"{w}"' for w in terms)
-                rows = self._db.execute(sql, [expression, 4 * k, *params])
+                depth = 4 * k if not filters else 100 * k  # filters apply after the inner LIMIT
+                rows = self._db.execute(sql, [expression, depth, *params])
             found = rows.fetchall()[:k]
         return [KeywordHit(key, float(score), common=not selective) for key, score in found]
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .clock import vv_dominates, vv_merge
 from .embed import Embedder
-from .errors import ClosedError, NotFound
+from .errors import ClosedError, EmbedderUnavailable, NotFound
 from .index import KeywordIndex, VectorIndex, item_key, split_key
 from .store import emb_key, unpack
 
@@ -79,9 +79,9 @@ def affected(ops: Iterable[dict[str, Any]]) -> tuple[set[str], set[str]]:
         kind = op["kind"]
         collection = kind.partition(".")[0]
         if collection in ("bead", "node", "skill", "persona"):
-            texts.add(item_key(collection, "persona" if collection == "persona" else op["target"]))
-            if kind == "bead.forget":
-                vectors.add(item_key("bead", op["target"]))
+            key = item_key(collection, "persona" if collection == "persona" else op["target"])
+            texts.add(key)
+            vectors.add(key)  # a removed item's vector leaves the index
         elif kind == "embedding.put":
             vectors.add(item_key(op["data"]["item_kind"], op["target"]))
     return texts, vectors
@@ -102,24 +102,49 @@ class Indexer:
         self.embedder = embedder
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
+        self.exact_limit = exact_limit
+        store_vv = memory.version_vector()
         self.keyword, _ = KeywordIndex.open_or_reset(directory / "keyword.sqlite")
+        if not vv_dominates(store_vv, self.keyword.watermark()):
+            # The index is ahead of the log (an older LMDB restored under a newer index, or
+            # writes lost in a crash): its seqs will be reused by other ops. Start afresh.
+            log.warning("keyword index is ahead of the op log: rebuilding it")
+            self.keyword.close()
+            self.keyword = KeywordIndex.reset(directory / "keyword.sqlite")
         self.vectors: VectorIndex | None = None
         self.last_error: str | None = None
         self.errors = 0
+        self.embed_failures = 0  # consecutive: the embedder is down, not one bad text
+        self.skipped: set[str] = set()  # items the embedder refused while others passed
         self._progress = threading.Condition()
+        self._keyword_lock = threading.Lock()
         self._wake = threading.Event()
+        self._halt = threading.Event()
         self._stop = False
+        self._retry_at = 0.0
+        self._backoff = 0.0
         self._saved_at = time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
         if embedder is not None:
-            self.vectors = VectorIndex(
-                directory / "faiss", embedder.model, embedder.dims, exact_limit=exact_limit
-            )
-            if not self.vectors.load():
-                self._rebuild_vectors()
+            cursor = f"embed:{embedder.model}"
+            if not vv_dominates(store_vv, memory.store.get_meta(cursor) or {}):
+                memory.store.put_meta(cursor, {})  # re-check everything; stored hashes skip most
+            if embedder.dims:
+                self._open_vectors()
         memory.store.listeners.append(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-indexer", daemon=True)
         self._thread.start()
+
+    def _open_vectors(self) -> None:
+        assert self.embedder is not None
+        vectors = VectorIndex(
+            self.directory / "faiss", self.embedder.model, self.embedder.dims,
+            exact_limit=self.exact_limit,
+        )  # fmt: skip
+        if not vectors.load() or not vv_dominates(self.memory.version_vector(), vectors.watermark):
+            self.vectors = vectors
+            self._rebuild_vectors()
+        self.vectors = vectors
 
     # ---- the worker ----------------------------------------------------------------------
 
@@ -127,36 +152,52 @@ class Indexer:
         self._wake.set()
 
     def _run(self) -> None:
-        backoff = 0.0
         while not self._stop:
-            self._wake.wait(timeout=max(backoff, 1.0))
+            self._wake.wait(timeout=1.0)
             self._wake.clear()
             if self._stop:
                 break
             try:
                 while not self._stop and self.step():
                     pass
-                backoff = 0.0
             except ClosedError:
                 break
             except Exception as exc:  # the worker must outlive any one failure
                 self.errors += 1
                 self.last_error = str(exc)
-                backoff = min(60.0, max(1.0, backoff * 2))
-                log.warning("indexing paused %.0f s: %s", backoff, exc)
+                log.warning("indexing failed, retrying in 5 s: %s", exc)
+                self._halt.wait(5.0)  # not cut short by commits or waiters
             with self._progress:
                 self._progress.notify_all()
             self._maybe_save()
 
     def step(self) -> bool:
-        """Do one batch of whatever is behind; True if there may be more."""
+        """Do one batch of whatever is behind; True if there may be more.
+
+        Keyword search is caught up first and between embedding chunks (it takes
+        milliseconds; embedding may take seconds). Embedding waits out its backoff after a
+        failure; vectors that arrived from other replicas are indexed meanwhile.
+        """
         more = self._catch_up_keyword()
-        if self.embedder is not None and self.vectors is not None:
-            more = self._embed_missing() or more
+        if self.embedder is not None and time.monotonic() >= self._retry_at:
+            try:
+                if self.vectors is None:  # dims unknown until the embedder first answers
+                    self.embedder.embed_query("dimension probe")
+                    self._open_vectors()
+                more = self._embed_missing() or more
+                self.embed_failures, self._backoff = 0, 0.0
+            except EmbedderUnavailable as exc:
+                self.embed_failures += 1
+                self.errors += 1
+                self.last_error = str(exc)
+                self._backoff = min(60.0, max(1.0, self._backoff * 2))
+                self._retry_at = time.monotonic() + self._backoff
+                log.warning("embedding paused %.0f s: %s", self._backoff, exc)
+        if self.vectors is not None:
             more = self._catch_up_vectors() or more
         with self._progress:
             self._progress.notify_all()
-        return more
+        return more and not self._stop
 
     def _ops_after(self, watermark: dict[str, int]) -> list[dict[str, Any]]:
         store = self.memory.store
@@ -173,6 +214,10 @@ class Indexer:
         return vv_merge(watermark, {op["replica"]: op["seq"] for op in ops})
 
     def _catch_up_keyword(self) -> bool:
+        with self._keyword_lock:  # the worker and a waiting retrieve take turns
+            return self._catch_up_keyword_locked()
+
+    def _catch_up_keyword_locked(self) -> bool:
         watermark = self.keyword.watermark()
         ops = self._ops_after(watermark)
         if not ops:
@@ -205,17 +250,44 @@ class Indexer:
             if self._stored_hash(key) != text_hash(text):
                 todo.append((key, text))
         for start in range(0, len(todo), EMBED_BATCH):
-            chunk = todo[start : start + EMBED_BATCH]
-            vectors = self.embedder.embed_documents([t for _, t in chunk])
+            if self._stop:
+                return False  # the cursor stays: the rest is done at the next start
+            chunk = self._embed_chunk(todo[start : start + EMBED_BATCH])
             rows = []
-            for (key, text), vector in zip(chunk, vectors, strict=True):
+            for key, text, vector in chunk:
                 kind, item_id = split_key(key)
                 rows.append({"item_kind": kind, "item_id": item_id, "model": self.embedder.model,
                              "vector": vector, "provider": self.embedder.provider,
                              "text_hash": text_hash(text)})  # fmt: skip
             self.memory.put_embeddings(rows, skip_missing=True)
+            self._catch_up_keyword()
         self.memory.store.put_meta(cursor, self._advance(watermark, ops))
         return len(ops) >= BATCH_OPS
+
+    def _embed_chunk(self, chunk: list[tuple[str, str]]) -> list[tuple[str, str, np.ndarray]]:
+        """Vectors for a chunk. If the chunk fails, each text alone: a text the embedder
+        refuses is skipped (and listed in `skipped`) when others pass; when every one fails
+        the embedder is down and the error propagates (the cursor does not move)."""
+        assert self.embedder is not None
+        try:
+            vectors = self.embedder.embed_documents([t for _, t in chunk])
+            return [(k, t, v) for (k, t), v in zip(chunk, vectors, strict=True)]
+        except EmbedderUnavailable:
+            if len(chunk) == 1:
+                raise
+        out, last = [], None
+        for key, text in chunk:
+            try:
+                out.append((key, text, self.embedder.embed_documents([text])[0]))
+            except EmbedderUnavailable as exc:
+                last = exc
+                self.skipped.add(key)
+        if not out and last is not None:
+            raise last
+        if last is not None:
+            self.last_error = f"skipped {len(chunk) - len(out)} item(s): {last}"
+            log.warning("embedding: %s", self.last_error)
+        return out
 
     def _stored_hash(self, key: str) -> str | None:
         assert self.embedder is not None
@@ -252,7 +324,8 @@ class Indexer:
                 rec = None if raw is None else unpack(raw)
                 if rec is not None and not rec.get("erased") and rec["dims"] == self.embedder.dims:
                     out[key] = np.frombuffer(rec["vector"], dtype="<f4")
-        return out
+        # a removed node or skill keeps its vector in LMDB (it may come back): not in search
+        return {k: v for k, v in out.items() if item_text(self.memory, k) is not None}
 
     def _rebuild_vectors(self) -> None:
         """The vector index afresh from LMDB's vectors of this model, at one snapshot."""
@@ -270,6 +343,8 @@ class Indexer:
                     continue
                 keys.append(item_key(kind, item_id))
                 rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
+        visible = [i for i, k in enumerate(keys) if item_text(self.memory, k) is not None]
+        keys, rows = [keys[i] for i in visible], [rows[i] for i in visible]
         matrix = np.vstack(rows) if rows else np.zeros((0, self.embedder.dims), np.float32)
         self.vectors.rebuild_from(keys, matrix)
         self.vectors.watermark = watermark
@@ -295,26 +370,23 @@ class Indexer:
     def caught_up(self, target: dict[str, int]) -> bool:
         if not vv_dominates(self.keyword.watermark(), target):
             return False
-        if self.embedder is None or self.vectors is None:
+        if self.embedder is None:
             return True
+        if self.vectors is None:
+            return False
         embedded = self.memory.store.get_meta(f"embed:{self.embedder.model}") or {}
         return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
 
     def wait_keyword(self, timeout: float) -> bool:
-        """Wait (briefly) until keyword search reflects every write made before the call, so
-        a recall right after a remember finds it. False when it did not catch up in time."""
+        """Bring keyword search up to every write made before the call, in the caller's
+        thread if need be (it takes milliseconds; the worker may be busy embedding), so a
+        recall right after a remember finds it. False when it did not finish in time."""
         target = self.memory.version_vector()
-        if vv_dominates(self.keyword.watermark(), target):
-            return True
         deadline = time.monotonic() + timeout
-        self._wake.set()
-        with self._progress:
-            while not vv_dominates(self.keyword.watermark(), target):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._progress.wait(timeout=min(left, 0.05))
-                self._wake.set()
+        while not vv_dominates(self.keyword.watermark(), target):
+            if time.monotonic() > deadline:
+                return False
+            self._catch_up_keyword()
         return True
 
     def wait(self, timeout: float | None = None) -> None:
@@ -326,6 +398,8 @@ class Indexer:
             self._wake.set()
             with self._progress:
                 while not self.caught_up(target):
+                    if self.embed_failures >= 3 and self.last_error:
+                        raise EmbedderUnavailable(f"indexing is stuck: {self.last_error}")
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
                         raise TimeoutError(
@@ -333,12 +407,12 @@ class Indexer:
                             + (f"; last error: {self.last_error}" if self.last_error else "")
                         )
                     self._progress.wait(timeout=0.05 if left is None else min(left, 0.05))
-                    self._wake.set()
             if self.memory.version_vector() == target:  # no vectors were written meanwhile
                 return
 
     def close(self) -> None:
         self._stop = True
+        self._halt.set()
         self._wake.set()
         self._thread.join(timeout=30)
         self.pool.shutdown(wait=True)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import crdt
 from .embed import Embedder, make_embedder
-from .errors import Conflict, InvalidInput, NotFound, from_pydantic
+from .errors import ClosedError, Conflict, InvalidInput, NotFound, from_pydantic
 from .indexer import Indexer
 from .models import (
     BEADS,
@@ -134,6 +134,7 @@ class Memory:
         self.blob_threshold = blob_threshold
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
+        self._closed = False
         self._exact_limit = exact_limit
         self.weights = Weights()
         self.embedder = None if embedder is None else make_embedder(embedder)
@@ -173,6 +174,8 @@ class Memory:
     def indexer(self) -> Indexer:
         """The derived indexes and their worker, started on first use."""
         with self._indexer_lock:
+            if self._closed:
+                raise ClosedError("memory is closed")
             if self._indexer is None:
                 self._indexer = Indexer(
                     self, self.embedder, self._store.path / "index", exact_limit=self._exact_limit
@@ -196,9 +199,11 @@ class Memory:
         return self._store
 
     def close(self) -> None:
-        if self._indexer is not None:
-            self._indexer.close()
-            self._indexer = None
+        with self._indexer_lock:
+            self._closed = True
+            indexer, self._indexer = self._indexer, None
+        if indexer is not None:
+            indexer.close()
         self._store.close()
 
     def __enter__(self) -> Self:

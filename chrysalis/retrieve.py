@@ -121,9 +121,11 @@ class Retriever:
     ) -> RetrievalResult:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
-        if not isinstance(k, int) or not 1 <= k <= 1000:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
             raise InvalidInput("k must be an int from 1 to 1000")
-        if token_budget is not None and (not isinstance(token_budget, int) or token_budget < 1):
+        if token_budget is not None and (
+            isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
+        ):
             raise InvalidInput("token_budget must be a positive int")
         if strategy not in ("fusion", "emb", "keyword", "kg", "beads"):
             raise InvalidInput(f"unknown strategy {strategy!r}: fusion, emb, keyword, kg or beads")
@@ -196,6 +198,7 @@ class Retriever:
     def _vector_hits(
         self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any
     ) -> dict[str, float]:
+        """Nearest items; with filters, a deeper search (FAISS cannot filter by bead fields)."""
         memory = self.memory
         if memory.embedder is None:
             notes.append("emb: no embedder configured")
@@ -204,7 +207,12 @@ class Retriever:
         if indexer.vectors is None or len(indexer.vectors) == 0:
             return {}
         if query_vector is not None:
-            vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+            try:
+                vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInput(f"query_vector must be numbers: {exc}") from None
+            if not np.isfinite(vector).all():
+                raise InvalidInput("query_vector must be finite numbers")
             if vector.shape[0] != indexer.vectors.dims:
                 raise InvalidInput(
                     f"query_vector has {vector.shape[0]} dims; the index has {indexer.vectors.dims}"
@@ -215,14 +223,31 @@ class Retriever:
             except EmbedderUnavailable as exc:
                 notes.append(f"emb: {exc}")
                 return {}
-        hits = indexer.vectors.search(vector, n)
+        hits = indexer.vectors.search(vector, n if f == Filters() else 10 * n)
         return {h.key: max(0.0, h.score) for h in hits}
 
     def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
-        where, args = [], []
-        if f.session_id is not None:
-            where.append("(items.kind != 'bead' OR items.session = ?)")
-            args.append(f.session_id)
+        # Bead filters go into the SQL, so the top n are top n among what passes them.
+        where: list[str] = []
+        args: list[Any] = []
+        bead_only = [
+            ("items.session = ?", f.session_id),
+            ("items.role = ?", f.role),
+            ("items.ts >= ?", f.since),
+            ("items.ts <= ?", f.until),
+            ("items.importance >= ?", f.min_importance),
+        ]
+        for clause, value in bead_only:
+            if value is not None:
+                where.append(f"(items.kind != 'bead' OR {clause})")
+                args.append(value)
+        if f.tags:
+            tag_match = " OR ".join("(' ' || items.tags || ' ') LIKE ?" for _ in f.tags)
+            where.append(f"(items.kind != 'bead' OR {tag_match})")
+            args.extend(f"% {t} %" for t in f.tags)
+        if f.kinds:
+            where.append(f"items.kind IN ({','.join('?' * len(f.kinds))})")
+            args.extend(f.kinds)
         hits = self.memory.indexer.keyword.search(query, n, where=" AND ".join(where), args=args)
         scores = _norm({h.key: h.score for h in hits})
         # Hits on words found nearly everywhere say little: a weak signal, not a full one.
