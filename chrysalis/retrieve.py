@@ -187,7 +187,7 @@ class Retriever:
                 + w.context * c.signals.get("context", 0.0)
                 for key, c in cands.items()
             }
-        keep = max(3 * k, k + 30) * (4 if f != Filters() else 1)
+        keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
         items = self._score_and_explain(cands, f, strategy)
@@ -223,8 +223,10 @@ class Retriever:
             except EmbedderUnavailable as exc:
                 notes.append(f"emb: {exc}")
                 return {}
-        hits = indexer.vectors.search(vector, n if f == Filters() else 10 * n)
-        return {h.key: max(0.0, h.score) for h in hits}
+        deep = _bead_filtered(f)
+        hits = indexer.vectors.search(vector, 10 * n if deep or f.kinds else n)
+        kinds = set(f.kinds)
+        return {h.key: max(0.0, h.score) for h in hits if not kinds or split_key(h.key)[0] in kinds}
 
     def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
         # Bead filters go into the SQL, so the top n are top n among what passes them.
@@ -430,6 +432,11 @@ class Retriever:
             query=query, strategy=strategy, items=chosen, tokens_used=used,
             token_budget=budget, notes=notes,
         )  # fmt: skip
+
+
+def _bead_filtered(f: Filters) -> bool:
+    """Whether a filter on bead fields is set (kinds alone are checked on keys)."""
+    return f.model_copy(update={"kinds": []}) != Filters()
 
 
 def _bead_passes(bead: Any, f: Filters) -> bool:
