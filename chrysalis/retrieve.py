@@ -365,7 +365,7 @@ class Retriever:
                 if bead is None:
                     return None
                 text = f"{bead.source}: {bead.content}" if bead.source else bead.content
-                prov = {"source": bead.source or "local", **memory.origin("bead", item_id)}
+                prov = {"source": bead.source, **memory.origin("bead", item_id)}
                 if bead.session_id:
                     prov["session_id"] = bead.session_id
                 return text, bead.importance, bead.ts, prov, bead
