@@ -27,10 +27,6 @@ def hlc_wall_ms(hlc: int) -> int:
     return hlc >> COUNTER_BITS
 
 
-def hlc_counter(hlc: int) -> int:
-    return hlc & COUNTER_MASK
-
-
 def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 

@@ -86,10 +86,6 @@ def op_key(replica: str, seq: int) -> bytes:
     return replica.encode() + b"\0" + u64(seq)
 
 
-def split_op_key(key: bytes) -> tuple[str, int]:
-    return key[:-9].decode(), int.from_bytes(key[-8:], "big")
-
-
 def time_key(ts: float, hlc: int, replica: str, seq: int) -> bytes:
     return u64(round(ts * 1_000_000)) + u64(hlc) + op_key(replica, seq)
 
@@ -627,12 +623,12 @@ class Store:
         add = [op["hlc"], op["replica"], op["seq"]]
         new = crdt.bead_add(entry, add)
         assert isinstance(new, list)
-        old_winner = entry[0] if entry else None
-        if new[0] != old_winner:
+        old_winner = crdt.bead_winner(entry) if entry else None
+        if crdt.bead_winner(new) != old_winner:
             if old_winner is not None:
                 old_data = self.op_data(txn, old_winner[1], old_winner[2])
                 self._bead_index_put(txn, bead_id, old_winner, old_data, put=False)
-            self._bead_index_put(txn, bead_id, new[0], data, put=True)
+            self._bead_index_put(txn, bead_id, crdt.bead_winner(new), data, put=True)
         txn.put(key, pack(new), db=self.dbs["beads"])
         return op
 
