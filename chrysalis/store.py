@@ -501,7 +501,7 @@ class Store:
                     after = ctx.after_commit
             except lmdb.MapFullError:
                 self._seq = committed_seq
-                self._grow(force=True)
+                self._grow()
                 continue
             except BaseException as exc:
                 self._seq = committed_seq
@@ -535,7 +535,7 @@ class Store:
         if used > GROW_AT * info["map_size"]:
             self._grow()
 
-    def _grow(self, *, force: bool = False) -> None:
+    def _grow(self) -> None:
         with self._resize.exclusive():
             size = self.env.info()["map_size"]
             self.env.set_mapsize(size * 2)
