@@ -6,45 +6,105 @@ Embedded use::
     with Memory.open("~/agent-memory") as mem:
         bead = mem.append_bead("the user prefers tea", role="user", session_id="s1")
         mem.last_beads(10)
+
+Through the daemon (``chrysalis daemon``)::
+
+    from chrysalis import Client
+    with Client() as client:
+        client.remember("the user prefers tea")
+        client.recall("what does the user drink?").items
+
+`Memory` (LMDB, FAISS, numpy) and `Client` (httpx) are imported on first use, so an agent
+that only talks to the daemon never loads the storage engine.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from .errors import (
     ChrysalisError,
     ClosedError,
     Conflict,
+    DaemonNotRunning,
     DataDirLocked,
     DotConflict,
     EmbedderUnavailable,
+    Forbidden,
+    InternalError,
     InvalidInput,
+    MethodNotAllowed,
     NotFound,
+    NotReady,
     PayloadTooLarge,
     StoreError,
 )
-from .memory import Memory
-from .models import Bead, BlobRef, Edge, Embedding, Neighbor, Node, Persona, Skill, SpanRef
-from .store import ApplyResult
+from .models import (
+    Bead,
+    BlobRef,
+    Edge,
+    Embedding,
+    Filters,
+    Neighbor,
+    Node,
+    Persona,
+    RetrievalResult,
+    RetrievedItem,
+    Skill,
+    SpanRef,
+)
+
+if _typing.TYPE_CHECKING:
+    from .client import AsyncClient, Client
+    from .memory import Memory
+    from .store import ApplyResult
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "ApplyResult": ".store",
+    "AsyncClient": ".client",
+    "Client": ".client",
+    "Memory": ".memory",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chrysalis' has no attribute {name!r}")
+
+
 __all__ = [
     "ApplyResult",
+    "AsyncClient",
     "Bead",
     "BlobRef",
     "ChrysalisError",
+    "Client",
     "ClosedError",
     "Conflict",
+    "DaemonNotRunning",
     "DataDirLocked",
     "DotConflict",
     "Edge",
     "EmbedderUnavailable",
     "Embedding",
+    "Filters",
+    "Forbidden",
+    "InternalError",
     "InvalidInput",
     "Memory",
+    "MethodNotAllowed",
     "Neighbor",
     "Node",
     "NotFound",
+    "NotReady",
     "PayloadTooLarge",
     "Persona",
+    "RetrievalResult",
+    "RetrievedItem",
     "Skill",
     "SpanRef",
     "StoreError",

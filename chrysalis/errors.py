@@ -5,15 +5,20 @@ boundary where they occur, with ``raise Mapped(msg) from exc``::
 
     ChrysalisError
     ├── InvalidInput          bad input: nothing was written            (HTTP 400)
-    │   └── PayloadTooLarge   a field or body over its size limit       (HTTP 413)
+    │   ├── PayloadTooLarge   a field or body over its size limit       (HTTP 413)
+    │   └── MethodNotAllowed  the route exists, the method does not     (HTTP 405)
+    ├── Forbidden             refused: a browser origin, another user    (HTTP 403)
     ├── NotFound              no such bead, node, edge, skill, blob      (HTTP 404)
     ├── Conflict              the request contradicts stored state       (HTTP 409)
     │   └── DotConflict       same (replica, seq) with different content:
     │                         a cloned or restored data dir
     ├── EmbedderUnavailable   the embedding service cannot answer         (HTTP 503)
+    ├── NotReady              the daemon is starting or stopping          (HTTP 503)
+    ├── DaemonNotRunning      (client) nothing answers on the socket
     ├── DataDirLocked         another process has the data dir open
     ├── StoreError            LMDB or the blob store failed
-    └── ClosedError           the Memory was closed
+    ├── ClosedError           the Memory was closed
+    └── InternalError         the daemon failed; its log says why        (HTTP 500)
 """
 
 from __future__ import annotations
@@ -44,6 +49,18 @@ class PayloadTooLarge(InvalidInput):
     code = "too_large"
 
 
+class MethodNotAllowed(InvalidInput):
+    """The route exists but not with this HTTP method."""
+
+    code = "method_not_allowed"
+
+
+class Forbidden(ChrysalisError, PermissionError):
+    """Refused on principle: a request from a browser page, or a peer of another user."""
+
+    code = "forbidden"
+
+
 class NotFound(ChrysalisError, LookupError):
     """The named item does not exist (or was forgotten)."""
 
@@ -72,6 +89,18 @@ class EmbedderUnavailable(ChrysalisError):
     code = "embedder_unavailable"
 
 
+class NotReady(ChrysalisError):
+    """The daemon is starting or shutting down; retry shortly."""
+
+    code = "not_ready"
+
+
+class DaemonNotRunning(ChrysalisError, ConnectionError):
+    """Nothing answers on the daemon's socket (raised by the client)."""
+
+    code = "no_daemon"
+
+
 class DataDirLocked(ChrysalisError):
     """Another process (or another Memory in this process) has the data dir open."""
 
@@ -88,6 +117,23 @@ class ClosedError(ChrysalisError):
     """The Memory was closed."""
 
     code = "closed"
+
+
+class InternalError(ChrysalisError):
+    """The daemon failed while serving the request; its log has the traceback."""
+
+    code = "internal"
+
+
+def error_class(code: str) -> type[ChrysalisError]:
+    """The error class whose ``code`` is ``code`` (`ChrysalisError` for an unknown one)."""
+    todo: list[type[ChrysalisError]] = [ChrysalisError]
+    while todo:
+        cls = todo.pop()
+        if cls.code == code:
+            return cls
+        todo.extend(cls.__subclasses__())
+    return ChrysalisError
 
 
 def from_pydantic(exc: Any, what: str) -> InvalidInput:

@@ -35,13 +35,14 @@ from .models import (
     Persona,
     PersonaPutData,
     PersonaScalars,
+    RetrievalResult,
     Skill,
     SkillPutData,
     SpanRef,
     new_id,
     now,
 )
-from .retrieve import RetrievalResult, Retriever, Weights
+from .retrieve import Retriever, Weights
 from .store import (
     DEFAULT_MAP_SIZE,
     PERSONA_KEY,

@@ -131,7 +131,7 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 def new_id() -> str:
@@ -262,6 +262,49 @@ class Neighbor(_Model):
     edge: Edge
     depth: int
     direction: Literal["out", "in"]
+
+
+# ---- retrieval: what a query asks and what it gets back -----------------------------------
+
+Strategy = Literal["fusion", "emb", "keyword", "kg", "beads"]
+Kind = Literal["bead", "node", "edge", "skill", "persona"]
+
+
+class Filters(BaseModel):
+    """What an item must satisfy to be returned (bead fields apply to beads only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    session_id: Id | None = None
+    role: Role | None = None
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []  # any of them
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    min_importance: float | None = Field(default=None, ge=0.0, le=1.0)
+    kinds: list[Kind] = []
+
+
+class RetrievedItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Kind
+    id: str
+    text: str
+    score: float
+    signals: dict[str, float]
+    provenance: dict[str, Any]
+    tokens: int
+
+
+class RetrievalResult(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
+    query: str
+    strategy: Strategy
+    items: list[RetrievedItem]
+    tokens_used: int
+    token_budget: int | None
+    notes: list[str] = []  # e.g. "emb: embedder unavailable (...)"
 
 
 # ---- ops: the wire form of every change ------------------------------------------------
@@ -504,5 +547,5 @@ Op = Annotated[
 ]
 """One durable change, ``(replica, seq)`` its dot. Ops travel as plain dicts of this shape."""
 
-OPS = TypeAdapter(list[Op])
-BEADS = TypeAdapter(list[Bead])
+OPS = TypeAdapter(list[Op], config=ConfigDict(defer_build=True))
+BEADS = TypeAdapter(list[Bead], config=ConfigDict(defer_build=True))

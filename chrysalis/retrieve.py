@@ -13,34 +13,17 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
 from .index import item_key, split_key
-from .models import Id, Timestamp
+from .models import Filters, RetrievalResult, RetrievedItem, Strategy
 
 if TYPE_CHECKING:
     from .memory import Memory
-
-Strategy = Literal["fusion", "emb", "keyword", "kg", "beads"]
-Kind = Literal["bead", "node", "edge", "skill", "persona"]
-
-
-class Filters(BaseModel):
-    """What an item must satisfy to be returned (bead fields apply to beads only)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    session_id: Id | None = None
-    role: str | None = None
-    tags: list[str] = []  # any of them
-    since: Timestamp | None = None
-    until: Timestamp | None = None
-    min_importance: float | None = Field(default=None, ge=0.0, le=1.0)
-    kinds: list[Kind] = []
 
 
 class Weights(BaseModel):
@@ -58,25 +41,6 @@ class Weights(BaseModel):
     context: float = 1.0
     context_window: int = Field(default=2, ge=0, le=10)  # turns either side of a hit
     context_hits: int = Field(default=10, ge=0, le=100)  # how many hits lend context
-
-
-class RetrievedItem(BaseModel):
-    kind: Kind
-    id: str
-    text: str
-    score: float
-    signals: dict[str, float]
-    provenance: dict[str, Any]
-    tokens: int
-
-
-class RetrievalResult(BaseModel):
-    query: str
-    strategy: Strategy
-    items: list[RetrievedItem]
-    tokens_used: int
-    token_budget: int | None
-    notes: list[str] = []  # e.g. "emb: embedder unavailable (...)"
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)

@@ -1,0 +1,572 @@
+"""`Client` and `AsyncClient`: the daemon's HTTP API over its Unix socket, one method per route.
+
+Agents import this, not the storage engine::
+
+    from chrysalis import Client
+    with Client() as client:                       # $CHRYSALIS_SOCKET or the default path
+        bead = client.remember("the user prefers tea", session_id="s1")
+        for item in client.recall("what does the user drink?", k=5).items:
+            print(item.score, item.text, item.provenance["origin_replica"])
+
+Errors come back as the `chrysalis.errors` class the daemon named (`InvalidInput`,
+`NotFound`, `Conflict`, ...); nothing listening on the socket raises `DaemonNotRunning` with a
+hint. Both clients are safe to share between threads (sync) or tasks (async).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, Self, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, TypeAdapter
+
+from .errors import ChrysalisError, DaemonNotRunning, InternalError, NotReady, error_class
+from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+
+__all__ = ["AsyncClient", "Client", "default_socket_path"]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+DEFAULT_TIMEOUT = 30.0
+_BEADS = TypeAdapter(list[Bead])
+_NEIGHBORS = TypeAdapter(list[Neighbor])
+_SKILLS = TypeAdapter(list[Skill])
+
+
+def default_socket_path() -> Path:
+    """``$CHRYSALIS_SOCKET``, else ``$XDG_RUNTIME_DIR/chrysalis/chrysalis.sock``, else
+    ``/tmp/chrysalis-$UID/chrysalis.sock``."""
+    if env := os.environ.get("CHRYSALIS_SOCKET"):
+        return Path(env).expanduser()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "chrysalis" if runtime else Path(f"/tmp/chrysalis-{os.getuid()}")
+    return base / "chrysalis.sock"
+
+
+@dataclass(frozen=True)
+class _Call(Generic[T]):
+    """One request and how to read its answer; shared by both clients."""
+
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], T]
+    json: Any = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    content: bytes | None = None
+
+
+def _json(r: httpx.Response) -> Any:
+    return r.json()
+
+
+def _nothing(r: httpx.Response) -> None:
+    return None
+
+
+def _model(cls: type[M]) -> Callable[[httpx.Response], M]:
+    return lambda r: cls.model_validate_json(r.content)
+
+
+def _list(adapter: TypeAdapter[T]) -> Callable[[httpx.Response], T]:
+    return lambda r: adapter.validate_json(r.content)
+
+
+def _seg(id: str) -> str:
+    """An id as one path segment: whatever it holds, it cannot climb out of its route."""
+    return quote(id, safe="")
+
+
+def _drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _error(r: httpx.Response) -> ChrysalisError:
+    """The `ChrysalisError` an error answer names (its ``code``), with its message."""
+    try:
+        body = r.json()["error"]
+        cls = error_class(str(body["code"]))
+        return cls(str(body["message"]), details=body.get("details"))
+    except (ValueError, KeyError, TypeError):
+        cls = InternalError if r.status_code >= 500 else ChrysalisError
+        return cls(f"daemon answered {r.status_code}: {r.text[:200]}")
+
+
+def _bead_body(
+    content: str,
+    id: str | None,
+    role: str,
+    session_id: str | None,
+    turn_id: str | None,
+    ts: Any,
+    importance: float,
+    tags: Iterable[str],
+    source: str | None,
+    span_refs: Iterable[Any],
+) -> dict[str, Any]:
+    body = {
+        "content": content, "id": id, "role": role, "session_id": session_id,
+        "turn_id": turn_id, "ts": ts, "importance": importance, "tags": list(tags),
+        "source": source,
+        "span_refs": [s if isinstance(s, Mapping) else s.model_dump() for s in span_refs],
+    }  # fmt: skip
+    return _drop_none(body)
+
+
+class _R:
+    """Each route as a `_Call`: the one place that knows paths, bodies and answer types."""
+
+    ping = _Call("GET", "/_ping", lambda r: r.text == "OK")
+    health = _Call("GET", "/v1/health", _json)
+    status = _Call("GET", "/v1/status", _json)
+    persona = _Call("GET", "/v1/persona", _model(Persona))
+    skills = _Call("GET", "/v1/skills", _list(_SKILLS))
+    export = _Call("GET", "/v1/export", lambda r: r.content)
+    metrics = _Call("GET", "/metrics", lambda r: r.text)
+
+    @staticmethod
+    def remember(body: dict[str, Any]) -> _Call[Bead]:
+        return _Call("POST", "/v1/beads", _model(Bead), json=body)
+
+    @staticmethod
+    def remember_many(beads: Iterable[Mapping[str, Any]]) -> _Call[list[Bead]]:
+        return _Call("POST", "/v1/beads", _list(_BEADS), json=[dict(b) for b in beads])
+
+    @staticmethod
+    def get_bead(id: str) -> _Call[Bead]:
+        return _Call("GET", f"/v1/beads/{_seg(id)}", _model(Bead))
+
+    @staticmethod
+    def last_beads(n: int, session_id: str | None) -> _Call[list[Bead]]:
+        params = _drop_none({"limit": n, "session_id": session_id})
+        return _Call("GET", "/v1/beads", _list(_BEADS), params=params)
+
+    @staticmethod
+    def forget(id: str) -> _Call[None]:
+        return _Call("DELETE", f"/v1/beads/{_seg(id)}", _nothing)
+
+    @staticmethod
+    def recall(
+        query: str, k: int, token_budget: int | None, strategy: str, filters: Any
+    ) -> _Call[RetrievalResult]:
+        body = _drop_none(
+            {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
+             "filters": dict(filters) if filters else None}
+        )  # fmt: skip
+        return _Call("POST", "/v1/retrieve", _model(RetrievalResult), json=body)
+
+    @staticmethod
+    def add_node(
+        id: str, type: str, name: str | None, labels: Iterable[str], metadata: Any
+    ) -> _Call[Node]:
+        body = _drop_none(
+            {"id": id, "type": type, "name": name, "labels": list(labels),
+             "metadata": dict(metadata) if metadata else None}
+        )  # fmt: skip
+        return _Call("POST", "/v1/kg/nodes", _model(Node), json=body)
+
+    @staticmethod
+    def get_node(id: str) -> _Call[Node]:
+        return _Call("GET", f"/v1/kg/nodes/{_seg(id)}", _model(Node))
+
+    @staticmethod
+    def remove_node(id: str) -> _Call[None]:
+        return _Call("DELETE", f"/v1/kg/nodes/{_seg(id)}", _nothing)
+
+    @staticmethod
+    def add_edge(
+        source: str,
+        target: str,
+        predicate: str,
+        id: str | None,
+        weight: float,
+        evidence: Iterable[str],
+    ) -> _Call[Edge]:
+        body = _drop_none(
+            {"source": source, "target": target, "predicate": predicate, "id": id,
+             "weight": weight, "evidence": list(evidence)}
+        )  # fmt: skip
+        return _Call("POST", "/v1/kg/edges", _model(Edge), json=body)
+
+    @staticmethod
+    def get_edge(id: str) -> _Call[Edge]:
+        return _Call("GET", f"/v1/kg/edges/{_seg(id)}", _model(Edge))
+
+    @staticmethod
+    def remove_edge(id: str) -> _Call[None]:
+        return _Call("DELETE", f"/v1/kg/edges/{_seg(id)}", _nothing)
+
+    @staticmethod
+    def neighbors(node_id: str, depth: int) -> _Call[list[Neighbor]]:
+        path = f"/v1/kg/nodes/{_seg(node_id)}/neighbors"
+        return _Call("GET", path, _list(_NEIGHBORS), params={"depth": depth})
+
+    @staticmethod
+    def put_persona(persona: Persona | Mapping[str, Any]) -> _Call[Persona]:
+        body = persona.model_dump() if isinstance(persona, Persona) else dict(persona)
+        return _Call("PUT", "/v1/persona", _model(Persona), json=body)
+
+    @staticmethod
+    def get_skill(id: str) -> _Call[Skill]:
+        return _Call("GET", f"/v1/skills/{_seg(id)}", _model(Skill))
+
+    @staticmethod
+    def put_skill(skill: Skill | Mapping[str, Any]) -> _Call[Skill]:
+        body = skill.model_dump() if isinstance(skill, Skill) else dict(skill)
+        return _Call("PUT", f"/v1/skills/{_seg(str(body.get('id', '')))}", _model(Skill), json=body)
+
+    @staticmethod
+    def delete_skill(id: str) -> _Call[None]:
+        return _Call("DELETE", f"/v1/skills/{_seg(id)}", _nothing)
+
+    @staticmethod
+    def import_lines(lines: bytes) -> _Call[dict[str, int]]:
+        return _Call("POST", "/v1/import", _json, content=lines)
+
+
+class _Transport:
+    """What both clients share: where the socket is, and how answers become values or errors."""
+
+    def __init__(self, socket: str | Path | None, timeout: float) -> None:
+        self.socket = Path(socket).expanduser() if socket is not None else default_socket_path()
+        self.timeout = timeout
+
+    def _not_running(self, exc: Exception) -> DaemonNotRunning:
+        return DaemonNotRunning(
+            f"no daemon at {self.socket}; start it with `chrysalis daemon`"
+            + (f" (or set CHRYSALIS_SOCKET): {exc}" if str(exc) else "")
+        )
+
+    def _timed_out(self) -> NotReady:
+        return NotReady(f"the daemon at {self.socket} did not answer within {self.timeout:g} s")
+
+    @staticmethod
+    def _read(call: _Call[T], r: httpx.Response) -> T:
+        if r.status_code >= 400:
+            raise _error(r)
+        return call.parse(r)
+
+
+class Client(_Transport):
+    """The daemon's API, blocking. ``Client(socket=None, timeout=30.0)``."""
+
+    def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(socket, timeout)
+        self._http = httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(self.socket)),
+            base_url="http://chrysalis",
+            timeout=timeout,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object | TracebackType) -> None:
+        self.close()
+
+    def _do(self, call: _Call[T]) -> T:
+        try:
+            r = self._http.request(
+                call.method, call.path, json=call.json, params=call.params, content=call.content
+            )
+        except (httpx.ConnectError, httpx.RemoteProtocolError) as exc:
+            raise self._not_running(exc) from exc
+        except httpx.TimeoutException as exc:
+            raise self._timed_out() from exc
+        return self._read(call, r)
+
+    # ---- the routes (AsyncClient has the same, awaitable) ----------------------------------
+
+    def ping(self) -> bool:
+        """True when a daemon answers on the socket."""
+        return self._do(_R.ping)
+
+    def health(self) -> dict[str, Any]:
+        """Liveness: 200 and the version while the daemon serves."""
+        return self._do(_R.health)
+
+    def status(self) -> dict[str, Any]:
+        """replica_id, state_digest, counts, index state, embedder, jobs, sync state."""
+        return self._do(_R.status)
+
+    def remember(
+        self,
+        content: str,
+        *,
+        id: str | None = None,
+        role: str = "user",
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        ts: Any = None,
+        importance: float = 0.5,
+        tags: Iterable[str] = (),
+        source: str | None = None,
+        span_refs: Iterable[Any] = (),
+    ) -> Bead:
+        """Append one bead; returns it with its id. The same id and fields again is a no-op."""
+        return self._do(
+            _R.remember(
+                _bead_body(
+                    content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
+                )
+            )
+        )
+
+    def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
+        """Append many beads in one commit, all or nothing."""
+        return self._do(_R.remember_many(beads))
+
+    def get_bead(self, id: str) -> Bead:
+        return self._do(_R.get_bead(id))
+
+    def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
+        """The newest ``n`` beads (of one session), oldest first."""
+        return self._do(_R.last_beads(n, session_id))
+
+    def forget(self, id: str) -> None:
+        """Erase a bead here and, through sync, on every replica."""
+        return self._do(_R.forget(id))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        token_budget: int | None = None,
+        strategy: str = "fusion",
+        filters: Mapping[str, Any] | None = None,
+    ) -> RetrievalResult:
+        """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``."""
+        return self._do(_R.recall(query, k, token_budget, strategy, filters))
+
+    def add_node(
+        self,
+        id: str,
+        type: str,
+        *,
+        name: str | None = None,
+        labels: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Node:
+        """Add or replace a node."""
+        return self._do(_R.add_node(id, type, name, labels, metadata))
+
+    def get_node(self, id: str) -> Node:
+        return self._do(_R.get_node(id))
+
+    def remove_node(self, id: str) -> None:
+        return self._do(_R.remove_node(id))
+
+    def add_edge(
+        self,
+        source: str,
+        target: str,
+        predicate: str,
+        *,
+        id: str | None = None,
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+    ) -> Edge:
+        """An edge between existing nodes; without ``id`` it is named by the triple."""
+        return self._do(_R.add_edge(source, target, predicate, id, weight, evidence))
+
+    def get_edge(self, id: str) -> Edge:
+        return self._do(_R.get_edge(id))
+
+    def remove_edge(self, id: str) -> None:
+        return self._do(_R.remove_edge(id))
+
+    def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
+        """Nodes within ``depth`` hops, with the edge taken."""
+        return self._do(_R.neighbors(node_id, depth))
+
+    def get_persona(self) -> Persona:
+        return self._do(_R.persona)
+
+    def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
+        """Replace the persona."""
+        return self._do(_R.put_persona(persona))
+
+    def list_skills(self) -> list[Skill]:
+        return self._do(_R.skills)
+
+    def get_skill(self, id: str) -> Skill:
+        return self._do(_R.get_skill(id))
+
+    def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
+        """Add or replace a skill (by its id)."""
+        return self._do(_R.put_skill(skill))
+
+    def delete_skill(self, id: str) -> None:
+        return self._do(_R.delete_skill(id))
+
+    def export(self) -> bytes:
+        """Everything visible as JSON Lines: a header line, then one item per line."""
+        return self._do(_R.export)
+
+    def import_lines(self, lines: bytes) -> dict[str, int]:
+        """Load `export` output; items already here are skipped (idempotent)."""
+        return self._do(_R.import_lines(lines))
+
+    def metrics(self) -> str:
+        """Prometheus text exposition."""
+        return self._do(_R.metrics)
+
+
+class AsyncClient(_Transport):
+    """The daemon's API for asyncio; the same methods as `Client`, awaitable."""
+
+    def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(socket, timeout)
+        self._http = httpx.AsyncClient(
+            transport=httpx.AsyncHTTPTransport(uds=str(self.socket)),
+            base_url="http://chrysalis",
+            timeout=timeout,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object | TracebackType) -> None:
+        await self.aclose()
+
+    async def _do(self, call: _Call[T]) -> T:
+        try:
+            r = await self._http.request(
+                call.method, call.path, json=call.json, params=call.params, content=call.content
+            )
+        except (httpx.ConnectError, httpx.RemoteProtocolError) as exc:
+            raise self._not_running(exc) from exc
+        except httpx.TimeoutException as exc:
+            raise self._timed_out() from exc
+        return self._read(call, r)
+
+    async def ping(self) -> bool:
+        return await self._do(_R.ping)
+
+    async def health(self) -> dict[str, Any]:
+        return await self._do(_R.health)
+
+    async def status(self) -> dict[str, Any]:
+        return await self._do(_R.status)
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        id: str | None = None,
+        role: str = "user",
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        ts: Any = None,
+        importance: float = 0.5,
+        tags: Iterable[str] = (),
+        source: str | None = None,
+        span_refs: Iterable[Any] = (),
+    ) -> Bead:
+        return await self._do(
+            _R.remember(
+                _bead_body(
+                    content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
+                )
+            )
+        )
+
+    async def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
+        return await self._do(_R.remember_many(beads))
+
+    async def get_bead(self, id: str) -> Bead:
+        return await self._do(_R.get_bead(id))
+
+    async def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
+        return await self._do(_R.last_beads(n, session_id))
+
+    async def forget(self, id: str) -> None:
+        return await self._do(_R.forget(id))
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        token_budget: int | None = None,
+        strategy: str = "fusion",
+        filters: Mapping[str, Any] | None = None,
+    ) -> RetrievalResult:
+        return await self._do(_R.recall(query, k, token_budget, strategy, filters))
+
+    async def add_node(
+        self,
+        id: str,
+        type: str,
+        *,
+        name: str | None = None,
+        labels: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Node:
+        return await self._do(_R.add_node(id, type, name, labels, metadata))
+
+    async def get_node(self, id: str) -> Node:
+        return await self._do(_R.get_node(id))
+
+    async def remove_node(self, id: str) -> None:
+        return await self._do(_R.remove_node(id))
+
+    async def add_edge(
+        self,
+        source: str,
+        target: str,
+        predicate: str,
+        *,
+        id: str | None = None,
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+    ) -> Edge:
+        return await self._do(_R.add_edge(source, target, predicate, id, weight, evidence))
+
+    async def get_edge(self, id: str) -> Edge:
+        return await self._do(_R.get_edge(id))
+
+    async def remove_edge(self, id: str) -> None:
+        return await self._do(_R.remove_edge(id))
+
+    async def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
+        return await self._do(_R.neighbors(node_id, depth))
+
+    async def get_persona(self) -> Persona:
+        return await self._do(_R.persona)
+
+    async def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
+        return await self._do(_R.put_persona(persona))
+
+    async def list_skills(self) -> list[Skill]:
+        return await self._do(_R.skills)
+
+    async def get_skill(self, id: str) -> Skill:
+        return await self._do(_R.get_skill(id))
+
+    async def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
+        return await self._do(_R.put_skill(skill))
+
+    async def delete_skill(self, id: str) -> None:
+        return await self._do(_R.delete_skill(id))
+
+    async def export(self) -> bytes:
+        return await self._do(_R.export)
+
+    async def import_lines(self, lines: bytes) -> dict[str, int]:
+        return await self._do(_R.import_lines(lines))
+
+    async def metrics(self) -> str:
+        return await self._do(_R.metrics)
