@@ -14,8 +14,8 @@ Through the daemon (``chrysalis daemon``)::
         client.remember("the user prefers tea")
         client.recall("what does the user drink?").items
 
-`Memory` (LMDB, FAISS, numpy) and `Client` (httpx) are imported on first use, so an agent
-that only talks to the daemon never loads the storage engine.
+`Memory` (LMDB, FAISS, numpy), `Client` (httpx) and the models (pydantic) are imported on
+first use, so an agent that only talks to the daemon never loads the storage engine.
 """
 
 import importlib as _importlib
@@ -38,24 +38,24 @@ from .errors import (
     PayloadTooLarge,
     StoreError,
 )
-from .models import (
-    Bead,
-    BlobRef,
-    Edge,
-    Embedding,
-    Filters,
-    Neighbor,
-    Node,
-    Persona,
-    RetrievalResult,
-    RetrievedItem,
-    Skill,
-    SpanRef,
-)
 
 if _typing.TYPE_CHECKING:
     from .client import AsyncClient, Client
     from .memory import Memory
+    from .models import (
+        Bead,
+        BlobRef,
+        Edge,
+        Embedding,
+        Filters,
+        Neighbor,
+        Node,
+        Persona,
+        RetrievalResult,
+        RetrievedItem,
+        Skill,
+        SpanRef,
+    )
     from .store import ApplyResult
 
 __version__ = "0.1.0"
@@ -65,6 +65,23 @@ _LAZY = {
     "AsyncClient": ".client",
     "Client": ".client",
     "Memory": ".memory",
+    **dict.fromkeys(
+        [
+            "Bead",
+            "BlobRef",
+            "Edge",
+            "Embedding",
+            "Filters",
+            "Neighbor",
+            "Node",
+            "Persona",
+            "RetrievalResult",
+            "RetrievedItem",
+            "Skill",
+            "SpanRef",
+        ],
+        ".models",
+    ),
 }
 
 

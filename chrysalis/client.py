@@ -15,28 +15,26 @@ hint. Both clients are safe to share between threads (sync) or tasks (async).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, TypeAdapter
 
 from .errors import ChrysalisError, DaemonNotRunning, InternalError, NotReady, error_class
-from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
 
-__all__ = ["AsyncClient", "Client", "default_socket_path"]
+if TYPE_CHECKING:
+    from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+
+__all__ = ["AsyncClient", "Call", "Client", "Routes", "default_socket_path"]
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 DEFAULT_TIMEOUT = 30.0
-_BEADS = TypeAdapter(list[Bead])
-_NEIGHBORS = TypeAdapter(list[Neighbor])
-_SKILLS = TypeAdapter(list[Skill])
 
 
 def default_socket_path() -> Path:
@@ -50,8 +48,8 @@ def default_socket_path() -> Path:
 
 
 @dataclass(frozen=True)
-class _Call(Generic[T]):
-    """One request and how to read its answer; shared by both clients."""
+class Call(Generic[T]):
+    """One request and how to read its answer (`Routes` makes them; both clients send them)."""
 
     method: str
     path: str
@@ -69,12 +67,40 @@ def _nothing(r: httpx.Response) -> None:
     return None
 
 
-def _model(cls: type[M]) -> Callable[[httpx.Response], M]:
-    return lambda r: cls.model_validate_json(r.content)
+# pydantic and the models are imported at the first answer that needs them, not with the
+# client: the CLI prints raw JSON and starts ~80 ms faster without them.
 
 
-def _list(adapter: TypeAdapter[T]) -> Callable[[httpx.Response], T]:
-    return lambda r: adapter.validate_json(r.content)
+def _model(name: str) -> Callable[[httpx.Response], Any]:
+    def parse(r: httpx.Response) -> Any:
+        from . import models
+
+        return getattr(models, name).model_validate_json(r.content)
+
+    return parse
+
+
+def _list(name: str) -> Callable[[httpx.Response], Any]:
+    return lambda r: _adapter(name).validate_json(r.content)
+
+
+@functools.cache
+def _adapter(name: str) -> Any:
+    from pydantic import TypeAdapter
+
+    from . import models
+
+    return TypeAdapter(list[getattr(models, name)])  # type: ignore[arg-type,misc]
+
+
+def _raw(r: httpx.Response) -> Any:
+    """An answer as it came: decoded JSON, text, bytes, or None for 204."""
+    if r.status_code == 204:
+        return None
+    kind = r.headers.get("content-type", "")
+    if kind.startswith("application/json"):
+        return r.json()
+    return r.text if kind.startswith("text/") else r.content
 
 
 def _seg(id: str) -> str:
@@ -118,65 +144,68 @@ def _bead_body(
     return _drop_none(body)
 
 
-class _R:
-    """Each route as a `_Call`: the one place that knows paths, bodies and answer types."""
+class Routes:
+    """Each route as a `Call`: the one place that knows paths, bodies and answer types.
 
-    ping = _Call("GET", "/_ping", lambda r: r.text == "OK")
-    health = _Call("GET", "/v1/health", _json)
-    status = _Call("GET", "/v1/status", _json)
-    persona = _Call("GET", "/v1/persona", _model(Persona))
-    skills = _Call("GET", "/v1/skills", _list(_SKILLS))
-    export = _Call("GET", "/v1/export", lambda r: r.content)
-    metrics = _Call("GET", "/metrics", lambda r: r.text)
+    ``client.raw(Routes.recall("tea", 5, None, "fusion", None))`` sends one and returns the
+    answer as decoded JSON (what the CLI prints)."""
 
-    @staticmethod
-    def remember(body: dict[str, Any]) -> _Call[Bead]:
-        return _Call("POST", "/v1/beads", _model(Bead), json=body)
-
-    @staticmethod
-    def remember_many(beads: Iterable[Mapping[str, Any]]) -> _Call[list[Bead]]:
-        return _Call("POST", "/v1/beads", _list(_BEADS), json=[dict(b) for b in beads])
+    ping: Call[bool] = Call("GET", "/_ping", lambda r: r.text == "OK")
+    health: Call[dict[str, Any]] = Call("GET", "/v1/health", _json)
+    status: Call[dict[str, Any]] = Call("GET", "/v1/status", _json)
+    persona: Call[Persona] = Call("GET", "/v1/persona", _model("Persona"))
+    skills: Call[list[Skill]] = Call("GET", "/v1/skills", _list("Skill"))
+    export: Call[bytes] = Call("GET", "/v1/export", lambda r: r.content)
+    metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
 
     @staticmethod
-    def get_bead(id: str) -> _Call[Bead]:
-        return _Call("GET", f"/v1/beads/{_seg(id)}", _model(Bead))
+    def remember(body: dict[str, Any]) -> Call[Bead]:
+        return Call("POST", "/v1/beads", _model("Bead"), json=body)
 
     @staticmethod
-    def last_beads(n: int, session_id: str | None) -> _Call[list[Bead]]:
+    def remember_many(beads: Iterable[Mapping[str, Any]]) -> Call[list[Bead]]:
+        return Call("POST", "/v1/beads", _list("Bead"), json=[dict(b) for b in beads])
+
+    @staticmethod
+    def get_bead(id: str) -> Call[Bead]:
+        return Call("GET", f"/v1/beads/{_seg(id)}", _model("Bead"))
+
+    @staticmethod
+    def last_beads(n: int, session_id: str | None) -> Call[list[Bead]]:
         params = _drop_none({"limit": n, "session_id": session_id})
-        return _Call("GET", "/v1/beads", _list(_BEADS), params=params)
+        return Call("GET", "/v1/beads", _list("Bead"), params=params)
 
     @staticmethod
-    def forget(id: str) -> _Call[None]:
-        return _Call("DELETE", f"/v1/beads/{_seg(id)}", _nothing)
+    def forget(id: str) -> Call[None]:
+        return Call("DELETE", f"/v1/beads/{_seg(id)}", _nothing)
 
     @staticmethod
     def recall(
         query: str, k: int, token_budget: int | None, strategy: str, filters: Any
-    ) -> _Call[RetrievalResult]:
+    ) -> Call[RetrievalResult]:
         body = _drop_none(
             {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
              "filters": dict(filters) if filters else None}
         )  # fmt: skip
-        return _Call("POST", "/v1/retrieve", _model(RetrievalResult), json=body)
+        return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
 
     @staticmethod
     def add_node(
         id: str, type: str, name: str | None, labels: Iterable[str], metadata: Any
-    ) -> _Call[Node]:
+    ) -> Call[Node]:
         body = _drop_none(
             {"id": id, "type": type, "name": name, "labels": list(labels),
              "metadata": dict(metadata) if metadata else None}
         )  # fmt: skip
-        return _Call("POST", "/v1/kg/nodes", _model(Node), json=body)
+        return Call("POST", "/v1/kg/nodes", _model("Node"), json=body)
 
     @staticmethod
-    def get_node(id: str) -> _Call[Node]:
-        return _Call("GET", f"/v1/kg/nodes/{_seg(id)}", _model(Node))
+    def get_node(id: str) -> Call[Node]:
+        return Call("GET", f"/v1/kg/nodes/{_seg(id)}", _model("Node"))
 
     @staticmethod
-    def remove_node(id: str) -> _Call[None]:
-        return _Call("DELETE", f"/v1/kg/nodes/{_seg(id)}", _nothing)
+    def remove_node(id: str) -> Call[None]:
+        return Call("DELETE", f"/v1/kg/nodes/{_seg(id)}", _nothing)
 
     @staticmethod
     def add_edge(
@@ -186,47 +215,49 @@ class _R:
         id: str | None,
         weight: float,
         evidence: Iterable[str],
-    ) -> _Call[Edge]:
+    ) -> Call[Edge]:
         body = _drop_none(
             {"source": source, "target": target, "predicate": predicate, "id": id,
              "weight": weight, "evidence": list(evidence)}
         )  # fmt: skip
-        return _Call("POST", "/v1/kg/edges", _model(Edge), json=body)
+        return Call("POST", "/v1/kg/edges", _model("Edge"), json=body)
 
     @staticmethod
-    def get_edge(id: str) -> _Call[Edge]:
-        return _Call("GET", f"/v1/kg/edges/{_seg(id)}", _model(Edge))
+    def get_edge(id: str) -> Call[Edge]:
+        return Call("GET", f"/v1/kg/edges/{_seg(id)}", _model("Edge"))
 
     @staticmethod
-    def remove_edge(id: str) -> _Call[None]:
-        return _Call("DELETE", f"/v1/kg/edges/{_seg(id)}", _nothing)
+    def remove_edge(id: str) -> Call[None]:
+        return Call("DELETE", f"/v1/kg/edges/{_seg(id)}", _nothing)
 
     @staticmethod
-    def neighbors(node_id: str, depth: int) -> _Call[list[Neighbor]]:
+    def neighbors(node_id: str, depth: int) -> Call[list[Neighbor]]:
         path = f"/v1/kg/nodes/{_seg(node_id)}/neighbors"
-        return _Call("GET", path, _list(_NEIGHBORS), params={"depth": depth})
+        return Call("GET", path, _list("Neighbor"), params={"depth": depth})
 
     @staticmethod
-    def put_persona(persona: Persona | Mapping[str, Any]) -> _Call[Persona]:
-        body = persona.model_dump() if isinstance(persona, Persona) else dict(persona)
-        return _Call("PUT", "/v1/persona", _model(Persona), json=body)
+    def put_persona(persona: Persona | Mapping[str, Any]) -> Call[Persona]:
+        body = persona.model_dump() if hasattr(persona, "model_dump") else dict(persona)
+        return Call("PUT", "/v1/persona", _model("Persona"), json=body)
 
     @staticmethod
-    def get_skill(id: str) -> _Call[Skill]:
-        return _Call("GET", f"/v1/skills/{_seg(id)}", _model(Skill))
+    def get_skill(id: str) -> Call[Skill]:
+        return Call("GET", f"/v1/skills/{_seg(id)}", _model("Skill"))
 
     @staticmethod
-    def put_skill(skill: Skill | Mapping[str, Any]) -> _Call[Skill]:
-        body = skill.model_dump() if isinstance(skill, Skill) else dict(skill)
-        return _Call("PUT", f"/v1/skills/{_seg(str(body.get('id', '')))}", _model(Skill), json=body)
+    def put_skill(skill: Skill | Mapping[str, Any]) -> Call[Skill]:
+        body = skill.model_dump() if hasattr(skill, "model_dump") else dict(skill)
+        return Call(
+            "PUT", f"/v1/skills/{_seg(str(body.get('id', '')))}", _model("Skill"), json=body
+        )
 
     @staticmethod
-    def delete_skill(id: str) -> _Call[None]:
-        return _Call("DELETE", f"/v1/skills/{_seg(id)}", _nothing)
+    def delete_skill(id: str) -> Call[None]:
+        return Call("DELETE", f"/v1/skills/{_seg(id)}", _nothing)
 
     @staticmethod
-    def import_lines(lines: bytes) -> _Call[dict[str, int]]:
-        return _Call("POST", "/v1/import", _json, content=lines)
+    def import_lines(lines: bytes) -> Call[dict[str, Any]]:
+        return Call("POST", "/v1/import", _json, content=lines)
 
 
 class _Transport:
@@ -246,7 +277,7 @@ class _Transport:
         return NotReady(f"the daemon at {self.socket} did not answer within {self.timeout:g} s")
 
     @staticmethod
-    def _read(call: _Call[T], r: httpx.Response) -> T:
+    def _read(call: Call[T], r: httpx.Response) -> T:
         if r.status_code >= 400:
             raise _error(r)
         return call.parse(r)
@@ -272,7 +303,7 @@ class Client(_Transport):
     def __exit__(self, *exc: object | TracebackType) -> None:
         self.close()
 
-    def _do(self, call: _Call[T]) -> T:
+    def _do(self, call: Call[T]) -> T:
         try:
             r = self._http.request(
                 call.method, call.path, json=call.json, params=call.params, content=call.content
@@ -283,19 +314,23 @@ class Client(_Transport):
             raise self._timed_out() from exc
         return self._read(call, r)
 
+    def raw(self, call: Call[Any]) -> Any:
+        """Send ``call`` and return the answer undecoded by models: JSON, text or bytes."""
+        return self._do(replace(call, parse=_raw))
+
     # ---- the routes (AsyncClient has the same, awaitable) ----------------------------------
 
     def ping(self) -> bool:
         """True when a daemon answers on the socket."""
-        return self._do(_R.ping)
+        return self._do(Routes.ping)
 
     def health(self) -> dict[str, Any]:
         """Liveness: 200 and the version while the daemon serves."""
-        return self._do(_R.health)
+        return self._do(Routes.health)
 
     def status(self) -> dict[str, Any]:
         """replica_id, state_digest, counts, index state, embedder, jobs, sync state."""
-        return self._do(_R.status)
+        return self._do(Routes.status)
 
     def remember(
         self,
@@ -313,7 +348,7 @@ class Client(_Transport):
     ) -> Bead:
         """Append one bead; returns it with its id. The same id and fields again is a no-op."""
         return self._do(
-            _R.remember(
+            Routes.remember(
                 _bead_body(
                     content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
                 )
@@ -322,18 +357,18 @@ class Client(_Transport):
 
     def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
         """Append many beads in one commit, all or nothing."""
-        return self._do(_R.remember_many(beads))
+        return self._do(Routes.remember_many(beads))
 
     def get_bead(self, id: str) -> Bead:
-        return self._do(_R.get_bead(id))
+        return self._do(Routes.get_bead(id))
 
     def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
         """The newest ``n`` beads (of one session), oldest first."""
-        return self._do(_R.last_beads(n, session_id))
+        return self._do(Routes.last_beads(n, session_id))
 
     def forget(self, id: str) -> None:
         """Erase a bead here and, through sync, on every replica."""
-        return self._do(_R.forget(id))
+        return self._do(Routes.forget(id))
 
     def recall(
         self,
@@ -345,7 +380,7 @@ class Client(_Transport):
         filters: Mapping[str, Any] | None = None,
     ) -> RetrievalResult:
         """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``."""
-        return self._do(_R.recall(query, k, token_budget, strategy, filters))
+        return self._do(Routes.recall(query, k, token_budget, strategy, filters))
 
     def add_node(
         self,
@@ -357,13 +392,13 @@ class Client(_Transport):
         metadata: Mapping[str, Any] | None = None,
     ) -> Node:
         """Add or replace a node."""
-        return self._do(_R.add_node(id, type, name, labels, metadata))
+        return self._do(Routes.add_node(id, type, name, labels, metadata))
 
     def get_node(self, id: str) -> Node:
-        return self._do(_R.get_node(id))
+        return self._do(Routes.get_node(id))
 
     def remove_node(self, id: str) -> None:
-        return self._do(_R.remove_node(id))
+        return self._do(Routes.remove_node(id))
 
     def add_edge(
         self,
@@ -376,49 +411,49 @@ class Client(_Transport):
         evidence: Iterable[str] = (),
     ) -> Edge:
         """An edge between existing nodes; without ``id`` it is named by the triple."""
-        return self._do(_R.add_edge(source, target, predicate, id, weight, evidence))
+        return self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
 
     def get_edge(self, id: str) -> Edge:
-        return self._do(_R.get_edge(id))
+        return self._do(Routes.get_edge(id))
 
     def remove_edge(self, id: str) -> None:
-        return self._do(_R.remove_edge(id))
+        return self._do(Routes.remove_edge(id))
 
     def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
         """Nodes within ``depth`` hops, with the edge taken."""
-        return self._do(_R.neighbors(node_id, depth))
+        return self._do(Routes.neighbors(node_id, depth))
 
     def get_persona(self) -> Persona:
-        return self._do(_R.persona)
+        return self._do(Routes.persona)
 
     def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         """Replace the persona."""
-        return self._do(_R.put_persona(persona))
+        return self._do(Routes.put_persona(persona))
 
     def list_skills(self) -> list[Skill]:
-        return self._do(_R.skills)
+        return self._do(Routes.skills)
 
     def get_skill(self, id: str) -> Skill:
-        return self._do(_R.get_skill(id))
+        return self._do(Routes.get_skill(id))
 
     def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
         """Add or replace a skill (by its id)."""
-        return self._do(_R.put_skill(skill))
+        return self._do(Routes.put_skill(skill))
 
     def delete_skill(self, id: str) -> None:
-        return self._do(_R.delete_skill(id))
+        return self._do(Routes.delete_skill(id))
 
     def export(self) -> bytes:
         """Everything visible as JSON Lines: a header line, then one item per line."""
-        return self._do(_R.export)
+        return self._do(Routes.export)
 
-    def import_lines(self, lines: bytes) -> dict[str, int]:
+    def import_lines(self, lines: bytes) -> dict[str, Any]:
         """Load `export` output; items already here are skipped (idempotent)."""
-        return self._do(_R.import_lines(lines))
+        return self._do(Routes.import_lines(lines))
 
     def metrics(self) -> str:
         """Prometheus text exposition."""
-        return self._do(_R.metrics)
+        return self._do(Routes.metrics)
 
 
 class AsyncClient(_Transport):
@@ -441,7 +476,7 @@ class AsyncClient(_Transport):
     async def __aexit__(self, *exc: object | TracebackType) -> None:
         await self.aclose()
 
-    async def _do(self, call: _Call[T]) -> T:
+    async def _do(self, call: Call[T]) -> T:
         try:
             r = await self._http.request(
                 call.method, call.path, json=call.json, params=call.params, content=call.content
@@ -453,13 +488,13 @@ class AsyncClient(_Transport):
         return self._read(call, r)
 
     async def ping(self) -> bool:
-        return await self._do(_R.ping)
+        return await self._do(Routes.ping)
 
     async def health(self) -> dict[str, Any]:
-        return await self._do(_R.health)
+        return await self._do(Routes.health)
 
     async def status(self) -> dict[str, Any]:
-        return await self._do(_R.status)
+        return await self._do(Routes.status)
 
     async def remember(
         self,
@@ -476,7 +511,7 @@ class AsyncClient(_Transport):
         span_refs: Iterable[Any] = (),
     ) -> Bead:
         return await self._do(
-            _R.remember(
+            Routes.remember(
                 _bead_body(
                     content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
                 )
@@ -484,16 +519,16 @@ class AsyncClient(_Transport):
         )
 
     async def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
-        return await self._do(_R.remember_many(beads))
+        return await self._do(Routes.remember_many(beads))
 
     async def get_bead(self, id: str) -> Bead:
-        return await self._do(_R.get_bead(id))
+        return await self._do(Routes.get_bead(id))
 
     async def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
-        return await self._do(_R.last_beads(n, session_id))
+        return await self._do(Routes.last_beads(n, session_id))
 
     async def forget(self, id: str) -> None:
-        return await self._do(_R.forget(id))
+        return await self._do(Routes.forget(id))
 
     async def recall(
         self,
@@ -504,7 +539,7 @@ class AsyncClient(_Transport):
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
     ) -> RetrievalResult:
-        return await self._do(_R.recall(query, k, token_budget, strategy, filters))
+        return await self._do(Routes.recall(query, k, token_budget, strategy, filters))
 
     async def add_node(
         self,
@@ -515,13 +550,13 @@ class AsyncClient(_Transport):
         labels: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
     ) -> Node:
-        return await self._do(_R.add_node(id, type, name, labels, metadata))
+        return await self._do(Routes.add_node(id, type, name, labels, metadata))
 
     async def get_node(self, id: str) -> Node:
-        return await self._do(_R.get_node(id))
+        return await self._do(Routes.get_node(id))
 
     async def remove_node(self, id: str) -> None:
-        return await self._do(_R.remove_node(id))
+        return await self._do(Routes.remove_node(id))
 
     async def add_edge(
         self,
@@ -533,40 +568,40 @@ class AsyncClient(_Transport):
         weight: float = 1.0,
         evidence: Iterable[str] = (),
     ) -> Edge:
-        return await self._do(_R.add_edge(source, target, predicate, id, weight, evidence))
+        return await self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
 
     async def get_edge(self, id: str) -> Edge:
-        return await self._do(_R.get_edge(id))
+        return await self._do(Routes.get_edge(id))
 
     async def remove_edge(self, id: str) -> None:
-        return await self._do(_R.remove_edge(id))
+        return await self._do(Routes.remove_edge(id))
 
     async def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
-        return await self._do(_R.neighbors(node_id, depth))
+        return await self._do(Routes.neighbors(node_id, depth))
 
     async def get_persona(self) -> Persona:
-        return await self._do(_R.persona)
+        return await self._do(Routes.persona)
 
     async def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
-        return await self._do(_R.put_persona(persona))
+        return await self._do(Routes.put_persona(persona))
 
     async def list_skills(self) -> list[Skill]:
-        return await self._do(_R.skills)
+        return await self._do(Routes.skills)
 
     async def get_skill(self, id: str) -> Skill:
-        return await self._do(_R.get_skill(id))
+        return await self._do(Routes.get_skill(id))
 
     async def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
-        return await self._do(_R.put_skill(skill))
+        return await self._do(Routes.put_skill(skill))
 
     async def delete_skill(self, id: str) -> None:
-        return await self._do(_R.delete_skill(id))
+        return await self._do(Routes.delete_skill(id))
 
     async def export(self) -> bytes:
-        return await self._do(_R.export)
+        return await self._do(Routes.export)
 
-    async def import_lines(self, lines: bytes) -> dict[str, int]:
-        return await self._do(_R.import_lines(lines))
+    async def import_lines(self, lines: bytes) -> dict[str, Any]:
+        return await self._do(Routes.import_lines(lines))
 
     async def metrics(self) -> str:
-        return await self._do(_R.metrics)
+        return await self._do(Routes.metrics)

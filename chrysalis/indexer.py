@@ -424,9 +424,21 @@ class Indexer:
                 self.memory.store.listeners.remove(self._on_commit)
 
     def status(self) -> dict[str, Any]:
+        """Items per index, the embedder, errors, and ``behind``: ops each index has still
+        to take in (0 everywhere when caught up)."""
         vectors = self.vectors
         embedder = self.embedder
+        vv = self.memory.version_vector()
+
+        def behind(watermark: dict[str, int]) -> int:
+            return sum(max(0, seq - watermark.get(r, 0)) for r, seq in vv.items())
+
+        lag = {"keyword": behind(self.keyword.watermark())}
+        if embedder is not None:
+            lag["embed"] = behind(self.memory.store.get_meta(f"embed:{embedder.model}") or {})
+            lag["vectors"] = behind(vectors.watermark) if vectors is not None else sum(vv.values())
         return {
+            "behind": lag,
             "keyword": {"items": self.keyword.count()},
             "vectors": None
             if vectors is None

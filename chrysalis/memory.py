@@ -29,6 +29,7 @@ from .models import (
     Edge,
     EdgePutData,
     Embedding,
+    Filters,
     Neighbor,
     Node,
     NodePutData,
@@ -435,7 +436,7 @@ class Memory:
         k: int = 10,
         token_budget: int | None = None,
         strategy: str = "fusion",
-        filters: Mapping[str, Any] | None = None,
+        filters: Filters | Mapping[str, Any] | None = None,
         query_vector: Any = None,
     ) -> RetrievalResult:
         """Fused retrieval with provenance: see `chrysalis.retrieve`.

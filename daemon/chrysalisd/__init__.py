@@ -1,7 +1,8 @@
-"""chrysalisd: the long-running daemon serving a `chrysalis.Memory` over a Unix socket.
+"""chrysalisd: the daemon serving a `chrysalis.Memory` over a Unix socket, and the CLI.
 
-It imports only the public API of `chrysalis`. The socket server, routes and scheduler
-arrive with the daemon issue (step 3); this package holds their place in the layout.
+Modules: `config` (settings), `app` (routes, errors, guard), `server` (socket, lifecycle),
+`jobs` (scheduler), `state` (what a running daemon holds), `exchange` (export/import),
+`cli` (the ``chrysalis`` command). Client commands import none of the storage engine.
 """
 
 from chrysalis import __version__

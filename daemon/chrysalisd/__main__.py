@@ -1,0 +1,5 @@
+"""``python -m chrysalisd`` is the ``chrysalis`` command."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,545 @@
+"""The ``chrysalis`` command: the daemon, and a client for it.
+
+Client commands talk to the daemon over its socket (``--socket`` or ``CHRYSALIS_SOCKET``) and
+import none of the storage engine, so they start fast. Every command that prints data takes
+``--json``; its shape is stable. Library errors become one ``error:`` line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chrysalis import __version__
+from chrysalis.client import Client, Routes
+from chrysalis.errors import ChrysalisError, InvalidInput, NotFound
+
+F = TypeVar("F", bound=Callable[..., Any])
+IMPORT_CHUNK_LINES = 1000
+IMPORT_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def _client(ctx: click.Context) -> Client:
+    obj = ctx.ensure_object(dict)
+    if "client" not in obj:
+        obj["client"] = ctx.with_resource(Client(obj.get("socket")))
+    client: Client = obj["client"]
+    return client
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+class _Group(click.Group):
+    """Turns library errors into one line on stderr, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ChrysalisError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--socket",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="CHRYSALIS_SOCKET",
+    help="The daemon's socket [env CHRYSALIS_SOCKET; default "
+    "$XDG_RUNTIME_DIR/chrysalis/chrysalis.sock].",
+)
+@click.version_option(__version__, prog_name="chrysalis")
+@click.pass_context
+def main(ctx: click.Context, socket: Path | None) -> None:
+    """Chrysalis: a local-first memory for AI agents.
+
+    \b
+    Example:
+      chrysalis daemon &                     # serve ~/.local/share/chrysalis
+      chrysalis remember "the user prefers tea" --session s1
+      chrysalis recall "what does the user drink?"
+    """
+    ctx.ensure_object(dict)["socket"] = socket
+
+
+# ---- the daemon ----------------------------------------------------------------------------
+
+
+@main.command()
+@click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), help="[env CHRYSALIS_DATA_DIR]"
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A TOML file [env CHRYSALIS_CONFIG; default $XDG_CONFIG_HOME/chrysalis/config.toml].",
+)
+@click.option(
+    "--embedder",
+    help='"auto", "deterministic", "ollama[:MODEL]" or "sentence-transformers:PATH" '
+    "[env CHRYSALIS_EMBEDDER].",
+)
+@click.pass_context
+def daemon(
+    ctx: click.Context, data_dir: Path | None, config_file: Path | None, embedder: str | None
+) -> None:
+    """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it).
+
+    Settings come from defaults, then the TOML file, then CHRYSALIS_* variables, then flags.
+
+    \b
+    Example:
+      chrysalis daemon --data-dir ~/agent-memory
+      CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
+    """
+    from .config import load_settings
+    from .server import main as serve
+
+    socket = ctx.obj.get("socket")
+    overrides = {"data_dir": data_dir, "socket": socket, "embedder": embedder}
+    try:
+        settings = load_settings(config_file, overrides)
+    except InvalidInput as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        ctx.exit(2)
+    ctx.exit(serve(settings))
+
+
+# ---- status --------------------------------------------------------------------------------
+
+
+@main.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show the replica, its state digest, counts, indexes, embedder, jobs and sync state.
+
+    \b
+    Example:
+      chrysalis status
+      chrysalis status --json | jq .state_digest
+    """
+    s = _client(ctx).status()
+    if as_json:
+        _print_json(s)
+        return
+    c = s["counts"]
+    index = s["index"]
+    behind = index["behind"]
+    vectors = index.get("vectors")
+    lines = [
+        f"replica   {s['replica_id']}  (chrysalis {s['version']}, pid {s['pid']}, "
+        f"up {_ago(s['uptime_s'])})",
+        f"data      {s['data_dir']}",
+        f"socket    {s['socket']}",
+        f"digest    {s['state_digest']}",
+        f"beads     {c['beads']:,}   ops {c['ops']:,}   pending {c['pending_ops']:,}   "
+        f"embeddings {c['embeddings']:,}",
+        f"keyword   {index['keyword']['items']:,} items, {behind['keyword']} ops behind",
+    ]
+    if vectors:
+        lines.append(
+            f"vectors   {vectors['items']:,} items ({vectors['kind']}), "
+            f"{behind.get('vectors', 0)} ops behind"
+        )
+    emb = s.get("embedder")
+    lines.append(f"embedder  {emb['provider']} {emb['model']}" if emb else "embedder  none")
+    if index.get("last_error"):
+        lines.append(f"index err {index['last_error']}")
+    for job in s["jobs"]:
+        state = f"error: {job['last_error']}" if job["last_error"] else "ok"
+        lines.append(f"job       {job['name']}: {job['runs']} runs, {state}")
+    remote = s["sync"]["remote"]
+    lines.append(f"sync      {remote['url'] if remote else 'no remote configured'}")
+    click.echo("\n".join(lines))
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+# ---- beads and recall ----------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("text")
+@click.option("--id", "id_", help="The bead's id (default: a new UUIDv7).")
+@click.option(
+    "--role",
+    default="user",
+    show_default=True,
+    type=click.Choice(["user", "assistant", "system", "tool", "note"]),
+)
+@click.option("--session", help="The session (conversation) it belongs to.")
+@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@json_option
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: str,
+    id_: str | None,
+    role: str,
+    session: str | None,
+    importance: float,
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Store TEXT as a bead ("-" reads it from stdin) and print its id.
+
+    \b
+    Example:
+      chrysalis remember "deploys go out on Tuesdays" --session ops --tag process
+      git log -1 | chrysalis remember - --role tool --json
+    """
+    body = {
+        "content": sys.stdin.read() if text == "-" else text, "id": id_, "role": role,
+        "session_id": session, "importance": importance, "tags": list(tags),
+    }  # fmt: skip
+    bead = _client(ctx).raw(Routes.remember({k: v for k, v in body.items() if v is not None}))
+    if as_json:
+        _print_json(bead)
+    else:
+        where = f" in session {bead['session_id']}" if bead.get("session_id") else ""
+        click.echo(f"remembered {bead['id']} ({bead['role']}{where})")
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", type=int, default=10, show_default=True, help="How many items.")
+@click.option("--budget", type=int, help="A token budget for the items' text.")
+@click.option(
+    "--strategy",
+    default="fusion",
+    show_default=True,
+    type=click.Choice(["fusion", "emb", "keyword", "kg", "beads"]),
+)
+@json_option
+@click.pass_context
+def recall(
+    ctx: click.Context, query: str, k: int, budget: int | None, strategy: str, as_json: bool
+) -> None:
+    """Find what the memory holds about QUERY, and say why each item matched.
+
+    \b
+    Example:
+      chrysalis recall "when do deploys go out?" -k 5
+      chrysalis recall "tea" --budget 500 --json | jq '.items[].provenance'
+    """
+    result = _client(ctx).raw(Routes.recall(query, k, budget, strategy, None))
+    if as_json:
+        _print_json(result)
+        return
+    if not result["items"]:
+        click.echo("nothing found")
+    for n, item in enumerate(result["items"], start=1):
+        text = " ".join(item["text"].split())
+        click.echo(f"{n:>2}. [{item['kind']}] {item['score']:.3f}  {text[:110]}")
+        ranked = sorted(item["signals"].items(), key=lambda kv: -kv[1])
+        why = ", ".join(f"{name} {value:.2f}" for name, value in ranked)
+        origin = item["provenance"].get("origin_replica")
+        source = f" · from {origin}" if origin else ""
+        click.echo(f"    why: {why}{source} · id {item['id']}")
+    for note in result["notes"]:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.command()
+@click.argument("subject")
+@click.argument("predicate")
+@click.argument("object_")
+@click.option("--type", "type_", default="entity", show_default=True, help="Type of new nodes.")
+@click.option("--evidence", multiple=True, help="A bead id the fact comes from; repeatable.")
+@json_option
+@click.pass_context
+def fact(
+    ctx: click.Context,
+    subject: str,
+    predicate: str,
+    object_: str,
+    type_: str,
+    evidence: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Record SUBJECT PREDICATE OBJECT in the knowledge graph (nodes made as needed).
+
+    Nodes are named by their text (lowercased, spaces to dashes), so "Alice" in two facts
+    is one node; the same fact twice is one edge.
+
+    \b
+    Example:
+      chrysalis fact Alice works_at "Acme Corp"
+      chrysalis fact alice prefers tea --evidence 0190c3a2-...
+    """
+    client = _client(ctx)
+    ids = [_ensure_node(client, name, type_) for name in (subject, object_)]
+    edge = client.raw(Routes.add_edge(ids[0], ids[1], predicate, None, 1.0, evidence))
+    if as_json:
+        _print_json(edge)
+    else:
+        click.echo(f"{ids[0]} -[{predicate}]-> {ids[1]}  (edge {edge['id']})")
+
+
+def node_id(name: str) -> str:
+    """A node id from a name: lowercase, runs of other characters to "-"; a hash when
+    nothing is left (a name in another script)."""
+    slug = re.sub(r"[^a-z0-9._:@]+", "-", name.strip().lower()).strip("-._:@")[:100]
+    return slug or "n-" + hashlib.blake2b(name.encode(), digest_size=6).hexdigest()
+
+
+def _ensure_node(client: Client, name: str, type_: str) -> str:
+    id_ = node_id(name)
+    try:
+        client.raw(Routes.get_node(id_))
+    except NotFound:
+        client.raw(Routes.add_node(id_, type_, name, (), None))
+    return id_
+
+
+@main.command()
+@click.argument("bead_id")
+@click.pass_context
+def forget(ctx: click.Context, bead_id: str) -> None:
+    """Forget a bead: its content leaves this laptop now and the others when they sync.
+
+    \b
+    Example:
+      chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab
+    """
+    _client(ctx).forget(bead_id)
+    click.echo(f"forgot {bead_id}")
+
+
+# ---- persona and skills --------------------------------------------------------------------
+
+
+def _read_json(file: str) -> Any:
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{file}: not JSON: {exc}") from None
+
+
+@main.group()
+def persona() -> None:
+    """Show or replace the agent's persona.
+
+    \b
+    Example:
+      chrysalis persona show --json > persona.json
+      chrysalis persona set persona.json
+    """
+
+
+@persona.command("show")
+@json_option
+@click.pass_context
+def persona_show(ctx: click.Context, as_json: bool) -> None:
+    """Print the persona.
+
+    \b
+    Example:
+      chrysalis persona show
+    """
+    p = _client(ctx).raw(Routes.persona)
+    if as_json:
+        _print_json(p)
+        return
+    click.echo(f"{p['name'] or '(unnamed)'}: {p['description']}")
+    for label in ("goals", "norms", "skills"):
+        for v in p[label]:
+            click.echo(f"  {label[:-1]}: {v}")
+    for trait, value in p["traits"].items():
+        click.echo(f"  {trait}: {value}")
+
+
+@persona.command("set")
+@click.argument("file")
+@json_option
+@click.pass_context
+def persona_set(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Replace the persona with FILE (JSON: name, description, goals, norms, skills, traits;
+    "-" for stdin).
+
+    \b
+    Example:
+      echo '{"name": "Ada", "goals": ["help with Rust"]}' | chrysalis persona set -
+    """
+    p = _client(ctx).raw(Routes.put_persona(_read_json(file)))
+    if as_json:
+        _print_json(p)
+    else:
+        click.echo(f"persona set: {p['name'] or '(unnamed)'}")
+
+
+@main.group()
+def skill() -> None:
+    """Add, list, show and remove skills.
+
+    \b
+    Example:
+      chrysalis skill put deploy.json
+      chrysalis skill list
+    """
+
+
+@skill.command("put")
+@click.argument("file")
+@json_option
+@click.pass_context
+def skill_put(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Add or replace the skill in FILE (JSON: id, name, description, signature, examples,
+    tags; "-" for stdin).
+
+    \b
+    Example:
+      echo '{"id": "deploy", "name": "Deploy", "signature": "deploy(env)"}' | chrysalis skill put -
+    """
+    data = _read_json(file)
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{file}: expected a JSON object with id and name")
+    s = _client(ctx).raw(Routes.put_skill(data))
+    if as_json:
+        _print_json(s)
+    else:
+        click.echo(f"skill {s['id']} saved")
+
+
+@skill.command("list")
+@json_option
+@click.pass_context
+def skill_list(ctx: click.Context, as_json: bool) -> None:
+    """List the skills.
+
+    \b
+    Example:
+      chrysalis skill list --json
+    """
+    skills = _client(ctx).raw(Routes.skills)
+    if as_json:
+        _print_json(skills)
+        return
+    for s in skills:
+        click.echo(f"{s['id']}  {s['name']}  {s['description'][:60]}")
+
+
+@skill.command("show")
+@click.argument("skill_id")
+@json_option
+@click.pass_context
+def skill_show(ctx: click.Context, skill_id: str, as_json: bool) -> None:
+    """Show one skill.
+
+    \b
+    Example:
+      chrysalis skill show deploy
+    """
+    s = _client(ctx).raw(Routes.get_skill(skill_id))
+    if as_json:
+        _print_json(s)
+        return
+    click.echo(f"{s['id']}: {s['name']}\n{s['description']}")
+    if s["signature"]:
+        click.echo(f"signature: {s['signature']}")
+    for e in s["examples"]:
+        click.echo(f"example: {e}")
+
+
+@skill.command("rm")
+@click.argument("skill_id")
+@click.pass_context
+def skill_rm(ctx: click.Context, skill_id: str) -> None:
+    """Remove a skill.
+
+    \b
+    Example:
+      chrysalis skill rm deploy
+    """
+    _client(ctx).delete_skill(skill_id)
+    click.echo(f"skill {skill_id} removed")
+
+
+# ---- export and import ---------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_context
+def export(ctx: click.Context, file: str) -> None:
+    """Write every visible item to FILE as JSON Lines ("-" for stdout).
+
+    \b
+    Example:
+      chrysalis export backup.jsonl
+    """
+    data = _client(ctx).export()
+    if file == "-":
+        sys.stdout.buffer.write(data)
+        return
+    Path(file).write_bytes(data)
+    items = data.count(b"\n") - 1  # the header is not an item
+    click.echo(f"exported {items} items to {file}", err=True)
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Load FILE made by `chrysalis export` ("-" for stdin). Items already here are left
+    alone, so importing twice changes nothing.
+
+    \b
+    Example:
+      chrysalis import backup.jsonl
+    """
+    client = _client(ctx)
+    stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+    totals: dict[str, dict[str, int]] = {"added": {}, "unchanged": {}}
+    forgotten = 0
+    with stream:
+        for chunk in _chunks(stream):
+            got = client.import_lines(chunk)
+            for key in ("added", "unchanged"):
+                for kind, n in got[key].items():
+                    totals[key][kind] = totals[key].get(kind, 0) + n
+            forgotten += got["forgotten"]
+    if as_json:
+        _print_json({**totals, "forgotten": forgotten})
+        return
+    added = sum(totals["added"].values())
+    same = sum(totals["unchanged"].values())
+    click.echo(f"imported {added} items, {same} already here, {forgotten} forgotten")
+
+
+def _chunks(stream: Any) -> Iterator[bytes]:
+    """Lines in requests of at most IMPORT_CHUNK_LINES lines / IMPORT_CHUNK_BYTES bytes."""
+    batch: list[bytes] = []
+    size = 0
+    for line in stream:
+        batch.append(line)
+        size += len(line)
+        if len(batch) >= IMPORT_CHUNK_LINES or size >= IMPORT_CHUNK_BYTES:
+            yield b"".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield b"".join(batch)

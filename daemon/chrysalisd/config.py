@@ -1,0 +1,111 @@
+"""The daemon's settings: defaults, then a TOML file, then ``CHRYSALIS_*`` variables, then flags.
+
+Validated once at start; a bad value fails with a message naming where it came from::
+
+    CHRYSALIS_MAX_BODY_BYTES: Input should be a valid integer (got 'lots')
+    /home/me/.config/chrysalis/config.toml: unknown key 'embeder'
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chrysalis.client import default_socket_path
+from chrysalis.errors import InvalidInput
+from chrysalis.models import REPLICA_PATTERN
+
+ENV_PREFIX = "CHRYSALIS_"
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "chrysalis"
+
+
+def default_config_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "chrysalis" / "config.toml"
+
+
+class Settings(BaseModel):
+    """Everything the daemon can be told. Field ``x`` is ``x`` in TOML and ``CHRYSALIS_X``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    socket: Path = Field(default_factory=default_socket_path)
+    embedder: str = Field(
+        "auto",
+        description='"auto" (Ollama if it answers, else deterministic), "deterministic", '
+        '"ollama[:MODEL]" or "sentence-transformers:PATH"',
+    )
+    replica_id: str | None = Field(None, pattern=REPLICA_PATTERN)
+    durable: bool = Field(True, description="fsync every commit (off only for throwaway data)")
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "text"] = "json"
+    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=1024**3)
+    shutdown_timeout: float = Field(5.0, gt=0, le=300, description="seconds for in-flight work")
+    disk_check_interval: float = Field(60.0, gt=0, description="seconds between disk checks")
+    min_free_disk_bytes: int = Field(512 * 1024 * 1024, ge=0)
+
+
+def load_settings(
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Merge defaults, the TOML file, ``CHRYSALIS_*`` variables and ``overrides`` (flags).
+
+    The file is ``config_file``, else ``$CHRYSALIS_CONFIG``, else
+    ``$XDG_CONFIG_HOME/chrysalis/config.toml`` if it exists. Raises `InvalidInput` naming
+    each bad key and where it came from.
+    """
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+
+    path = config_file or environ.get(ENV_PREFIX + "CONFIG")
+    if path is None and default_config_file().exists():
+        path = default_config_file()
+    if path is not None:
+        path = Path(path).expanduser()
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InvalidInput(f"cannot read config file {path}: {exc.strerror}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{path}: not valid TOML: {exc}") from None
+        for key, value in table.items():
+            if key not in Settings.model_fields:
+                raise InvalidInput(f"{path}: unknown key {key!r}; known: {_known()}")
+            values[key], origin[key] = value, str(path)
+
+    for key in Settings.model_fields:
+        env = ENV_PREFIX + key.upper()
+        if env in environ:
+            values[key], origin[key] = environ[env], env
+
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            values[key], origin[key] = value, f"--{key.replace('_', '-')}"
+
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            key = str(err["loc"][0]) if err["loc"] else "?"
+            got = err.get("input")
+            shown = f" (got {got!r})" if isinstance(got, str | int | float | bool) else ""
+            problems.append(f"{origin.get(key, key)}: {err['msg']}{shown}")
+        raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
+
+
+def _known() -> str:
+    return ", ".join(Settings.model_fields)

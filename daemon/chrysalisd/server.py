@@ -1,0 +1,267 @@
+"""Running the daemon: the socket, its safety, logging, and the lifecycle.
+
+- The socket is bound here, not by uvicorn (which chmods sockets it creates to 0666): under a
+  0o177 umask, then chmod 0600, so no other user can connect even for an instant.
+- Its directory is made 0700 when we create it; a default directory someone else owns is
+  refused (``/tmp/chrysalis-$UID`` could be planted).
+- Each connection's peer uid is read (SO_PEERCRED, where the OS has it) and another user's
+  connection gets a 403 and is closed.
+- A socket file that exists is replaced only when nothing answers on it.
+- SIGTERM / SIGINT: stop accepting, let in-flight requests finish (``shutdown_timeout``),
+  stop the jobs, close the memory (indexes saved, LMDB synced), remove the socket, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from chrysalis import Memory
+from chrysalis.client import default_socket_path
+from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
+
+from .app import create_app
+from .config import Settings
+from .jobs import Jobs
+from .state import Daemon
+
+log = logging.getLogger("chrysalisd")
+MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL included
+
+
+# ---- logging -------------------------------------------------------------------------------
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
+def configure_logging(settings: Settings) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if settings.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(settings.log_level.upper())
+    for quiet in ("faiss.loader", "apscheduler"):  # per-job and library-loading chatter
+        logging.getLogger(quiet).setLevel(logging.WARNING)
+    # chrysalis logs what it warns about (e.g. "Ollama is not answering"); other warnings go
+    # through logging so stderr stays one JSON object per line.
+    warnings.filterwarnings("ignore", message="embedder: ", category=RuntimeWarning)
+    logging.captureWarnings(True)
+
+
+# ---- the socket ----------------------------------------------------------------------------
+
+
+def prepare_socket_dir(path: Path) -> None:
+    """Make the socket's directory 0700 if we create it; refuse a default one we do not own."""
+    directory = path.parent
+    is_default = directory == default_socket_path().parent and "CHRYSALIS_SOCKET" not in os.environ
+    if not directory.exists():
+        directory.mkdir(mode=0o700, parents=True)
+        directory.chmod(0o700)  # mkdir's mode passes through the umask
+        return
+    st = directory.stat()
+    if st.st_uid != os.getuid():
+        if is_default:
+            raise Forbidden(
+                f"socket directory {directory} belongs to uid {st.st_uid}, not you "
+                f"({os.getuid()}): refusing to listen there; remove it or pass --socket"
+            )
+        log.warning("socket directory %s belongs to uid %d", directory, st.st_uid)
+    elif is_default and stat.S_IMODE(st.st_mode) != 0o700:
+        directory.chmod(0o700)
+
+
+def claim_socket_path(path: Path) -> None:
+    """Make ``path`` free to bind: remove a stale socket, refuse a live one or a non-socket."""
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        raise InvalidInput(
+            f"socket path {path} is {len(os.fsencode(path))} bytes; Unix sockets allow "
+            f"{MAX_SOCKET_PATH}: choose a shorter --socket"
+        )
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise InvalidInput(f"{path} exists and is not a socket; remove it or choose another")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(2.0)
+    try:
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        log.info("removing stale socket %s (nothing answers on it)", path)
+        path.unlink(missing_ok=True)
+        return
+    except OSError as exc:  # a timeout: something is there but wedged; do not steal it
+        raise Conflict(
+            f"something holds {path} but does not answer ({exc}); stop it first"
+        ) from None
+    finally:
+        probe.close()
+    raise Conflict(f"a daemon is already listening on {path}; stop it first (one per socket)")
+
+
+def bind_socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+def peer_uid(sock: socket.socket | None) -> int | None:
+    """The connecting process's uid, or None where the OS does not say (no SO_PEERCRED)."""
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return int(struct.unpack("3i", raw)[1])
+
+
+_REFUSED = json.dumps(
+    {
+        "error": {
+            "code": "forbidden",
+            "message": "this socket serves its owner only",
+            "details": None,
+        }
+    }
+).encode()
+
+
+class PeerCheckedProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, refusing connections from other users."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        uid = peer_uid(transport.get_extra_info("socket"))
+        if uid is not None and uid != os.getuid():
+            log.warning("refused a connection from uid %d", uid)
+            transport.write(
+                b"HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\n"
+                b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_REFUSED), _REFUSED)
+            )
+            transport.close()
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Like uvicorn's, without re-raising the signal afterwards: a SIGTERM that shut us
+        down cleanly ends in exit status 0."""
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+# ---- the lifecycle -------------------------------------------------------------------------
+
+
+def run(settings: Settings) -> None:
+    """Serve until SIGTERM or SIGINT. Raises `ChrysalisError` (with a message for people)
+    when it cannot start."""
+    path = settings.socket.expanduser().absolute()
+    prepare_socket_dir(path)
+    claim_socket_path(path)
+    started = time.perf_counter()
+    memory = Memory.open(
+        settings.data_dir.expanduser(),
+        sync=settings.durable,
+        replica_id=settings.replica_id,
+        embedder=settings.embedder,
+    )
+    sock: socket.socket | None = None
+    try:
+        sock = bind_socket(path)
+        inode = os.stat(path).st_ino
+        daemon = Daemon(settings, memory, Jobs())
+        daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
+        config = uvicorn.Config(
+            create_app(daemon),
+            http=PeerCheckedProtocol,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
+            server_header=False,
+            date_header=False,
+        )
+        server = _Server(config)
+        embedder = memory.embedder
+        log.info(
+            "chrysalis daemon: replica %s, data %s, embedder %s, listening on %s (%.0f ms)",
+            memory.replica_id, memory.path, embedder.model if embedder else None, path,
+            (time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+        asyncio.run(_serve(server, sock, daemon))
+    finally:
+        memory.close()
+        if sock is not None:
+            sock.close()
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == inode:
+                    path.unlink()
+    log.info("chrysalis daemon stopped cleanly")
+
+
+async def _serve(server: _Server, sock: socket.socket, daemon: Daemon) -> None:
+    daemon.jobs.start()
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        daemon.jobs.shutdown()
+
+
+def main(settings: Settings) -> int:
+    """`run` with errors as one line on stderr and an exit status (the CLI's entry)."""
+    configure_logging(settings)
+    try:
+        run(settings)
+    except ChrysalisError as exc:
+        log.error("%s", exc.message)
+        return 1
+    return 0

@@ -1,0 +1,130 @@
+"""`Daemon`: what one running daemon holds (settings, memory, jobs, metrics) and reports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import chrysalis
+from chrysalis import Memory
+
+from .config import Settings
+from .jobs import Jobs
+
+
+@dataclass
+class Metrics:
+    """Request counters and latency, for ``GET /metrics`` (Prometheus text)."""
+
+    BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+    requests: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    seconds: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def observe(self, method: str, route: str, status: int, elapsed: float) -> None:
+        key = (method, route, status)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        hist = self.seconds.setdefault((method, route), [0.0] * (len(self.BUCKETS) + 2))
+        for i, bound in enumerate(self.BUCKETS):
+            if elapsed <= bound:
+                hist[i] += 1
+        hist[-2] += 1  # count (+Inf)
+        hist[-1] += elapsed  # sum
+
+    def render(self) -> list[str]:
+        out = [
+            "# HELP chrysalis_http_requests_total HTTP requests answered.",
+            "# TYPE chrysalis_http_requests_total counter",
+        ]
+        for (method, route, status), n in sorted(self.requests.items()):
+            labels = f'method="{method}",route="{route}",status="{status}"'
+            out.append(f"chrysalis_http_requests_total{{{labels}}} {n}")
+        out += [
+            "# HELP chrysalis_http_request_seconds Time to answer, in the daemon.",
+            "# TYPE chrysalis_http_request_seconds histogram",
+        ]
+        for (method, route), hist in sorted(self.seconds.items()):
+            labels = f'method="{method}",route="{route}"'
+            for bound, count in zip(self.BUCKETS, hist, strict=False):
+                out.append(
+                    f'chrysalis_http_request_seconds_bucket{{{labels},le="{bound}"}} {count:g}'
+                )
+            out.append(f'chrysalis_http_request_seconds_bucket{{{labels},le="+Inf"}} {hist[-2]:g}')
+            out.append(f"chrysalis_http_request_seconds_count{{{labels}}} {hist[-2]:g}")
+            out.append(f"chrysalis_http_request_seconds_sum{{{labels}}} {hist[-1]:.6f}")
+        return out
+
+
+class Daemon:
+    def __init__(self, settings: Settings, memory: Memory, jobs: Jobs | None = None) -> None:
+        self.settings = settings
+        self.memory = memory
+        self.jobs = jobs or Jobs()
+        self.metrics = Metrics()
+        self.started = time.time()
+        self._changes = 0
+        self._digest: tuple[int, str] = (-1, "")
+        memory.store.listeners.append(self._changed)
+
+    def _changed(self, ops: list[dict[str, Any]]) -> None:
+        self._changes += 1
+
+    def state_digest(self) -> str:
+        """The memory's digest, recomputed only after a commit (it reads every record)."""
+        seen = self._changes
+        if self._digest[0] != seen:
+            self._digest = (seen, self.memory.state_digest())
+        return self._digest[1]
+
+    def counts(self) -> dict[str, int]:
+        stats = self.memory.stats()
+        return {
+            "beads": stats["bead_time"],  # visible beads (forgotten ones leave this view)
+            "node_records": stats["nodes"],  # records keep their tombstones
+            "edge_records": stats["edges"],
+            "skill_records": stats["skills"],
+            "embeddings": stats["emb"],
+            "ops": stats["ops"],
+            "pending_ops": stats["pending"],
+        }
+
+    def check_disk(self) -> dict[str, int]:
+        """The disk job: free space where the data lives; fails below the configured floor."""
+        free = shutil.disk_usage(self.memory.path).free
+        floor = self.settings.min_free_disk_bytes
+        if free < floor:
+            raise OSError(
+                f"only {free // 2**20} MiB free under {self.memory.path} "
+                f"(min_free_disk_bytes is {floor // 2**20} MiB): writes will start to fail"
+            )
+        return {"free_bytes": free}
+
+    def status(self) -> dict[str, Any]:
+        index = self.memory.indexer.status()
+        return {
+            "version": chrysalis.__version__,
+            "replica_id": self.memory.replica_id,
+            "pid": os.getpid(),
+            "data_dir": str(self.memory.path),
+            "socket": str(self.settings.socket),
+            "uptime_s": round(time.time() - self.started, 3),
+            "state_digest": self.state_digest(),
+            "version_vector": self.memory.version_vector(),
+            "counts": self.counts(),
+            "embedder": index.pop("embedder"),
+            "index": index,
+            "jobs": self.jobs.status(),
+            "sync": {"remote": None, "mirrors": []},
+        }
+
+    def metrics_lines(self) -> list[str]:
+        out = self.metrics.render()
+        gauges = {f"chrysalis_{k}": v for k, v in self.counts().items()}
+        for name, value in gauges.items():
+            out += [f"# TYPE {name} gauge", f"{name} {value}"]
+        out.append("# TYPE chrysalis_index_behind_ops gauge")
+        for index, n in self.memory.indexer.status()["behind"].items():
+            out.append(f'chrysalis_index_behind_ops{{index="{index}"}} {n}')
+        return out
