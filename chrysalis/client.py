@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
+import httpcore
 import httpx
 
 from .errors import ChrysalisError, DaemonNotRunning, InternalError, NotReady, error_class
@@ -260,6 +262,61 @@ class Routes:
         return Call("POST", "/v1/import", _json, content=lines)
 
 
+class _UnixBackend(httpcore.SyncBackend):
+    """httpcore's blocking Unix-socket connect, closing the socket when the connect fails
+    (httpcore's own leaves it to the garbage collector, with a ResourceWarning)."""
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(path)
+        except TimeoutError as exc:
+            sock.close()
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            sock.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        return _UnixStream(sock)
+
+
+class _UnixStream(httpcore.NetworkStream):
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            self._sock.settimeout(timeout)
+            return self._sock.recv(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc)) from exc
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            self._sock.settimeout(timeout)
+            self._sock.sendall(buffer)
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore.WriteError(str(exc)) from exc
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._sock if info == "socket" else None
+
+
+def _sync_transport(path: str) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport(uds=path)
+    transport._pool = httpcore.ConnectionPool(uds=path, network_backend=_UnixBackend())
+    return transport
+
+
 class _Transport:
     """What both clients share: where the socket is, and how answers become values or errors."""
 
@@ -272,6 +329,10 @@ class _Transport:
             f"no daemon at {self.socket}; start it with `chrysalis daemon`"
             + (f" (or set CHRYSALIS_SOCKET): {exc}" if str(exc) else "")
         )
+
+    def _check_socket(self) -> None:
+        if not self.socket.exists():  # the usual "not running": say so without a connect
+            raise self._not_running(FileNotFoundError())
 
     def _timed_out(self) -> NotReady:
         return NotReady(f"the daemon at {self.socket} did not answer within {self.timeout:g} s")
@@ -289,7 +350,7 @@ class Client(_Transport):
     def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
         super().__init__(socket, timeout)
         self._http = httpx.Client(
-            transport=httpx.HTTPTransport(uds=str(self.socket)),
+            transport=_sync_transport(str(self.socket)),
             base_url="http://chrysalis",
             timeout=timeout,
         )
@@ -304,6 +365,7 @@ class Client(_Transport):
         self.close()
 
     def _do(self, call: Call[T]) -> T:
+        self._check_socket()
         try:
             r = self._http.request(
                 call.method, call.path, json=call.json, params=call.params, content=call.content
@@ -477,6 +539,7 @@ class AsyncClient(_Transport):
         await self.aclose()
 
     async def _do(self, call: Call[T]) -> T:
+        self._check_socket()
         try:
             r = await self._http.request(
                 call.method, call.path, json=call.json, params=call.params, content=call.content

@@ -170,18 +170,29 @@ _REFUSED = json.dumps(
 
 
 class PeerCheckedProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, refusing connections from other users."""
+    """uvicorn's HTTP/1.1 protocol, refusing connections from other users: their first bytes
+    get a 403 and the connection is closed (answering after the read, so the refusal is not
+    lost to a reset)."""
+
+    refused = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         uid = peer_uid(transport.get_extra_info("socket"))
         if uid is not None and uid != os.getuid():
             log.warning("refused a connection from uid %d", uid)
-            transport.write(
+            self.refused = True
+
+    def data_received(self, data: bytes) -> None:
+        if not self.refused:
+            super().data_received(data)
+            return
+        if not self.transport.is_closing():
+            self.transport.write(
                 b"HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\n"
                 b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_REFUSED), _REFUSED)
             )
-            transport.close()
+            self.transport.close()
 
 
 class _Server(uvicorn.Server):
