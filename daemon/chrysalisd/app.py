@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, ValidationError
 from pydantic import Tag as UnionTag
 from starlette.exceptions import HTTPException
 
@@ -101,11 +101,16 @@ class BeadIn(_In):
     span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
-BeadsIn = Annotated[
-    Annotated[BeadIn, UnionTag("one")]
-    | Annotated[Annotated[list[BeadIn], Field(max_length=10_000)], UnionTag("many")],
-    Discriminator(lambda v: "many" if isinstance(v, list) else "one"),
-]
+class BeadsIn(
+    RootModel[
+        Annotated[
+            Annotated[BeadIn, UnionTag("one")]
+            | Annotated[Annotated[list[BeadIn], Field(max_length=10_000)], UnionTag("many")],
+            Discriminator(lambda v: "many" if isinstance(v, list) else "one"),
+        ]
+    ]
+):
+    """One bead (an object) or a batch (an array)."""
 
 
 class RetrieveIn(_In):
@@ -138,6 +143,18 @@ class SkillIn(_In):
     signature: Text = ""
     examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
     tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class NodeIn(Node):
+    """A node to add or replace."""
+
+    model_config = ConfigDict(defer_build=False)  # FastAPI builds bodies eagerly
+
+
+class PersonaIn(Persona):
+    """The whole persona; fields left out take their defaults."""
+
+    model_config = ConfigDict(defer_build=False)
 
 
 class Health(BaseModel):
@@ -346,10 +363,10 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
 
         The same id with the same fields again is a no-op; with other fields, 409.
         """
-        if isinstance(body, list):
-            rows = [b.model_dump(exclude_none=True) for b in body]
+        if isinstance(body.root, list):
+            rows = [b.model_dump(exclude_none=True) for b in body.root]
             return _json_list(d.memory.append_beads(rows), 201)
-        return _json(d.memory.append_bead(**body.model_dump(exclude_none=True)), 201)
+        return _json(d.memory.append_bead(**body.root.model_dump(exclude_none=True)), 201)
 
     @app.get("/v1/beads", response_model=list[Bead], tags=["beads"])
     def last_beads(
@@ -388,7 +405,7 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
     # ---- knowledge graph ----
 
     @app.post("/v1/kg/nodes", status_code=201, response_model=Node, tags=["kg"])
-    def add_node(d: D, body: Node) -> Response:
+    def add_node(d: D, body: NodeIn) -> Response:
         """Add or replace a node."""
         node = d.memory.add_node(
             body.id, body.type, name=body.name, labels=body.labels, metadata=body.metadata
@@ -439,7 +456,7 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         return _json(d.memory.get_persona())
 
     @app.put("/v1/persona", response_model=Persona, tags=["persona"])
-    def put_persona(d: D, body: Persona) -> Response:
+    def put_persona(d: D, body: PersonaIn) -> Response:
         """Replace the persona (fields left out take their defaults)."""
         return _json(d.memory.put_persona(body))
 
@@ -537,6 +554,8 @@ def _validation_error(problems: Any) -> Response:
     too_large = False
     for err in problems:
         loc = [str(p) for p in err.get("loc", ())]
+        if loc[:1] == ["body"] and loc[1:2] in (["one"], ["many"]):
+            del loc[1]  # the union's tag for a bead or a batch; not a field
         where = ".".join(loc) or "body"
         msg = err.get("msg", "invalid")
         kind = err.get("type", "")

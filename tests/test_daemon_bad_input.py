@@ -1,0 +1,236 @@
+"""Bad requests: each gets a 4xx in the one error shape, changes nothing, and the daemon
+keeps serving."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from chrysalis.models import MAX_CONTENT_CHARS
+
+from .daemon_process import DaemonProcess
+
+MiB = 1024 * 1024
+
+
+def big_chunks() -> Iterator[bytes]:
+    for _ in range(40):  # 40 MiB, sent chunked: no Content-Length to refuse up front
+        yield b"x" * MiB
+
+
+BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
+    ("malformed JSON", "POST", "/v1/beads", {"content": b"{bad"}, 400),
+    ("empty body", "POST", "/v1/beads", {"content": b""}, 400),
+    ("array of numbers", "POST", "/v1/beads", {"json": [1, 2]}, 400),
+    ("missing content", "POST", "/v1/beads", {"json": {}}, 400),
+    ("content not a string", "POST", "/v1/beads", {"json": {"content": 5}}, 400),
+    ("unknown field", "POST", "/v1/beads", {"json": {"content": "x", "colour": "red"}}, 400),
+    ("unknown role", "POST", "/v1/beads", {"json": {"content": "x", "role": "wizard"}}, 400),
+    ("importance over 1", "POST", "/v1/beads", {"json": {"content": "x", "importance": 2.0}}, 400),
+    (
+        "importance as text",
+        "POST",
+        "/v1/beads",
+        {"json": {"content": "x", "importance": "high"}},
+        400,
+    ),
+    (
+        "path-traversing id",
+        "POST",
+        "/v1/beads",
+        {"json": {"content": "x", "id": "../../etc/passwd"}},
+        400,
+    ),
+    ("id with a space", "POST", "/v1/beads", {"json": {"content": "x", "id": "a b"}}, 400),
+    ("ts not a time", "POST", "/v1/beads", {"json": {"content": "x", "ts": "yesterday"}}, 400),
+    ("tags not a list", "POST", "/v1/beads", {"json": {"content": "x", "tags": "a,b"}}, 400),
+    (
+        "too many tags",
+        "POST",
+        "/v1/beads",
+        {"json": {"content": "x", "tags": [f"t{i}" for i in range(300)]}},
+        413,
+    ),
+    ("non-UTF-8 bytes", "POST", "/v1/beads", {"content": b'{"content": "caf\xe9 \xff\xfe"}'}, 400),
+    ("lone surrogate", "POST", "/v1/beads", {"content": b'{"content": "a \\ud800 b"}'}, 400),
+    (
+        "one bad bead in a batch",
+        "POST",
+        "/v1/beads",
+        {"json": [{"content": "fine"}, {"content": 7}]},
+        400,
+    ),
+    ("64 MiB body", "POST", "/v1/beads", {"content": b"x" * (64 * MiB)}, 413),
+    ("40 MiB chunked body", "POST", "/v1/beads", {"content": big_chunks()}, 413),
+    (
+        "content over its limit",
+        "POST",
+        "/v1/beads",
+        {"json": {"content": "y" * (MAX_CONTENT_CHARS + 1)}},
+        413,
+    ),
+    ("encoded traversal in the path", "GET", "/v1/beads/..%5C..%5Cetc%5Cpasswd", {}, 400),
+    ("raw traversal in the path", "GET", "/v1/beads/../../etc/passwd", {}, 404),
+    ("id with a space in the path", "DELETE", "/v1/beads/bad%20id", {}, 400),
+    ("forget a missing bead", "DELETE", "/v1/beads/never-was", {}, 404),
+    (
+        "unknown strategy",
+        "POST",
+        "/v1/retrieve",
+        {"json": {"query": "x", "strategy": "magic"}},
+        400,
+    ),
+    ("negative k", "POST", "/v1/retrieve", {"json": {"query": "x", "k": -1}}, 400),
+    ("huge k", "POST", "/v1/retrieve", {"json": {"query": "x", "k": 10**12}}, 400),
+    ("k as text", "POST", "/v1/retrieve", {"json": {"query": "x", "k": "ten"}}, 400),
+    ("empty query", "POST", "/v1/retrieve", {"json": {"query": ""}}, 400),
+    (
+        "unknown filter",
+        "POST",
+        "/v1/retrieve",
+        {"json": {"query": "x", "filters": {"colour": "red"}}},
+        400,
+    ),
+    ("zero token budget", "POST", "/v1/retrieve", {"json": {"query": "x", "token_budget": 0}}, 400),
+    ("limit zero", "GET", "/v1/beads?limit=0", {}, 400),
+    ("limit as text", "GET", "/v1/beads?limit=abc", {}, 400),
+    ("PATCH on beads", "PATCH", "/v1/beads", {"json": {"content": "x"}}, 405),
+    ("PUT on retrieve", "PUT", "/v1/retrieve", {"json": {"query": "x"}}, 405),
+    ("GET on kg edges", "GET", "/v1/kg/edges", {}, 405),
+    ("unknown route", "GET", "/v1/nowhere", {}, 404),
+    ("unversioned route", "GET", "/beads", {}, 404),
+    (
+        "edge to missing nodes",
+        "POST",
+        "/v1/kg/edges",
+        {"json": {"source": "ghost-a", "target": "ghost-b", "predicate": "knows"}},
+        404,
+    ),
+    (
+        "metadata nested too deep",
+        "POST",
+        "/v1/kg/nodes",
+        {
+            "json": {
+                "id": "n1",
+                "type": "t",
+                "metadata": {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"j": 1}}}}}}}}}},
+            }
+        },
+        400,
+    ),
+    (
+        "skill id differs from the path",
+        "PUT",
+        "/v1/skills/alpha",
+        {"json": {"id": "beta", "name": "B"}},
+        400,
+    ),
+    ("persona goals not a list", "PUT", "/v1/persona", {"json": {"goals": "be good"}}, 400),
+    ("neighbors depth 99", "GET", "/v1/kg/nodes/seed-node/neighbors?depth=99", {}, 400),
+    (
+        "import: a bad line after a good one",
+        "POST",
+        "/v1/import",
+        {
+            "content": b'{"kind":"bead","item":{"id":"imp-1","ts":1,"content":"ok"}}\n{"kind":"bead","item":{"id":"imp-2"}}\n'
+        },
+        400,
+    ),
+    (
+        "import: another format",
+        "POST",
+        "/v1/import",
+        {"content": b'{"kind":"header","format":"other","version":9}\n'},
+        400,
+    ),
+    (
+        "import: unknown kind",
+        "POST",
+        "/v1/import",
+        {"content": b'{"kind":"spell","item":{}}\n'},
+        400,
+    ),
+    (
+        "same bead id, other content",
+        "POST",
+        "/v1/beads",
+        {"json": {"id": "seed-bead", "content": "something else"}},
+        409,
+    ),
+    ("Origin header", "GET", "/v1/status", {"headers": {"Origin": "http://evil.example"}}, 403),
+]
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    d = DaemonProcess(tmp_path_factory.mktemp("bad") / "data").start()
+    with d.client() as c:
+        c.remember("the seed bead", id="seed-bead")
+        c.add_node("seed-node", "thing")
+    deadline = time.monotonic() + 30
+    while any(d.once("status")["index"]["behind"].values()):  # embeddings are ops too
+        assert time.monotonic() < deadline, "indexes did not catch up"
+        time.sleep(0.05)
+    yield d
+    assert d.stop() == 0, d.output()
+    d.close()
+
+
+@pytest.fixture(scope="module")
+def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
+    transport = httpx.HTTPTransport(uds=str(daemon.socket))
+    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+        yield client
+
+
+def test_there_are_at_least_30_kinds() -> None:
+    assert len(BAD) >= 30
+    assert len({name for name, *_ in BAD}) == len(BAD)
+
+
+@pytest.mark.parametrize(("name", "method", "path", "kw", "status"), BAD, ids=[b[0] for b in BAD])
+def test_bad_request_is_refused_and_changes_nothing(
+    http: httpx.Client, name: str, method: str, path: str, kw: dict[str, Any], status: int
+) -> None:
+    before = http.get("/v1/status").json()["state_digest"]
+    r = http.request(method, path, **kw)
+    assert r.status_code == status, r.text[:500]
+    assert r.headers["chrysalis-version"]
+    err = r.json()["error"]
+    assert set(err) == {"code", "message", "details"}
+    assert isinstance(err["code"], str) and len(err["message"]) > 10
+    assert http.get("/_ping").text == "OK"
+    assert http.get("/v1/status").json()["state_digest"] == before
+
+
+def test_messages_name_what_is_wrong(http: httpx.Client) -> None:
+    def message(method: str, path: str, **kw: Any) -> str:
+        return str(http.request(method, path, **kw).json()["error"]["message"])
+
+    assert "malformed JSON" in message("POST", "/v1/beads", content=b"{bad")
+    assert "body.k" in message("POST", "/v1/retrieve", json={"query": "x", "k": -1})
+    assert "colour" in message("POST", "/v1/beads", json={"content": "x", "colour": "red"})
+    assert "line 2" in message(
+        "POST",
+        "/v1/import",
+        content=b'{"kind":"bead","item":{"id":"i1","ts":1,"content":"ok"}}\n{"kind":"bead","item":{}}\n',
+    )
+    assert "max_body_bytes" in message("POST", "/v1/beads", content=b"x" * (33 * MiB))
+    assert "Origin" in message("GET", "/v1/health", headers={"Origin": "null"})
+    assert "PATCH is not allowed" in message("PATCH", "/v1/beads")
+    assert "no route GET /v1/nowhere" in message("GET", "/v1/nowhere")
+
+
+def test_a_curl_style_form_body_is_read_as_json(http: httpx.Client, tmp_path: Path) -> None:
+    body = json.dumps({"content": "sent like curl -d", "id": "curl-style"})
+    r = http.post(
+        "/v1/beads", content=body, headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert r.status_code == 201 and r.json()["id"] == "curl-style"
