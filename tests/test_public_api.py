@@ -57,3 +57,10 @@ def test_store_bench_quick_run_prints_its_figures() -> None:
         figures
     )
     assert all(f["value"] > 0 for f in figures.values())
+
+
+def test_async_client_has_every_route_of_the_sync_client() -> None:
+    def routes(cls: type) -> set[str]:
+        return {n for n in vars(cls) if not n.startswith("_")} - {"close", "aclose", "raw"}
+
+    assert routes(chrysalis.Client) == routes(chrysalis.AsyncClient)
