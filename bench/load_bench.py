@@ -237,22 +237,20 @@ class Daemon:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"daemon exited {self.proc.returncode}:\n{self.output()}")
                 try:
-                    if client.ping() and self.index_lag(client) == 0:
+                    if client.ping() and index_lag(self.metrics(client)) == 0:
                         return
                 except DaemonNotRunning:
                     pass
                 time.sleep(0.2)
         raise TimeoutError(f"daemon not ready in {timeout:g} s:\n{self.output()}")
 
-    @staticmethod
-    def index_lag(client: Client) -> int:
-        """Ops the daemon's indexes have still to take in (0 when caught up)."""
-        index = client.status()["index"]
-        return sum(index["behind"].values()) + (index["vectors"] is None)
-
-    def lag_now(self) -> int:
-        with Client(self.socket) as client:
-            return self.index_lag(client)
+    def metrics(self, client: Client | None = None) -> dict[str, float]:
+        """The daemon's ``/metrics`` samples, keyed by name and labels as written."""
+        if client is None:
+            with Client(self.socket) as client:
+                return self.metrics(client)
+        lines = client.metrics().splitlines()
+        return {k: float(v) for k, v in (x.rsplit(" ", 1) for x in lines if x[:1] not in "#")}
 
     def stop(self, timeout: float = 120.0) -> int:
         self.proc.send_signal(signal.SIGTERM)
@@ -263,6 +261,23 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def index_lag(metrics: dict[str, float]) -> int:
+    """Ops the daemon's indexes have still to take in (0 when caught up)."""
+    return int(sum(v for k, v in metrics.items() if k.startswith("chrysalis_index_behind_ops")))
+
+
+def handler_ms(before: dict[str, float], after: dict[str, float], method: str, route: str) -> float:
+    """Mean time in the daemon's ASGI app (threadpool wait included) per request between two
+    ``/metrics`` readings: the end-to-end latency less what the socket, HTTP and client add."""
+    key = f'{{method="{method}",route="{route}"}}'
+    total, count = (
+        after.get(f"chrysalis_http_request_seconds_{s}{key}", 0.0)
+        - before.get(f"chrysalis_http_request_seconds_{s}{key}", 0.0)
+        for s in ("sum", "count")
+    )
+    return 1000 * total / count if count else float("nan")
 
 
 # ---- 3, 4. the clients, in worker processes -------------------------------------------------
@@ -377,10 +392,12 @@ def run_phase(
         p.start()
     try:
         barrier.wait(timeout=120)
+        metrics0 = daemon.metrics()
         cpu0, t0 = process_cpu_s(daemon.proc.pid), time.perf_counter()
         parts = [Samples(**results.get(timeout=seconds + 180)) for _ in workers]
         wall = time.perf_counter() - t0
         daemon_cpu = process_cpu_s(daemon.proc.pid) - cpu0
+        metrics1 = daemon.metrics()
     finally:
         for p in workers:
             p.join(timeout=30)
@@ -406,6 +423,8 @@ def run_phase(
         for pct in (50, 95, 99):
             out[f"{kind}_p{pct}_ms"] = percentile(values, pct)
         out[f"{kind}_max_ms"] = values[-1] if values else float("nan")
+    out["recall_handler_ms"] = handler_ms(metrics0, metrics1, "POST", "/v1/retrieve")
+    out["remember_handler_ms"] = handler_ms(metrics0, metrics1, "POST", "/v1/beads")
     out["errors"] = errors
     out["error_messages"] = [m for s in parts for m in s.error_messages][:5]
     out["daemon_cpu_pct"] = 100 * daemon_cpu / wall
@@ -429,6 +448,8 @@ ROWS: list[tuple[str, str, str, float | None]] = [
     ("remember_p95_ms", "remember p95", "ms", None),
     ("remember_p99_ms", "remember p99", "ms", None),
     ("remember_max_ms", "remember max", "ms", None),
+    ("recall_handler_ms", "recall, in the daemon's app, mean", "ms", None),
+    ("remember_handler_ms", "remember, in the daemon's app, mean", "ms", None),
     ("errors", "errors", "", 0),
     ("daemon_cpu_pct", "daemon CPU (2 cores = 200)", "%", None),
     ("clients_cpu_pct", "client processes CPU", "%", None),
@@ -439,13 +460,14 @@ ROWS: list[tuple[str, str, str, float | None]] = [
 
 def print_phase(title: str, phase: dict[str, Any]) -> None:
     print(f"\n{title}")
-    print(f"{'figure':<32} {'value':>10} {'unit':<6} {'goal':>8}  met")
-    print("-" * 64)
+    print(f"{'figure':<36} {'value':>10} {'unit':<6} {'goal':>8}  met")
+    print("-" * 68)
     for key, label, unit, goal in ROWS:
         value = phase[key]
         met = "-" if goal is None else ("yes" if value <= goal else "NO")
         goal_text = "" if goal is None else f"<= {goal:g}"
-        print(f"{label:<32} {value:>10,.1f} {unit:<6} {goal_text:>8}  {met}")
+        text = f"{value:>10,}" if isinstance(value, int) else f"{value:>10,.1f}"
+        print(f"{label:<36} {text} {unit:<6} {goal_text:>8}  {met}")
     print(f"goal: {GOAL}: met? {'yes' if phase['met'] else 'NO'}")
     for message in phase["error_messages"]:
         print(f"  error: {message}")
@@ -509,7 +531,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ]:
             log(f"{name} loop, {args.clients} clients, {seconds:g} s ...")
             phase = run_phase(daemon, args, seconds, rate)
-            phase["index_lag_after"] = daemon.lag_now()
+            phase["index_lag_after"] = index_lag(daemon.metrics())
             t1 = time.perf_counter()
             daemon.wait_ready()
             phase["catch_up_s"] = time.perf_counter() - t1

@@ -64,3 +64,20 @@ def test_async_client_has_every_route_of_the_sync_client() -> None:
         return {n for n in vars(cls) if not n.startswith("_")} - {"close", "aclose", "raw"}
 
     assert routes(chrysalis.Client) == routes(chrysalis.AsyncClient)
+
+
+def test_load_bench_quick_run_prints_its_figures() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "load_bench.py"), "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    for phase in ("closed", "open"):
+        figures = report[phase]
+        assert figures["errors"] == 0, figures["error_messages"]
+        assert figures["recalls"] > 0 and figures["remembers"] > 0
+        assert 0 < figures["recall_p50_ms"] <= figures["recall_p95_ms"] <= figures["recall_p99_ms"]
+    assert report["daemon_exit_code"] == 0
