@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, ValidationError
 from pydantic import Tag as UnionTag
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 import chrysalis
@@ -499,15 +500,9 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         written (400 names the first bad line); items already here are left alone, so
         importing the same file twice changes nothing."""
         body = await request.body()
-        return ImportResult(**await _in_thread(import_lines, d.memory, body))
+        return ImportResult(**await run_in_threadpool(import_lines, d.memory, body))
 
     return app
-
-
-async def _in_thread(func: Callable[..., Any], *args: Any) -> Any:
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(func, *args)
 
 
 def _add_error_handlers(app: FastAPI) -> None:
