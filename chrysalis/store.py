@@ -37,7 +37,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,10 @@ PERSONA_KEY = b"persona"
 FORMAT_VERSION = 1
 MAX_BATCH = 1024
 DEFAULT_MAP_SIZE = 1 << 30  # address space, not disk: the file grows as pages are used
+SNAPSHOT_DBS = (
+    "ops", "beads", "bead_time", "bead_sess", "nodes", "edges", "adj", "persona", "skills",
+    "emb", "blobrefs",
+)  # fmt: skip
 GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
 GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen last time
 
@@ -116,6 +120,19 @@ def same_op(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
         return False
     keys = ("id", "ts") if stored["kind"] == "bead.add" else ("item_kind", "model")
     return all(da.get(k) == db.get(k) for k in keys)
+
+
+def digest_of(dbs: Mapping[str, Iterable[tuple[bytes, bytes]]]) -> str:
+    """The state digest of ``{name: key-ordered (key, value) pairs}`` for each of STATE_DBS."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in STATE_DBS:
+        h.update(name.encode() + b"\0")
+        for k, v in dbs.get(name, ()):
+            h.update(u64(len(k)))
+            h.update(k)
+            h.update(u64(len(v)))
+            h.update(v)
+    return h.hexdigest()
 
 
 class _ResizeLock:
@@ -395,7 +412,45 @@ class Store:
                 raise StoreError(
                     f"data dir {self.path} has format {fmt}; this build reads {FORMAT_VERSION}"
                 )
+            here = u64(os.stat(self.path / "lmdb" / "data.mdb").st_ino)
+            seen = txn.get(b"fingerprint", db=meta)
+            if seen is not None and seen != here and replica_id is None:
+                self._new_generation(txn, "the data dir was copied or restored")
+            txn.put(b"fingerprint", here, db=meta)
             self.replica_id: str = txn.get(b"replica_id", db=meta).decode()
+
+    def _new_generation(self, txn: Txn, why: str) -> None:
+        """Write from now on under a fresh replica id (generation + 1).
+
+        A copied or restored data dir must not go on writing under the id it shares with its
+        original: two writers would make different ops with the same dots. The old id's ops
+        stay in the log like any other replica's; ``lineage`` remembers up to which seq this
+        copy holds them, so sync can still publish those (identical on both copies).
+        """
+        meta = self.dbs["meta"]
+        old = txn.get(b"replica_id", db=meta).decode()
+        upto = self._last_seq(txn, old)
+        raw = txn.get(b"m:lineage", db=meta)
+        lineage = [] if raw is None else unpack(raw)
+        lineage.append({"replica": old, "upto": upto, "at": time.time(), "why": why})
+        new = secrets.token_hex(8)
+        txn.put(b"m:lineage", pack(lineage), db=meta)
+        txn.put(b"replica_id", new.encode(), db=meta)
+        txn.put(
+            b"generation", u64(int.from_bytes(txn.get(b"generation", db=meta), "big") + 1), db=meta
+        )
+        log.warning("%s: replica %s continues as %s (new generation)", why, old, new)
+
+    def new_generation(self, why: str) -> str:
+        """Start a new generation now (see `_new_generation`); returns the new replica id."""
+
+        def switch(ctx: WriteContext) -> None:
+            self._new_generation(ctx.txn, why)
+            self.replica_id = ctx.txn.get(b"replica_id", db=self.dbs["meta"]).decode()
+            self._seq = 0
+
+        self.write(switch)
+        return self.replica_id
 
     def _meta_int(self, key: bytes) -> int:
         with self.read() as txn:
@@ -875,6 +930,18 @@ class Store:
                     found = cur.next()
         return out
 
+    def _last_seq(self, txn: Txn, replica: str) -> int:
+        """The highest seq of ``replica`` in the op log (0 if none)."""
+        prefix = replica.encode() + b"\0"
+        with txn.cursor(db=self.dbs["ops"]) as cur:
+            found = cur.set_range(replica.encode() + b"\x01")
+            if not (cur.prev() if found else cur.last()):
+                return 0
+            key = cur.key()
+        if key.startswith(prefix) and len(key) == len(prefix) + 8:
+            return int.from_bytes(key[-8:], "big")
+        return 0
+
     def ops_since(self, txn: Txn, vv: dict[str, int]) -> Iterator[dict[str, Any]]:
         """The ops the holder of ``vv`` lacks, per replica in seq order."""
         ops_db = self.dbs["ops"]
@@ -893,13 +960,47 @@ class Store:
 
     def state_digest(self, txn: Txn) -> str:
         """A hash of the materialized state: equal on replicas that applied the same ops."""
-        h = hashlib.blake2b(digest_size=16)
-        for name in STATE_DBS:
-            h.update(name.encode() + b"\0")
-            with txn.cursor(db=self.dbs[name]) as cur:
+        return digest_of({name: txn.cursor(db=self.dbs[name]) for name in STATE_DBS})
+
+    def ops_range(self, txn: Txn, replica: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` of ``replica``'s logged ops after seq ``after``, in seq order."""
+        prefix, out = replica.encode() + b"\0", list[dict[str, Any]]()
+        with txn.cursor(db=self.dbs["ops"]) as cur:
+            if cur.set_range(op_key(replica, after + 1)):
                 for k, v in cur:
-                    h.update(u64(len(k)))
-                    h.update(k)
-                    h.update(u64(len(v)))
-                    h.update(v)
-        return h.hexdigest()
+                    if not k.startswith(prefix) or len(k) != len(prefix) + 8 or len(out) >= limit:
+                        break
+                    out.append(unpack(v))
+        return out
+
+    def dump(self, txn: Txn) -> dict[str, list[tuple[bytes, bytes]]]:
+        """Every replicated database, raw: the op log and the views (not meta, not pending)."""
+        return {name: list(txn.cursor(db=self.dbs[name])) for name in SNAPSHOT_DBS}
+
+    def _notify_all(self) -> None:
+        for listener in self.listeners:
+            listener([])
+
+    def is_empty(self) -> bool:
+        with self.read() as txn:
+            return not any(txn.stat(self.dbs[name])["entries"] for name in SNAPSHOT_DBS)
+
+    def load(self, dbs: dict[str, list[tuple[bytes, bytes]]]) -> None:
+        """Fill an empty store from `dump` output (a snapshot): far faster than replaying ops.
+
+        Raises `StoreError` (writing nothing) if the store already holds ops or views.
+        """
+
+        def fill(ctx: WriteContext) -> None:
+            for name in SNAPSHOT_DBS:
+                if ctx.txn.stat(self.dbs[name])["entries"]:
+                    raise StoreError("a snapshot loads only into an empty data dir")
+            for name in SNAPSHOT_DBS:
+                db = self.dbs[name]
+                with ctx.txn.cursor(db=db) as cur:
+                    cur.putmulti(dbs.get(name, ()), append=True)
+            for _, hlc in self._last_ops(ctx.txn).values():
+                self.clock.observe(hlc)
+            ctx.after_commit.append(self._notify_all)
+
+        self.write(fill)

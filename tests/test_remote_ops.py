@@ -124,6 +124,32 @@ def test_malformed_payload_inside_record_ops(
     assert snapshot(dst) == (Memory.state_digest(dst), {}, 0)
 
 
+def test_copied_data_dir_starts_a_new_generation(
+    open_memory: Callable[..., Memory], tmp_path: Any
+) -> None:
+    a = open_memory("a", replica_id="a")
+    a.append_bead("before the copy", id="x")
+    a.close()
+    shutil.copytree(tmp_path / "a", tmp_path / "a-copy")
+    a = open_memory("a")
+    copy = open_memory("a-copy")
+    assert a.replica_id == "a" and a.store.generation == 1  # the original keeps its identity
+    assert copy.replica_id != "a" and copy.store.generation == 2
+    assert copy.store.get_meta("lineage")[0] | {"at": 0} == {
+        "replica": "a", "upto": 1, "at": 0, "why": "the data dir was copied or restored"
+    }  # fmt: skip
+    a.append_bead("written on the original", id="y1")
+    copy.append_bead("written on the copy", id="y2")
+    b = open_memory("b")
+    b.apply_ops(a.ops_since({}))
+    b.apply_ops(copy.ops_since({}))  # no conflict: the copy writes under its own id
+    a.apply_ops(copy.ops_since(a.version_vector()))
+    copy.apply_ops(a.ops_since(copy.version_vector()))
+    assert a.state_digest() == b.state_digest() == copy.state_digest()
+    copy.close()
+    assert open_memory("a-copy").replica_id == copy.replica_id  # reopened in place: the same
+
+
 def test_cloned_data_dir_is_a_dot_conflict(
     open_memory: Callable[..., Memory], tmp_path: Any
 ) -> None:
@@ -132,7 +158,7 @@ def test_cloned_data_dir_is_a_dot_conflict(
     a.close()
     shutil.copytree(tmp_path / "a", tmp_path / "a-clone")
     a = open_memory("a", replica_id="a")
-    clone = open_memory("a-clone")
+    clone = open_memory("a-clone", replica_id="a")  # pinned: a clone that escaped detection
     a.append_bead("written on the original", id="y1")
     clone.append_bead("written on the clone", id="y2")  # same dot a:2, other content
     b = open_memory("b")

@@ -1,0 +1,124 @@
+"""Where replicas meet: a few verbs over an object store, one implementation per URL scheme.
+
+Every implementation passes the contract suite in ``tests/test_remotes.py``. Keys are
+``/``-separated relative paths (``ops/a1b2/0000000000000001.seg``); values are bytes. The
+contracts:
+
+- ``get(key)`` returns the whole object as last written, or raises `RemoteNotFound`.
+- ``put(key, data)`` writes the object whole: a reader sees the old bytes or the new, never
+  a mix. Used only for keys one replica owns (its heartbeat) and the ``changed`` marker.
+- ``put_if_absent(key, data)`` creates the object only if the key is free, atomically:
+  of two racing creators exactly one gets True; a False leaves the existing object as it was.
+  Segments, snapshots, blobs and ``format.json`` are written this way, once.
+- ``list(prefix)`` returns every key under ``prefix`` (a key prefix, not only a folder),
+  sorted, with its size; objects being written appear only once complete.
+- ``delete(key)`` removes the object; deleting a missing key is not an error.
+
+Any failure to reach the store raises `RemoteUnavailable` (retried by the caller's schedule).
+Each remote counts the requests it makes (`requests`), so a benchmark can see what an idle
+replica costs.
+"""
+
+from __future__ import annotations
+
+import abc
+import collections
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..errors import ChrysalisError, InvalidInput
+
+
+class RemoteError(ChrysalisError):
+    """A remote refused or could not do what was asked."""
+
+    code = "remote_error"
+
+
+class RemoteUnavailable(RemoteError):
+    """The remote cannot be reached now (network, permissions, a folder not mounted)."""
+
+    code = "remote_unavailable"
+
+
+class RemoteNotFound(RemoteError, LookupError):
+    """No object under that key."""
+
+    code = "remote_not_found"
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str
+    size: int
+
+
+class Remote(abc.ABC):
+    """An object store holding one shared memory under one prefix."""
+
+    url: str
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.requests: collections.Counter[str] = collections.Counter()
+        self._count_lock = threading.Lock()
+
+    def count(self, verb: str) -> None:
+        with self._count_lock:
+            self.requests[verb] += 1
+
+    @abc.abstractmethod
+    def get(self, key: str) -> bytes: ...
+
+    @abc.abstractmethod
+    def put(self, key: str, data: bytes) -> None: ...
+
+    @abc.abstractmethod
+    def put_if_absent(self, key: str, data: bytes) -> bool: ...
+
+    @abc.abstractmethod
+    def list(self, prefix: str = "") -> list[ObjectInfo]: ...
+
+    @abc.abstractmethod
+    def delete(self, key: str) -> None: ...
+
+    def close(self) -> None:  # noqa: B027 - optional: most remotes hold no connections
+        """Release connections."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url}>"
+
+
+_SCHEMES: dict[str, Callable[[str], Remote]] = {}
+
+
+def register(scheme: str) -> Callable[[Callable[[str], Remote]], Callable[[str], Remote]]:
+    """Make ``open_remote`` open ``scheme://`` URLs with the decorated factory."""
+
+    def deco(factory: Callable[[str], Remote]) -> Callable[[str], Remote]:
+        _SCHEMES[scheme] = factory
+        return factory
+
+    return deco
+
+
+def check_key(key: str) -> str:
+    """A relative, normalized ``/`` path: no empty, ``.`` or ``..`` parts, no backslash."""
+    parts = key.split("/")
+    if not key or "\\" in key or any(p in ("", ".", "..") for p in parts):
+        raise InvalidInput(f"invalid remote key {key!r}")
+    return key
+
+
+def open_remote(url: str) -> Remote:
+    """Open the remote named by ``url``: ``file:///path`` or ``s3://bucket/prefix``."""
+    from . import file, s3  # noqa: F401 - they register their schemes
+
+    scheme = urlsplit(url).scheme
+    factory = _SCHEMES.get(scheme)
+    if factory is None:
+        known = ", ".join(f"{s}://" for s in sorted(_SCHEMES))
+        raise InvalidInput(f"remote URL {url!r}: unknown scheme {scheme!r} (known: {known})")
+    return factory(url)

@@ -1,0 +1,150 @@
+"""``file:///path``: a folder, local or shared (NFS, SMB, a synced folder).
+
+Writes go to a temporary file in the target's folder, are fsynced, then appear under their
+name at once: by rename (``put``) or by hard link, which fails if the name is taken
+(``put_if_absent``). The folder itself must exist: a shared folder that is not mounted is
+unavailable, not silently recreated on the local disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..errors import InvalidInput
+from . import (
+    ObjectInfo,
+    Remote,
+    RemoteError,
+    RemoteNotFound,
+    RemoteUnavailable,
+    check_key,
+    register,
+)
+
+TMP = ".tmp-"
+
+
+class FileRemote(Remote):
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost") or not parts.path:
+            raise InvalidInput(f"remote URL {url!r}: expected file:///absolute/path")
+        self.root = Path(unquote(parts.path))
+
+    def _path(self, key: str) -> Path:
+        return self.root / check_key(key)
+
+    def _check_root(self) -> None:
+        if not self.root.is_dir():
+            raise RemoteUnavailable(f"{self.url}: folder {self.root} does not exist (not mounted?)")
+
+    def get(self, key: str) -> bytes:
+        self.count("get")
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            self._check_root()
+            raise RemoteNotFound(f"{self.url}: no object {key}") from None
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot read {key}: {exc}") from exc
+
+    def _write_tmp(self, path: Path, data: bytes) -> Path:
+        self._check_root()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{TMP}{secrets.token_hex(6)}-{path.name}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return tmp
+
+    @staticmethod
+    def _sync_dir(path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.count("put")
+        path = self._path(key)
+        try:
+            tmp = self._write_tmp(path, data)
+            os.replace(tmp, path)
+            self._sync_dir(path.parent)
+        except RemoteError:
+            raise
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot write {key}: {exc}") from exc
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        self.count("put")
+        path = self._path(key)
+        try:
+            if path.exists():
+                return False
+            tmp = self._write_tmp(path, data)
+            try:
+                os.link(tmp, path)  # atomic, and fails if the name is taken
+            except FileExistsError:
+                return False
+            except OSError as exc:
+                if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                    raise RemoteError(
+                        f"{self.url}: this folder does not support hard links, "
+                        "which create-only writes need"
+                    ) from exc
+                raise
+            finally:
+                tmp.unlink(missing_ok=True)
+            self._sync_dir(path.parent)
+            return True
+        except RemoteError:
+            raise
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot write {key}: {exc}") from exc
+
+    def list(self, prefix: str = "") -> list[ObjectInfo]:
+        self.count("list")
+        self._check_root()
+        folder, _, _ = prefix.rpartition("/")
+        base = self.root / check_key(folder) if folder else self.root
+        out = []
+        try:
+            for dirpath, _dirs, files in os.walk(base):
+                for name in files:
+                    if name.startswith(TMP):
+                        continue
+                    full = os.path.join(dirpath, name)
+                    key = os.path.relpath(full, self.root).replace(os.sep, "/")
+                    if key.startswith(prefix):
+                        with contextlib.suppress(FileNotFoundError):
+                            out.append(ObjectInfo(key, os.stat(full).st_size))
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot list {prefix!r}: {exc}") from exc
+        return sorted(out, key=lambda o: o.key)
+
+    def delete(self, key: str) -> None:
+        self.count("delete")
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot delete {key}: {exc}") from exc
+
+
+register("file")(FileRemote)

@@ -1,0 +1,139 @@
+"""``s3://bucket/prefix``: any S3-compatible store, through boto3.
+
+Credentials, region and endpoint come from the standard AWS chain (environment, profile,
+``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_S3``, instance roles), or from the URL's query:
+``s3://bucket/prefix?endpoint_url=http://127.0.0.1:9000&region=us-east-1&profile=work``.
+Create-only writes send ``If-None-Match: *`` (AWS S3 since 2024, MinIO, moto); a store that
+ignores it would silently overwrite, so `Sync` checks ``format.json`` once at first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import InvalidInput
+from . import (
+    ObjectInfo,
+    Remote,
+    RemoteError,
+    RemoteNotFound,
+    RemoteUnavailable,
+    check_key,
+    register,
+)
+
+_OPTIONS = ("endpoint_url", "region", "profile", "addressing_style", "timeout", "retries")
+_TAKEN = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+
+class S3Remote(Remote):
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        parts = urlsplit(url)
+        if not parts.netloc:
+            raise InvalidInput(f"remote URL {url!r}: expected s3://bucket/prefix")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        unknown = sorted(set(query) - set(_OPTIONS))
+        if unknown:
+            raise InvalidInput(
+                f"remote URL {url!r}: unknown option {unknown[0]!r} (known: {', '.join(_OPTIONS)})"
+            )
+        self.bucket = parts.netloc
+        self.prefix = parts.path.strip("/") + "/" if parts.path.strip("/") else ""
+        import boto3  # heavy: only when an s3 remote is used
+        from botocore.config import Config
+
+        try:
+            timeout = float(query.get("timeout", 10))
+            attempts = int(query.get("retries", 4))
+        except ValueError:
+            raise InvalidInput(f"remote URL {url!r}: timeout and retries must be numbers") from None
+        session = boto3.session.Session(profile_name=query.get("profile"))
+        self.client = session.client(
+            "s3",
+            endpoint_url=query.get("endpoint_url"),
+            region_name=query.get("region"),
+            config=Config(
+                connect_timeout=timeout,
+                read_timeout=timeout,
+                retries={"max_attempts": attempts, "mode": "standard"},
+                s3={"addressing_style": query.get("addressing_style", "auto")},
+            ),
+        )
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        self._client_error = ClientError
+        self._boto_error = BotoCoreError
+
+    def _key(self, key: str) -> str:
+        return self.prefix + check_key(key)
+
+    def _fail(self, verb: str, key: str, exc: Exception) -> RemoteError:
+        code = _code(exc)
+        if code == "NoSuchBucket":
+            return RemoteUnavailable(f"{self.url}: bucket {self.bucket!r} does not exist")
+        return RemoteUnavailable(f"{self.url}: {verb} {key!r} failed: {code or exc}")
+
+    def get(self, key: str) -> bytes:
+        self.count("get")
+        try:
+            reply = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            return reply["Body"].read()  # type: ignore[no-any-return]
+        except (self._client_error, self._boto_error) as exc:
+            if _code(exc) in ("NoSuchKey", "404"):
+                raise RemoteNotFound(f"{self.url}: no object {key}") from None
+            raise self._fail("get", key, exc) from exc
+
+    def put(self, key: str, data: bytes) -> None:
+        self.count("put")
+        try:
+            self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+        except (self._client_error, self._boto_error) as exc:
+            raise self._fail("put", key, exc) from exc
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        self.count("put")
+        try:
+            self.client.put_object(
+                Bucket=self.bucket, Key=self._key(key), Body=data, IfNoneMatch="*"
+            )
+        except (self._client_error, self._boto_error) as exc:
+            if _code(exc) in _TAKEN:
+                return False
+            raise self._fail("put", key, exc) from exc
+        return True
+
+    def list(self, prefix: str = "") -> list[ObjectInfo]:
+        self.count("list")
+        out: list[ObjectInfo] = []
+        try:
+            pages = self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix + prefix
+            )
+            for page in pages:
+                if len(out):
+                    self.count("list")
+                for obj in page.get("Contents", ()):
+                    out.append(ObjectInfo(obj["Key"][len(self.prefix) :], int(obj["Size"])))
+        except (self._client_error, self._boto_error) as exc:
+            raise self._fail("list", prefix, exc) from exc
+        return sorted(out, key=lambda o: o.key)
+
+    def delete(self, key: str) -> None:
+        self.count("delete")
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        except (self._client_error, self._boto_error) as exc:
+            raise self._fail("delete", key, exc) from exc
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _code(exc: Exception) -> str:
+    response: Any = getattr(exc, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+register("s3")(S3Remote)
