@@ -261,6 +261,10 @@ class Routes:
     def import_lines(lines: bytes) -> Call[dict[str, Any]]:
         return Call("POST", "/v1/import", _json, content=lines)
 
+    @staticmethod
+    def sync(push: bool = True, pull: bool = True) -> Call[dict[str, Any]]:
+        return Call("POST", "/v1/sync", _json, json={"push": push, "pull": pull})
+
 
 class _UnixBackend(httpcore.SyncBackend):
     """httpcore's blocking Unix-socket connect, closing the socket when the connect fails
@@ -513,6 +517,10 @@ class Client(_Transport):
         """Load `export` output; items already here are skipped (idempotent)."""
         return self._do(Routes.import_lines(lines))
 
+    def sync(self, *, push: bool = True, pull: bool = True) -> dict[str, Any]:
+        """Push to the remote and pull from it now; what moved, per remote and mirror."""
+        return self._do(Routes.sync(push, pull))
+
     def metrics(self) -> str:
         """Prometheus text exposition."""
         return self._do(Routes.metrics)
@@ -665,6 +673,9 @@ class AsyncClient(_Transport):
 
     async def import_lines(self, lines: bytes) -> dict[str, Any]:
         return await self._do(Routes.import_lines(lines))
+
+    async def sync(self, *, push: bool = True, pull: bool = True) -> dict[str, Any]:
+        return await self._do(Routes.sync(push, pull))
 
     async def metrics(self) -> str:
         return await self._do(Routes.metrics)

@@ -7,6 +7,8 @@ import pytest
 
 from chrysalis import Memory
 
+pytest_plugins = ["tests.remote_fixtures"]
+
 
 @pytest.fixture
 def open_memory(tmp_path: Path) -> Iterator[Callable[..., Memory]]:

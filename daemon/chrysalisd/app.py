@@ -164,6 +164,14 @@ class Health(BaseModel):
     replica_id: str
 
 
+class SyncIn(BaseModel):
+    """What to do now; both by default (push first, then pull)."""
+
+    model_config = ConfigDict(extra="forbid")
+    push: bool = True
+    pull: bool = True
+
+
 class ImportResult(BaseModel):
     added: dict[str, int]
     unchanged: dict[str, int]
@@ -501,6 +509,16 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         importing the same file twice changes nothing."""
         body = await request.body()
         return ImportResult(**await run_in_threadpool(import_lines, d.memory, body))
+
+    # ---- sync ----
+
+    @app.post("/v1/sync", tags=["sync"], responses={409: {}})
+    async def sync_now(d: D, body: SyncIn | None = None) -> dict[str, Any]:
+        """Push our ops to the remote and pull the others' now, without waiting for the
+        schedule. ``ok`` is false when a step failed; each step says what moved or why not.
+        409 when no remote is configured."""
+        body = body or SyncIn()
+        return await run_in_threadpool(d.sync_now, body.push, body.pull)
 
     return app
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,9 +94,24 @@ def main(ctx: click.Context, socket: Path | None) -> None:
     help='"auto", "deterministic", "ollama[:MODEL]" or "sentence-transformers:PATH" '
     "[env CHRYSALIS_EMBEDDER].",
 )
+@click.option(
+    "--remote",
+    help="Sync through file:///shared/folder or s3://bucket/prefix [env CHRYSALIS_REMOTE].",
+)
+@click.option(
+    "--sync-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Encrypt what goes to the remote: a file with 64 hex digits or a passphrase "
+    "[env CHRYSALIS_SYNC_KEY_FILE].",
+)
 @click.pass_context
 def daemon(
-    ctx: click.Context, data_dir: Path | None, config_file: Path | None, embedder: str | None
+    ctx: click.Context,
+    data_dir: Path | None,
+    config_file: Path | None,
+    embedder: str | None,
+    remote: str | None,
+    sync_key_file: Path | None,
 ) -> None:
     """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it).
 
@@ -104,13 +120,20 @@ def daemon(
     \b
     Example:
       chrysalis daemon --data-dir ~/agent-memory
+      chrysalis daemon --remote s3://my-bucket/agent --sync-key-file ~/.config/chrysalis/key
       CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
     """
     from .config import load_settings
     from .server import main as serve
 
     socket = ctx.obj.get("socket")
-    overrides = {"data_dir": data_dir, "socket": socket, "embedder": embedder}
+    overrides = {
+        "data_dir": data_dir,
+        "socket": socket,
+        "embedder": embedder,
+        "remote": remote,
+        "sync_key_file": sync_key_file,
+    }
     try:
         settings = load_settings(config_file, overrides)
     except InvalidInput as exc:
@@ -163,9 +186,80 @@ def status(ctx: click.Context, as_json: bool) -> None:
     for job in s["jobs"]:
         state = f"error: {job['last_error']}" if job["last_error"] else "ok"
         lines.append(f"job       {job['name']}: {job['runs']} runs, {state}")
-    remote = s["sync"]["remote"]
-    lines.append(f"sync      {remote['url'] if remote else 'no remote configured'}")
+    lines += _remote_lines(s["sync"]["remote"])
     click.echo("\n".join(lines))
+
+
+def _remote_lines(r: dict[str, Any] | None) -> list[str]:
+    if r is None:
+        return ["sync      no remote configured"]
+    lock = " (encrypted)" if r["encrypted"] else ""
+    out = [f"sync      {r['url']}{lock}"]
+    for verb in ("push", "pull"):
+        last = r[f"last_{verb}"]
+        if last["at"] is None:
+            out.append(f"  {verb}    not yet")
+        else:
+            state = "ok" if last["ok"] else f"failed: {last['error']}"
+            out.append(
+                f"  {verb}    {_ago(time.time() - last['at'])} ago, {state}, {last['ops']} ops"
+            )
+    pending = "?" if r["pending_ops"] is None else f"{r['pending_ops']:,}"
+    out.append(f"  pending {pending} ops to push; {r['consecutive_errors']} errors in a row")
+    if r["stopped"]:
+        out.append(f"  STOPPED {r['stopped']}")
+    for rej in r["rejected"]:
+        out.append(f"  rejected {rej['key']}: {rej['error']}")
+    for peer in r["peers"]:
+        seen = _ago(time.time() - peer["last_seen"]) + " ago" if peer["last_seen"] else "never"
+        gone = "  (decommissioned)" if peer["decommissioned"] else ""
+        out.append(
+            f"  peer    {peer['replica']} on {peer['host']}: lag {peer['lag']} ops, "
+            f"seen {seen}{gone}"
+        )
+    return out
+
+
+# ---- sync ------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--push", "only", flag_value="push", help="Only push our ops.")
+@click.option("--pull", "only", flag_value="pull", help="Only pull the others' ops.")
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, only: str | None, as_json: bool) -> None:
+    """Push to the remote and pull from it now (and every mirror), then say what moved.
+
+    Exits 1 if a step failed (the daemon retries on its schedule anyway).
+
+    \b
+    Example:
+      chrysalis sync
+      chrysalis sync --pull --json
+    """
+    obj = ctx.ensure_object(dict)
+    client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
+    result = client.sync(push=only != "pull", pull=only != "push")
+    if as_json:
+        _print_json(result)
+    else:
+        r = result["remote"]
+        lines = [f"remote  {r['url']}"]
+        for verb in ("push", "pull"):
+            step = r.get(verb)
+            if step is None:
+                continue
+            if step.get("ok") is False:
+                lines.append(f"  {verb}  failed: {step['error']}")
+            else:
+                lines.append(
+                    f"  {verb}  {step['ops']} ops in {step['objects']} objects "
+                    f"({step['bytes']:,} bytes)"
+                )
+        click.echo("\n".join(lines))
+    if not result["ok"]:
+        ctx.exit(1)
 
 
 def _ago(seconds: float) -> str:

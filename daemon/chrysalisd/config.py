@@ -53,6 +53,21 @@ class Settings(BaseModel):
     shutdown_timeout: float = Field(5.0, gt=0, le=300, description="seconds for in-flight work")
     disk_check_interval: float = Field(60.0, gt=0, description="seconds between disk checks")
     min_free_disk_bytes: int = Field(512 * 1024 * 1024, ge=0)
+    remote: str | None = Field(
+        None,
+        pattern=r"^(file|s3)://",
+        description="where replicas meet: file:///shared/folder or s3://bucket/prefix",
+    )
+    sync_key_file: Path | None = Field(
+        None, description="64 hex digits or a passphrase; encrypts everything sent to the remote"
+    )
+    push_interval: float = Field(60.0, gt=0, description="seconds between pushes")
+    push_after_ops: int = Field(1000, ge=1, description="push early once this many ops wait")
+    push_after_bytes: int = Field(4 << 20, ge=1, description="or once this much content waits")
+    pull_interval: float = Field(120.0, gt=0, description="seconds between pulls")
+    snapshot_interval: float = Field(6 * 3600.0, gt=0, description="seconds between snapshots")
+    compact_interval: float = Field(24 * 3600.0, gt=0, description="seconds between compactions")
+    retry_max: float = Field(600.0, gt=0, description="longest wait between retries of a job")
 
 
 def load_settings(

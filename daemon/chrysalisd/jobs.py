@@ -1,14 +1,17 @@
 """Background jobs on an apscheduler ``AsyncIOScheduler``, each reporting into ``/v1/status``.
 
 A job is a plain blocking function run on a worker thread (it may touch LMDB or the network);
-at most one run of a job at a time, missed runs coalesce. What a job returns is kept as its
-``last_result``; what it raises as ``last_error``, and the job keeps its schedule.
+at most one run of a job at a time, missed runs coalesce, and runs are spread by a jitter of a
+tenth of the interval. What a job returns is kept as its ``last_result``; what it raises as
+``last_error``, and the next run comes sooner: after 2, 4, 8... seconds (with jitter), capped
+at ``retry_max``, then back on the schedule after a success.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,9 +40,10 @@ class JobState:
 
 
 class Jobs:
-    def __init__(self) -> None:
+    def __init__(self, retry_max: float = 600.0) -> None:
         self.scheduler = AsyncIOScheduler(timezone=UTC)
         self.jobs: dict[str, JobState] = {}
+        self.retry_max = retry_max
 
     def add(self, name: str, func: Callable[[], Any], every: float, *, first: float = 0.0) -> None:
         """Run ``func`` every ``every`` seconds, the first time ``first`` seconds after start."""
@@ -55,6 +59,7 @@ class Jobs:
             max_instances=1,
             coalesce=True,
             misfire_grace_time=None,
+            jitter=every / 10,
             next_run_time=datetime.fromtimestamp(time.time() + first, UTC),
         )
 
@@ -64,6 +69,16 @@ class Jobs:
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+
+    def poke(self, name: str) -> None:
+        """Run a job soon (from any thread), e.g. a push once enough ops wait."""
+        if self.scheduler.running and name in self.jobs and not self.jobs[name].running:
+            self.scheduler.modify_job(name, next_run_time=datetime.now(UTC))
+
+    def retry_delay(self, state: JobState) -> float:
+        """2, 4, 8... seconds after consecutive failures, capped, with ±25 % jitter."""
+        base = min(self.retry_max, 2.0 ** min(state.consecutive_failures, 30))
+        return base * random.uniform(0.75, 1.25)
 
     async def run_now(self, name: str) -> JobState:
         """Run a job at once (outside its schedule) and wait for it."""
@@ -82,6 +97,9 @@ class Jobs:
             state.consecutive_failures += 1
             state.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("job %s failed: %s", state.name, state.last_error)
+            if self.scheduler.running and self.scheduler.get_job(state.name):
+                retry = datetime.fromtimestamp(time.time() + self.retry_delay(state), UTC)
+                self.scheduler.modify_job(state.name, next_run_time=retry)
         else:
             state.last_ok = time.time()
             state.consecutive_failures = 0

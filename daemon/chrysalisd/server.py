@@ -36,6 +36,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from chrysalis import Memory
 from chrysalis.client import default_socket_path
 from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
+from chrysalis.remotes import open_remote
+from chrysalis.sync import Sync
 
 from .app import create_app
 from .config import Settings
@@ -226,11 +228,16 @@ def run(settings: Settings) -> None:
         embedder=settings.embedder,
     )
     sock: socket.socket | None = None
+    daemon: Daemon | None = None
     try:
         sock = bind_socket(path)
         inode = os.stat(path).st_ino
-        daemon = Daemon(settings, memory, Jobs())
+        daemon = Daemon(settings, memory, Jobs(retry_max=settings.retry_max))
         daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
+        if settings.remote:
+            daemon.attach_sync(
+                Sync(memory, open_remote(settings.remote), key_file=settings.sync_key_file)
+            )
         config = uvicorn.Config(
             create_app(daemon),
             http=PeerCheckedProtocol,
@@ -250,6 +257,8 @@ def run(settings: Settings) -> None:
         )  # fmt: skip
         asyncio.run(_serve(server, sock, daemon))
     finally:
+        if daemon is not None and daemon.sync is not None:
+            daemon.sync.close()
         memory.close()
         if sock is not None:
             sock.close()

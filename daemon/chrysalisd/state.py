@@ -10,6 +10,8 @@ from typing import Any
 
 import chrysalis
 from chrysalis import Memory
+from chrysalis.errors import ChrysalisError, Conflict
+from chrysalis.sync import Sync
 
 from .config import Settings
 from .jobs import Jobs
@@ -66,10 +68,59 @@ class Daemon:
         self.started = time.time()
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
+        self.sync: Sync | None = None
+        self._unpushed = [0, 0]  # local ops and content bytes since the last push started
         memory.store.listeners.append(self._changed)
 
     def _changed(self, ops: list[dict[str, Any]]) -> None:
         self._changes += 1
+        if self.sync is None:
+            return
+        me = self.memory.replica_id
+        for op in ops:
+            if op["replica"] == me:
+                self._unpushed[0] += 1
+                self._unpushed[1] += len(op["data"].get("content") or "")
+        s = self.settings
+        if self._unpushed[0] >= s.push_after_ops or self._unpushed[1] >= s.push_after_bytes:
+            self._unpushed = [0, 0]
+            self.jobs.poke("push")
+
+    # ---- sync ----------------------------------------------------------------------------------
+
+    def attach_sync(self, sync: Sync) -> None:
+        """Push, pull, snapshot and compact on the configured schedule."""
+        self.sync = sync
+        s = self.settings
+        self.jobs.add("push", self._push, s.push_interval, first=2.0)
+        self.jobs.add("pull", sync.pull, s.pull_interval, first=1.0)
+        self.jobs.add("snapshot", sync.snapshot, s.snapshot_interval, first=s.snapshot_interval)
+        self.jobs.add("compact", sync.compact, s.compact_interval, first=s.compact_interval)
+
+    def _push(self) -> dict[str, Any]:
+        assert self.sync is not None
+        self._unpushed = [0, 0]
+        return self.sync.push()
+
+    def sync_now(self, push: bool = True, pull: bool = True) -> dict[str, Any]:
+        """Push, then pull, at once; what moved (or why not) for the remote and each mirror."""
+        if self.sync is None:
+            raise Conflict(
+                "no remote configured: start the daemon with --remote URL (or CHRYSALIS_REMOTE)"
+            )
+        report: dict[str, Any] = {"url": self.sync.remote.url, "ok": True}
+        for verb, wanted, run in (
+            ("push", push, self._push),
+            ("pull", pull, lambda: self.sync.pull(force=True) if self.sync else {}),
+        ):
+            if not wanted:
+                continue
+            try:
+                report[verb] = run()
+            except ChrysalisError as exc:
+                report[verb] = {"ok": False, "error": exc.message, "code": exc.code}
+                report["ok"] = False
+        return {"ok": report["ok"], "remote": report, "mirrors": []}
 
     def state_digest(self) -> str:
         """The memory's digest, recomputed only after a commit (it reads every record)."""
@@ -116,7 +167,7 @@ class Daemon:
             "embedder": index.pop("embedder"),
             "index": index,
             "jobs": self.jobs.status(),
-            "sync": {"remote": None, "mirrors": []},
+            "sync": {"remote": self.sync.status() if self.sync else None, "mirrors": []},
         }
 
     def metrics_lines(self) -> list[str]:
