@@ -426,6 +426,9 @@ class Sync:
         """Apply ``replica``'s segments past what we hold; False if something is left."""
         have = self.memory.version_vector().get(replica, 0)
         firsts = [f for f, _ in segs]
+        pushed = int(hbs.get(replica, {}).get("pushed", 0))
+        if firsts[-1] <= pushed <= have:
+            return True  # its heartbeat is current (no segment past it) and we hold it all
         if firsts[0] > have + 1:
             # Compacted away: a snapshot that covers the hole fills it, or it waits.
             if not self._fill_from_snapshot(replica, firsts[0] - 1, hbs, out):
