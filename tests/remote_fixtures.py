@@ -19,6 +19,16 @@ AWS_ENV = {
     "AWS_CONFIG_FILE": "/nonexistent/chrysalis-tests",
     "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/chrysalis-tests",
 }
+# MinIO from deploy/compose.yaml, where Docker runs: set CHRYSALIS_TEST_MINIO_ENDPOINT (e.g.
+# http://127.0.0.1:9000) and every remote test runs a third time, against it. moto accepts any
+# credentials, so MinIO's are used for both.
+MINIO = os.environ.get("CHRYSALIS_TEST_MINIO_ENDPOINT")
+if MINIO:
+    AWS_ENV["AWS_ACCESS_KEY_ID"] = os.environ.get("CHRYSALIS_TEST_MINIO_USER", "chrysalis")
+    AWS_ENV["AWS_SECRET_ACCESS_KEY"] = os.environ.get(
+        "CHRYSALIS_TEST_MINIO_PASSWORD", "chrysalis-secret"
+    )
+KINDS = ["file", "s3"] + (["minio"] if MINIO else [])
 _names = itertools.count()
 
 
@@ -83,7 +93,7 @@ def s3_server() -> Iterator[S3Server]:
             os.environ[k] = v
 
 
-@pytest.fixture(params=["file", "s3"])
+@pytest.fixture(params=KINDS)
 def remote_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
     """A factory of fresh, empty remote URLs of one kind (the test runs once per kind)."""
 
@@ -92,6 +102,15 @@ def remote_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], s
             root = tmp_path / f"remote-{next(_names)}"
             root.mkdir()
             return f"file://{root}"
+        if request.param == "minio":
+            import boto3
+
+            request.getfixturevalue("s3_server")  # for its credentials in the environment
+            bucket = f"memory-{os.getpid()}-{next(_names)}"
+            boto3.client("s3", endpoint_url=MINIO, region_name="us-east-1").create_bucket(
+                Bucket=bucket
+            )
+            return f"s3://{bucket}/team?endpoint_url={MINIO}&timeout=2&retries=2"
         server: S3Server = request.getfixturevalue("s3_server")
         return server.url(server.new_bucket())
 
