@@ -100,6 +100,8 @@ def decode(data: bytes, *, kind: Kind, object_key: str, key: bytes | None) -> An
                 f"{where} is encrypted and no sync key is configured "
                 "(set --sync-key-file / CHRYSALIS_SYNC_KEY_FILE)"
             )
+        if len(body) < NONCE + 16:
+            raise SegmentError(f"{where} is too short to be encrypted (no nonce and tag)")
         from cryptography.exceptions import InvalidTag
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -120,8 +122,10 @@ def decode(data: bytes, *, kind: Kind, object_key: str, key: bytes | None) -> An
             body = inflater.decompress(body, MAX_INFLATED)
         except zlib.error as exc:
             raise SegmentError(f"{where} does not decompress: {exc}") from None
-        if inflater.unconsumed_tail or not inflater.eof:
-            raise SegmentError(f"{where} does not decompress whole (truncated or too large)")
+        if inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
+            raise SegmentError(
+                f"{where} does not decompress whole (truncated, trailing bytes, or too large)"
+            )
     try:
         return msgpack.unpackb(body, raw=False, strict_map_key=False)
     except Exception as exc:  # msgpack raises several unrelated types

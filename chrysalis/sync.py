@@ -139,6 +139,7 @@ class Sync:
         self._pull_lock = threading.Lock()
         self._hb_lock = threading.Lock()
         self._marker_seen: bytes | None = None
+        self._identity_checked = False  # our heartbeat read once since start
         self._last_heartbeat = 0.0
 
     # ---- the remote's format -------------------------------------------------------------------
@@ -222,10 +223,16 @@ class Sync:
             out = Outcome(at=_now())
             try:
                 self._open()
-                self._check_identity()
+                if self._identity_checked and not self._waiting():
+                    out.ok = True  # nothing to send: an idle push costs no request
+                    self.health.last_push = out
+                    return out.as_dict()
+                announced = self._check_identity()
+                self._identity_checked = True
                 for replica, upto in self._owned():
                     self._push_replica(replica, upto, out)
-                if out.objects:
+                if out.objects or announced < self.pushed():
+                    # (also after a crash between a segment and its announcement)
                     _fault("before-heartbeat")
                     self.heartbeat()
                     self.remote.put("changed", secrets.token_hex(8).encode())
@@ -244,16 +251,27 @@ class Sync:
         lineage = self.store.get_meta("lineage") or []
         return [(self.store.replica_id, None)] + [(g["replica"], g["upto"]) for g in lineage]
 
-    def _check_identity(self) -> None:
+    def _waiting(self) -> bool:
+        """Are there ops of ours the remote has not confirmed? (No request.)"""
+        with self.store.read() as txn:
+            for replica, upto in self._owned():
+                last = self.store._last_seq(txn, replica)
+                if min(last, upto if upto is not None else last) > self.pushed(replica):
+                    return True
+        return False
+
+    def _check_identity(self) -> int:
+        """Read our heartbeat: stop if we were decommissioned or a clone pushed as us.
+        Returns the ``pushed`` it announces (0 if none)."""
         if self.health.stopped:
             raise CloneDetected(self.health.stopped)
         me = self.store.replica_id
         try:
             hb = json.loads(self.remote.get(f"replicas/{me}.json"))
         except RemoteNotFound:
-            return
+            return 0
         except ValueError:
-            return  # a damaged heartbeat of ours is rewritten by this push
+            return 0  # a damaged heartbeat of ours is rewritten by this push
         if hb.get("decommissioned"):
             why = (
                 f"replica {me} was decommissioned by {hb.get('by')}; it no longer pushes "
@@ -261,11 +279,13 @@ class Sync:
             )
             self.health.stopped = why
             raise Decommissioned(why)
-        if int(hb.get("pushed", 0)) > self.pushed(me):
+        announced = int(hb.get("pushed", 0))
+        if announced > self.pushed(me):
             self._clone(
-                f"the remote says replica {me} pushed up to {hb.get('pushed')} but this data dir "
+                f"the remote says replica {me} pushed up to {announced} but this data dir "
                 f"pushed only {self.pushed(me)}"
             )
+        return announced
 
     def _clone(self, detail: str) -> NoReturn:
         why = (

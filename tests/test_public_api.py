@@ -81,3 +81,20 @@ def test_load_bench_quick_run_prints_its_figures() -> None:
         assert figures["recalls"] > 0 and figures["remembers"] > 0
         assert 0 < figures["recall_p50_ms"] <= figures["recall_p95_ms"] <= figures["recall_p99_ms"]
     assert report["daemon_exit_code"] == 0
+
+
+def test_sync_bench_quick_run_converges() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "sync_bench.py"), "--quick", "--json",
+         "--remote", "file", "--beads", "2000", "--rounds", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)["file"]
+    rep = report["replication"]
+    assert rep["converged"] and len(set(rep["digests"].values())) == 1
+    assert rep["ops"] == 2000 and rep["push_ops_per_s"] > 0 and rep["replay_ops_per_s"] > 0
+    assert rep["idle_pull_requests"]["list"] == 0
+    assert report["end_to_end"]["latency_max_s"] > 0

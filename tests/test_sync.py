@@ -76,9 +76,11 @@ def test_idle_pull_costs_one_small_get(open_memory: Opener, remote_url: Any) -> 
     write_some(a, "a")
     sa.push()
     assert sb.pull()["ops"] > 0
+    sb.push()
     before = dict(sb.remote.requests)
     for _ in range(5):
         assert sb.pull()["ops"] == 0
+        assert sb.push()["ops"] == 0  # nothing waits: no request at all
     after = sb.remote.requests
     assert {k: after[k] - before.get(k, 0) for k in after} == {"get": 5, "put": 0, "list": 0}
     a.append_bead("one more", id="late")
@@ -396,8 +398,9 @@ def test_compaction_waits_for_every_live_replica_until_decommission(
         sa.decommission(a.replica_id)
     sa.decommission(old.replica_id)
     assert sa.compact()["deleted"] == 4
+    old.append_bead("back after all", id="o2")
     with pytest.raises(Decommissioned):
-        so.push()
+        so.push()  # its next push finds the tombstone and stops
     sa.pull(force=True)
     peers = {p["replica"]: p for p in sa.status()["peers"]}
     assert peers[old.replica_id]["decommissioned"]

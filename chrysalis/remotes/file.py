@@ -33,7 +33,11 @@ class FileRemote(Remote):
     def __init__(self, url: str) -> None:
         super().__init__(url)
         parts = urlsplit(url)
-        if parts.netloc not in ("", "localhost") or not parts.path:
+        if (
+            not url.startswith("file://")
+            or parts.netloc not in ("", "localhost")
+            or not (parts.path.startswith("/"))
+        ):
             raise InvalidInput(f"remote URL {url!r}: expected file:///absolute/path")
         self.root = Path(unquote(parts.path))
 
@@ -49,7 +53,7 @@ class FileRemote(Remote):
         path = self._path(key)
         try:
             return path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             self._check_root()
             raise RemoteNotFound(f"{self.url}: no object {key}") from None
         except OSError as exc:
@@ -126,7 +130,7 @@ class FileRemote(Remote):
         base = self.root / check_key(folder) if folder else self.root
         out = []
         try:
-            for dirpath, _dirs, files in os.walk(base):
+            for dirpath, _dirs, files in os.walk(base, onerror=_raise):
                 for name in files:
                     if name.startswith(TMP):
                         continue
@@ -141,10 +145,19 @@ class FileRemote(Remote):
 
     def delete(self, key: str) -> None:
         self.count("delete")
+        path = self._path(key)
+        self._check_root()
         try:
-            self._path(key).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+        except (IsADirectoryError, NotADirectoryError):
+            return  # a folder or a path through an object: no object by that key
         except OSError as exc:
             raise RemoteUnavailable(f"{self.url}: cannot delete {key}: {exc}") from exc
+
+
+def _raise(exc: OSError) -> None:
+    if not isinstance(exc, FileNotFoundError):  # a folder that is not there holds nothing
+        raise exc
 
 
 register("file")(FileRemote)
