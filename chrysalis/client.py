@@ -262,8 +262,9 @@ class Routes:
         return Call("POST", "/v1/import", _json, content=lines)
 
     @staticmethod
-    def sync(push: bool = True, pull: bool = True) -> Call[dict[str, Any]]:
-        return Call("POST", "/v1/sync", _json, json={"push": push, "pull": pull})
+    def sync(push: bool = True, pull: bool = True, snapshot: bool = False) -> Call[dict[str, Any]]:
+        body = {"push": push, "pull": pull, "snapshot": snapshot}
+        return Call("POST", "/v1/sync", _json, json=body)
 
 
 class _UnixBackend(httpcore.SyncBackend):
@@ -517,9 +518,12 @@ class Client(_Transport):
         """Load `export` output; items already here are skipped (idempotent)."""
         return self._do(Routes.import_lines(lines))
 
-    def sync(self, *, push: bool = True, pull: bool = True) -> dict[str, Any]:
-        """Push to the remote and pull from it now; what moved, per remote and mirror."""
-        return self._do(Routes.sync(push, pull))
+    def sync(
+        self, *, push: bool = True, pull: bool = True, snapshot: bool = False
+    ) -> dict[str, Any]:
+        """Push to the remote and pull from it now (and publish a snapshot if asked); what
+        moved, per remote and mirror."""
+        return self._do(Routes.sync(push, pull, snapshot))
 
     def metrics(self) -> str:
         """Prometheus text exposition."""
@@ -674,8 +678,10 @@ class AsyncClient(_Transport):
     async def import_lines(self, lines: bytes) -> dict[str, Any]:
         return await self._do(Routes.import_lines(lines))
 
-    async def sync(self, *, push: bool = True, pull: bool = True) -> dict[str, Any]:
-        return await self._do(Routes.sync(push, pull))
+    async def sync(
+        self, *, push: bool = True, pull: bool = True, snapshot: bool = False
+    ) -> dict[str, Any]:
+        return await self._do(Routes.sync(push, pull, snapshot))
 
     async def metrics(self) -> str:
         return await self._do(Routes.metrics)

@@ -165,11 +165,12 @@ class Health(BaseModel):
 
 
 class SyncIn(BaseModel):
-    """What to do now; both by default (push first, then pull)."""
+    """What to do now: push, then pull (both by default), then a snapshot if asked."""
 
     model_config = ConfigDict(extra="forbid")
     push: bool = True
     pull: bool = True
+    snapshot: bool = False
 
 
 class ImportResult(BaseModel):
@@ -518,7 +519,7 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         schedule. ``ok`` is false when a step failed; each step says what moved or why not.
         409 when no remote is configured."""
         body = body or SyncIn()
-        return await run_in_threadpool(d.sync_now, body.push, body.pull)
+        return await run_in_threadpool(d.sync_now, body.push, body.pull, body.snapshot)
 
     return app
 

@@ -226,9 +226,12 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
 @main.command()
 @click.option("--push", "only", flag_value="push", help="Only push our ops.")
 @click.option("--pull", "only", flag_value="pull", help="Only pull the others' ops.")
+@click.option(
+    "--snapshot", is_flag=True, help="Then publish a snapshot (new laptops start from it)."
+)
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, only: str | None, as_json: bool) -> None:
+def sync(ctx: click.Context, only: str | None, snapshot: bool, as_json: bool) -> None:
     """Push to the remote and pull from it now (and every mirror), then say what moved.
 
     Exits 1 if a step failed (the daemon retries on its schedule anyway).
@@ -237,21 +240,25 @@ def sync(ctx: click.Context, only: str | None, as_json: bool) -> None:
     Example:
       chrysalis sync
       chrysalis sync --pull --json
+      chrysalis sync --snapshot
     """
     obj = ctx.ensure_object(dict)
     client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
-    result = client.sync(push=only != "pull", pull=only != "push")
+    result = client.sync(push=only != "pull", pull=only != "push", snapshot=snapshot)
     if as_json:
         _print_json(result)
     else:
         r = result["remote"]
         lines = [f"remote  {r['url']}"]
-        for verb in ("push", "pull"):
+        for verb in ("push", "pull", "snapshot"):
             step = r.get(verb)
             if step is None:
                 continue
             if step.get("ok") is False:
                 lines.append(f"  {verb}  failed: {step['error']}")
+            elif verb == "snapshot":
+                state = "written" if step["written"] else "unchanged, not rewritten"
+                lines.append(f"  snapshot  {step['key']} {state}")
             else:
                 lines.append(
                     f"  {verb}  {step['ops']} ops in {step['objects']} objects "

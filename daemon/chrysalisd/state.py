@@ -102,7 +102,9 @@ class Daemon:
         self._unpushed = [0, 0]
         return self.sync.push()
 
-    def sync_now(self, push: bool = True, pull: bool = True) -> dict[str, Any]:
+    def sync_now(
+        self, push: bool = True, pull: bool = True, snapshot: bool = False
+    ) -> dict[str, Any]:
         """Push, then pull, at once; what moved (or why not) for the remote and each mirror."""
         if self.sync is None:
             raise Conflict(
@@ -112,6 +114,7 @@ class Daemon:
         for verb, wanted, run in (
             ("push", push, self._push),
             ("pull", pull, lambda: self.sync.pull(force=True) if self.sync else {}),
+            ("snapshot", snapshot, lambda: self.sync.snapshot() if self.sync else {}),
         ):
             if not wanted:
                 continue
