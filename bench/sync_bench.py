@@ -221,7 +221,12 @@ def replication(kind: str, url: str, tmp: Path, args: argparse.Namespace) -> dic
     a = Memory.open(tmp / "a", sync=False)
     b = Memory.open(tmp / "b", sync=False)
     c = Memory.open(tmp / "c", sync=False)
-    sa, sb, sc = Sync(a, url), Sync(b, url), Sync(c, url)
+    key_file = None
+    if args.encrypt:
+        key_file = tmp / "sync.key"
+        key_file.write_text(os.urandom(32).hex())
+    sa, sb, sc = (Sync(m, url, key_file=key_file) for m in (a, b, c))
+    out["encrypted"] = key_file is not None
     try:
         log(f"[{kind}] 1. writing {args.beads:,} beads to replica A ...")
         (ops, chars), write_s = timed(lambda: write_beads(a, args.beads, args.seed))
@@ -509,6 +514,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--idle-pushes", type=int, default=int(3600 / PUSH_INTERVAL_S))
     parser.add_argument("--no-daemons", action="store_true", help="skip the end-to-end phase")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--encrypt", action="store_true", help="with a sync key (AES-256-GCM) on replication"
+    )
     args = parser.parse_args(argv)
     args.beads = args.beads or (5_000 if args.quick else 100_000)
     args.rounds = args.rounds or (10 if args.quick else 20)
@@ -557,7 +565,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python {env['python']}, {env['cpu_count']} CPUs, {env['platform']}")
         print(
             f"mode: {'quick' if args.quick else 'full'}, {args.beads:,} beads, "
-            f"{args.rounds} end-to-end rounds, remotes: {', '.join(args.remote)}",
+            f"{args.rounds} end-to-end rounds, remotes: {', '.join(args.remote)}"
+            f"{', encrypted' if args.encrypt else ''}",
             flush=True,
         )
     tmp = Path(tempfile.mkdtemp(prefix="chrysalis-sync-bench-"))
