@@ -243,6 +243,8 @@ class Sync:
             out.ok = True
             self.health.last_push = out
             self._succeeded()
+            if out.ops:
+                log.info("pushed %d ops in %d objects to %s", out.ops, out.objects, self.remote.url)
             return out.as_dict()
 
     def _owned(self) -> list[tuple[str, int | None]]:
@@ -406,6 +408,10 @@ class Sync:
             out.ok = True
             self.health.last_pull = out
             self._succeeded()
+            if out.ops:
+                log.info(
+                    "pulled %d ops in %d objects from %s", out.ops, out.objects, self.remote.url
+                )
             return out.as_dict()
 
     def _pull(self, out: Outcome, *, force: bool) -> None:
@@ -471,7 +477,7 @@ class Sync:
                 ops = self._verify_segment(key, data, replica, first)
                 self._fetch_blobs(ops, out)
                 result = self._apply(ops)
-            except (SegmentError, InvalidInput, DotConflict) as exc:
+            except (SegmentError, SyncKeyError, InvalidInput, DotConflict) as exc:
                 self.health.rejected[key] = str(exc)
                 log.error("rejected %s: %s", key, exc)
                 return False

@@ -16,7 +16,7 @@ from chrysalis import Memory
 from chrysalis import sync as sync_module
 from chrysalis.errors import NotFound
 from chrysalis.remotes import Remote, RemoteUnavailable, open_remote
-from chrysalis.segment import SyncKeyError
+from chrysalis.segment import Kind, SyncKeyError, encode
 from chrysalis.sync import CloneDetected, Decommissioned, Sync
 
 Opener = Callable[..., Memory]
@@ -290,7 +290,7 @@ def _flip(remote: Remote, key: str, at: int) -> None:
     remote.put(key, bytes(data))
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "forge", "swap"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "forge", "swap", "other-key"])
 @pytest.mark.parametrize("keyed", [False, True])
 def test_bad_segments_are_rejected_and_others_still_apply(
     open_memory: Opener, remote_url: Any, tmp_path: Path, damage: str, keyed: bool
@@ -324,6 +324,11 @@ def test_bad_segments_are_rejected_and_others_still_apply(
         remote.delete("ops/ffff/0000000000000001.seg")
         remote.delete("replicas/ffff.json")
         remote.put(victim, forged)
+    elif damage == "other-key":  # a's real ops, sealed under a key this remote does not use
+        ops = a.ops_since({})
+        ops = [op for op in ops if op["replica"] == a.replica_id and op["seq"] >= 2]
+        payload = {"replica": a.replica_id, "first": 2, "last": ops[-1]["seq"], "ops": ops}
+        remote.put(victim, encode(Kind.SEGMENT, payload, object_key=victim, key=os.urandom(32)))
     else:  # swap: a's first segment's bytes under the second's name
         remote.put(victim, remote.get(segs[0]))
     result = sc.pull()
@@ -339,6 +344,7 @@ def test_bad_segments_are_rejected_and_others_still_apply(
         "truncate": "checksum",
         "forge": "authentication" if keyed else "consecutive ops",
         "swap": "authentication" if keyed else "consecutive ops",
+        "other-key": "authentication" if keyed else "encrypted and no sync key",
     }[damage]
     assert re.search(expected, rejected[0]["error"])
 
