@@ -468,7 +468,20 @@ class Store:
 
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a named meta value (cursors and the like)."""
-        self.write(lambda ctx: ctx.txn.put(b"m:" + name.encode(), pack(value), db=self.dbs["meta"]))
+        self.put_metas({name: value})
+
+    def put_metas(self, values: dict[str, Any]) -> None:
+        """Durably set several meta values in one commit; a value of None deletes its name."""
+
+        def write(ctx: WriteContext) -> None:
+            for name, value in values.items():
+                key = b"m:" + name.encode()
+                if value is None:
+                    ctx.txn.delete(key, db=self.dbs["meta"])
+                else:
+                    ctx.txn.put(key, pack(value), db=self.dbs["meta"])
+
+        self.write(write)
 
     # ---- transactions ------------------------------------------------------------------------
 
@@ -961,6 +974,17 @@ class Store:
     def state_digest(self, txn: Txn) -> str:
         """A hash of the materialized state: equal on replicas that applied the same ops."""
         return digest_of({name: txn.cursor(db=self.dbs[name]) for name in STATE_DBS})
+
+    def sessions(self, txn: Txn) -> list[str]:
+        """The distinct session ids of visible beads (a cursor jump per session)."""
+        out = []
+        with txn.cursor(db=self.dbs["bead_sess"]) as cur:
+            found = cur.first()
+            while found:
+                session = cur.key().split(b"\0", 1)[0]
+                out.append(session.decode())
+                found = cur.set_range(session + b"\x01")
+        return out
 
     def ops_range(self, txn: Txn, replica: str, after: int, limit: int) -> list[dict[str, Any]]:
         """Up to ``limit`` of ``replica``'s logged ops after seq ``after``, in seq order."""

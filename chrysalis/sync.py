@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import secrets
-import signal
 import socket
 import threading
 import time
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import ChrysalisError, DotConflict, InvalidInput
+from .faults import fault as _fault
 from .remotes import Remote, RemoteNotFound, open_remote
 from .segment import Kind, SegmentError, SyncKeyError, decode, derive_key, encode, read_key_file
 from .store import pack, same_op, unpack
@@ -50,7 +50,6 @@ SEGMENT_BYTES = 4 << 20  # and about this many bytes of ops
 APPLY_BATCH = 4096
 KEEP_SNAPSHOTS = 2
 HEARTBEAT_EVERY = 3600.0  # an idle replica still says it is alive this often
-_FAULT = os.environ.get("CHRYSALIS_FAULT", "")  # fault injection for the crash tests
 
 
 class CloneDetected(ChrysalisError):
@@ -67,12 +66,6 @@ class Decommissioned(ChrysalisError):
 
 def seg_key(replica: str, first: int) -> str:
     return f"ops/{replica}/{first:016x}.seg"
-
-
-def _fault(point: str) -> None:
-    if point == _FAULT:
-        log.warning("fault injection: SIGKILL at %s", point)
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _now() -> float:

@@ -403,7 +403,7 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
     def retrieve(d: D, body: RetrieveIn) -> Response:
         """Fused retrieval: recent beads, vector and keyword hits, graph expansion; each
         item says why it matched (``signals``) and where it came from (``provenance``)."""
-        result = d.memory.retrieve(
+        result = d.retrieve(
             body.query,
             k=body.k,
             token_budget=body.token_budget,

@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from chrysalis.client import default_socket_path
 from chrysalis.errors import InvalidInput
-from chrysalis.models import REPLICA_PATTERN
+from chrysalis.models import ID_PATTERN, REPLICA_PATTERN
 
 ENV_PREFIX = "CHRYSALIS_"
+SECRETS = {"zep_api_key"}  # never echoed in an error
 
 
 def default_data_dir() -> Path:
@@ -68,6 +69,37 @@ class Settings(BaseModel):
     snapshot_interval: float = Field(6 * 3600.0, gt=0, description="seconds between snapshots")
     compact_interval: float = Field(24 * 3600.0, gt=0, description="seconds between compactions")
     retry_max: float = Field(600.0, gt=0, description="longest wait between retries of a job")
+    zep_url: str | None = Field(
+        None, pattern=r"^https?://", description="a Zep server to mirror to"
+    )
+    zep_api_key: SecretStr | None = Field(None, description="Zep's API key (or zep_api_key_file)")
+    zep_api_key_file: Path | None = Field(None, description="a file holding Zep's API key")
+    zep_flavour: Literal["zep-python"] = Field(
+        "zep-python", description="the SDK: zep-python 2.x (Zep Community Edition, v2 API)"
+    )
+    zep_user_id: str = Field("chrysalis", pattern=ID_PATTERN, description="one Zep user per memory")
+    zep_push_interval: float = Field(60.0, gt=0, description="seconds between pushes to Zep")
+    zep_pull_interval: float = Field(300.0, gt=0, description="seconds between fact pulls")
+    zep_weak_score: float = Field(
+        0.5, ge=0, description="ask Zep when the best local hit scores below this"
+    )
+    zep_budget_ms: float = Field(400.0, gt=0, le=10_000, description="time Zep gets in a recall")
+
+
+def zep_api_key(settings: Settings) -> str:
+    """The Zep API key from the setting or its file; `InvalidInput` naming what is missing."""
+    if settings.zep_api_key is not None:
+        return settings.zep_api_key.get_secret_value()
+    if settings.zep_api_key_file is None:
+        raise InvalidInput("zep_url is set but neither zep_api_key nor zep_api_key_file is")
+    path = settings.zep_api_key_file.expanduser()
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read zep_api_key_file {path}: {exc}") from None
+    if not key:
+        raise InvalidInput(f"zep_api_key_file {path} is empty")
+    return key
 
 
 def load_settings(
@@ -117,7 +149,12 @@ def load_settings(
         for err in exc.errors(include_url=False):
             key = str(err["loc"][0]) if err["loc"] else "?"
             got = err.get("input")
-            shown = f" (got {got!r})" if isinstance(got, str | int | float | bool) else ""
+            secret = key in SECRETS
+            shown = (
+                f" (got {got!r})"
+                if isinstance(got, str | int | float | bool) and not secret
+                else ""
+            )
             problems.append(f"{origin.get(key, key)}: {err['msg']}{shown}")
         raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
 

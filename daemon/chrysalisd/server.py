@@ -40,7 +40,7 @@ from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
 
 from .app import create_app
-from .config import Settings
+from .config import Settings, zep_api_key
 from .jobs import Jobs
 from .state import Daemon
 
@@ -238,6 +238,14 @@ def run(settings: Settings) -> None:
             daemon.attach_sync(
                 Sync(memory, open_remote(settings.remote), key_file=settings.sync_key_file)
             )
+        if settings.zep_url:
+            from chrysalis.mirrors.zep import ZepMirror
+
+            daemon.attach_mirror(
+                ZepMirror(
+                    memory, settings.zep_url, zep_api_key(settings), user_id=settings.zep_user_id
+                )
+            )
         config = uvicorn.Config(
             create_app(daemon),
             http=PeerCheckedProtocol,
@@ -259,6 +267,8 @@ def run(settings: Settings) -> None:
     finally:
         if daemon is not None and daemon.sync is not None:
             daemon.sync.close()
+        if daemon is not None and daemon.mirror is not None:
+            daemon.mirror.close()
         memory.close()
         if sock is not None:
             sock.close()

@@ -11,6 +11,7 @@ from typing import Any
 import chrysalis
 from chrysalis import Memory
 from chrysalis.errors import ChrysalisError, Conflict
+from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.sync import Sync
 
 from .config import Settings
@@ -69,6 +70,7 @@ class Daemon:
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
         self.sync: Sync | None = None
+        self.mirror: Mirror | None = None
         self._unpushed = [0, 0]  # local ops and content bytes since the last push started
         memory.store.listeners.append(self._changed)
 
@@ -97,6 +99,21 @@ class Daemon:
         self.jobs.add("snapshot", sync.snapshot, s.snapshot_interval, first=s.snapshot_interval)
         self.jobs.add("compact", sync.compact, s.compact_interval, first=s.compact_interval)
 
+    def attach_mirror(self, mirror: Mirror) -> None:
+        """Push to the mirror and pull its facts on the configured schedule."""
+        self.mirror = mirror
+        s = self.settings
+        self.jobs.add(f"{mirror.kind}-push", mirror.push, s.zep_push_interval, first=3.0)
+        self.jobs.add(f"{mirror.kind}-pull", mirror.pull, s.zep_pull_interval, first=10.0)
+
+    def retrieve(self, query: str, **kw: Any) -> Any:
+        """Local retrieval, with the mirror's hits when the local ones are weak."""
+        s = self.settings
+        return assisted_retrieve(
+            self.memory, self.mirror, query, weak_below=s.zep_weak_score,
+            budget_s=s.zep_budget_ms / 1000, **kw,
+        )  # fmt: skip
+
     def _push(self) -> dict[str, Any]:
         assert self.sync is not None
         self._unpushed = [0, 0]
@@ -106,24 +123,26 @@ class Daemon:
         self, push: bool = True, pull: bool = True, snapshot: bool = False
     ) -> dict[str, Any]:
         """Push, then pull, at once; what moved (or why not) for the remote and each mirror."""
-        if self.sync is None:
+        if self.sync is None and self.mirror is None:
             raise Conflict(
                 "no remote configured: start the daemon with --remote URL (or CHRYSALIS_REMOTE)"
             )
-        report: dict[str, Any] = {"url": self.sync.remote.url, "ok": True}
-        for verb, wanted, run in (
-            ("push", push, self._push),
-            ("pull", pull, lambda: self.sync.pull(force=True) if self.sync else {}),
-            ("snapshot", snapshot, lambda: self.sync.snapshot() if self.sync else {}),
-        ):
-            if not wanted:
-                continue
-            try:
-                report[verb] = run()
-            except ChrysalisError as exc:
-                report[verb] = {"ok": False, "error": exc.message, "code": exc.code}
-                report["ok"] = False
-        return {"ok": report["ok"], "remote": report, "mirrors": []}
+        remote = None
+        if self.sync is not None:
+            sync = self.sync
+            remote = _steps(
+                {"url": sync.remote.url},
+                [("push", push, self._push), ("pull", pull, lambda: sync.pull(force=True)),
+                 ("snapshot", snapshot, sync.snapshot)],
+            )  # fmt: skip
+        mirrors = []
+        if self.mirror is not None:
+            m = self.mirror
+            mirrors.append(
+                _steps({"kind": m.kind}, [("push", push, m.push), ("pull", pull, m.pull)])
+            )
+        ok = all(r["ok"] for r in [*([remote] if remote else []), *mirrors])
+        return {"ok": ok, "remote": remote, "mirrors": mirrors}
 
     def state_digest(self) -> str:
         """The memory's digest, recomputed only after a commit (it reads every record)."""
@@ -170,7 +189,10 @@ class Daemon:
             "embedder": index.pop("embedder"),
             "index": index,
             "jobs": self.jobs.status(),
-            "sync": {"remote": self.sync.status() if self.sync else None, "mirrors": []},
+            "sync": {
+                "remote": self.sync.status() if self.sync else None,
+                "mirrors": [self.mirror.status()] if self.mirror else [],
+            },
         }
 
     def metrics_lines(self) -> list[str]:
@@ -182,3 +204,17 @@ class Daemon:
         for index, n in self.memory.indexer.status()["behind"].items():
             out.append(f'chrysalis_index_behind_ops{{index="{index}"}} {n}')
         return out
+
+
+def _steps(report: dict[str, Any], steps: list[tuple[str, bool, Any]]) -> dict[str, Any]:
+    """Run the wanted steps in order; each one's result, or its error, goes in the report."""
+    report["ok"] = True
+    for verb, wanted, run in steps:
+        if not wanted:
+            continue
+        try:
+            report[verb] = run()
+        except ChrysalisError as exc:
+            report[verb] = {"ok": False, "error": exc.message, "code": exc.code}
+            report["ok"] = False
+    return report

@@ -1,0 +1,151 @@
+"""Mirrors: services that hold a copy of the memory and can search it (Zep), but are not where
+replicas converge (they have no version vectors).
+
+A `Mirror` pushes the ops this replica originated, idempotently, with its cursor in LMDB; pulls
+what the service derives (facts) back in as ordinary ops; and answers a search within a time
+budget, for remote-assisted retrieval (`assisted_retrieve`). A mirror that is slow or down
+never blocks local work: every call has a timeout, and its errors show in `status()`.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChrysalisError
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..models import RetrievalResult, RetrievedItem
+
+log = logging.getLogger(__name__)
+
+
+class MirrorError(ChrysalisError):
+    """The mirror refused or could not do what was asked."""
+
+    code = "mirror_error"
+
+
+@dataclass
+class MirrorHealth:
+    """What the mirror did last, for status (never holds a secret)."""
+
+    last_push: dict[str, Any] = field(default_factory=dict)
+    last_pull: dict[str, Any] = field(default_factory=dict)
+    last_search: dict[str, Any] = field(default_factory=dict)
+    last_error: str | None = None
+    consecutive_errors: int = 0
+
+    def ok(self, what: str, result: dict[str, Any]) -> None:
+        setattr(self, f"last_{what}", {"at": time.time(), "ok": True, **result})
+        self.consecutive_errors = 0
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        error = f"{type(exc).__name__}: {exc}"
+        setattr(self, f"last_{what}", {"at": time.time(), "ok": False, "error": error})
+        self.last_error = error
+        self.consecutive_errors += 1
+
+
+class Mirror(abc.ABC):
+    """A service that mirrors the memory. Thread-safe."""
+
+    kind: str
+    health: MirrorHealth
+
+    @abc.abstractmethod
+    def push(self) -> dict[str, Any]:
+        """Send the ops this replica originated that the mirror lacks; what moved."""
+
+    @abc.abstractmethod
+    def pull(self) -> dict[str, Any]:
+        """Bring what the mirror derived (facts) into the memory as ops; what came."""
+
+    @abc.abstractmethod
+    def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
+        """The mirror's hits for ``query`` as retrieval items (provenance ``source=zep``)."""
+
+    @abc.abstractmethod
+    def status(self) -> dict[str, Any]: ...
+
+    def close(self) -> None:  # noqa: B027 - optional
+        """Release connections."""
+
+
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mirror-search")
+
+
+def assisted_retrieve(
+    memory: Memory,
+    mirror: Mirror | None,
+    query: str,
+    *,
+    k: int = 10,
+    token_budget: int | None = None,
+    strategy: str = "fusion",
+    filters: Any = None,
+    weak_below: float = 0.5,
+    budget_s: float = 0.4,
+    weight: float = 1.0,
+) -> RetrievalResult:
+    """Local retrieval; when its best hit scores below ``weak_below`` (or it found fewer than
+    ``k``), the mirror's hits join the fusion, if they come within ``budget_s``. A slow or failing
+    mirror leaves the local result as it is, with a note saying why."""
+    from ..retrieve import count_tokens
+
+    result = memory.retrieve(
+        query, k=k, token_budget=token_budget, strategy=strategy, filters=filters
+    )
+    if mirror is None or strategy not in ("fusion", "emb"):
+        return result
+    best = max((i.score for i in result.items), default=0.0)
+    if best >= weak_below and len(result.items) >= k:
+        return result
+    started = time.perf_counter()
+    future = _POOL.submit(mirror.search, query, k, budget_s)
+    try:
+        hits = future.result(timeout=budget_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        error = TimeoutError(f"no answer within the {budget_s * 1000:.0f} ms budget")
+        mirror.health.failed("search", error)
+        result.notes.append(f"{mirror.kind}: {error}; local results only")
+        return result
+    except Exception as exc:  # the mirror's failure must not fail the recall
+        mirror.health.failed("search", exc)
+        result.notes.append(
+            f"{mirror.kind}: search failed ({type(exc).__name__}); local results only"
+        )
+        return result
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    mirror.health.ok("search", {"hits": len(hits), "ms": round(elapsed_ms, 1)})
+    have = {(i.kind, i.id): i for i in result.items}
+    merged = list(result.items)
+    for hit in hits:
+        hit.score *= weight
+        mine = have.get((hit.kind, hit.id))
+        if mine is not None:  # a local item the mirror also found: it gains the signal
+            mine.signals[mirror.kind] = hit.signals.get(mirror.kind, 0.0)
+            mine.score += hit.score
+            continue
+        merged.append(hit)
+    merged.sort(key=lambda i: -i.score)
+    out, used = [], 0
+    for item in merged[:k]:
+        item.tokens = item.tokens or count_tokens(item.text)
+        if token_budget is not None and used + item.tokens > token_budget:
+            continue
+        out.append(item)
+        used += item.tokens
+    result.items = out
+    result.tokens_used = used
+    result.notes.append(
+        f"{mirror.kind}: local hits were weak (best {best:.2f}); {len(hits)} remote hits "
+        f"in {elapsed_ms:.0f} ms"
+    )
+    return result

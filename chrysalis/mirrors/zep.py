@@ -1,0 +1,443 @@
+"""The Zep mirror, on the ``zep-python`` 2.x SDK (Zep Community Edition and Zep's v2 API).
+
+- One Zep user per memory (``user_id``), one Zep session per bead session (``<user>-<session>``,
+  ``<user>-default`` for beads without one).
+- Beads become session messages: ``role_type`` from the bead's role, and in the metadata our
+  bead id, origin replica, seq and HLC. Only the replica that originated a bead pushes it.
+- Push is idempotent: the cursor (our last own seq handled) and the batch in flight live in
+  LMDB. After a crash only that batch is retried, and a message already in Zep is recognized by
+  its ``chrysalis_id`` metadata, not sent twice.
+- Forget: Zep's v2 API cannot delete or edit one message. When every message of the bead's Zep
+  session was pushed by this replica, the session's memory is deleted and its live beads are
+  sent again, so the text leaves Zep; otherwise the message is marked ``chrysalis_forgotten``
+  (search drops it here) and status counts it as kept by Zep.
+- Pull: the facts Zep derives per session become KG nodes (``type=fact``, metadata
+  ``source=zep``) linked from the memory's user node by ``zep_fact`` edges.
+- Search: ``sessions/search`` within a time budget, for `assisted_retrieve`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import ChrysalisError, NotFound
+from ..faults import fault as _fault
+from . import Mirror, MirrorError, MirrorHealth
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..models import RetrievedItem
+
+log = logging.getLogger(__name__)
+
+ROLE_TYPES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+PAGE = 100
+BATCH = 50
+_ID_SAFE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+class ZepMirror(Mirror):
+    kind = "zep"
+
+    def __init__(
+        self,
+        memory: Memory,
+        base_url: str,
+        api_key: str,
+        *,
+        user_id: str = "chrysalis",
+        timeout: float = 10.0,
+        batch: int = BATCH,
+    ) -> None:
+        from zep_python.client import Zep
+
+        if os.environ.get("ZEP_API_URL"):
+            log.warning("ZEP_API_URL is set: the zep-python SDK uses it instead of %s", base_url)
+        self.memory = memory
+        self.store = memory.store
+        self.base_url = base_url.rstrip("/")
+        self.client = Zep(base_url=self.base_url, api_key=api_key, timeout=timeout)
+        self.user_id = user_id
+        self.batch = batch
+        self.health = MirrorHealth()
+        self._meta = f"zep:{user_id}:"
+        self._push_lock = threading.Lock()
+        self._pull_lock = threading.Lock()
+        self._ready: set[str] = set()  # the user and sessions known to exist
+
+    # ---- calls -------------------------------------------------------------------------------
+
+    def _call(self, fn: Any, *args: Any, retries: int = 2, **kwargs: Any) -> Any:
+        """One SDK call; its errors become `MirrorError` naming the status, never the key."""
+        from zep_python.core.api_error import ApiError
+
+        try:
+            return fn(*args, request_options={"max_retries": retries}, **kwargs)
+        except ApiError as exc:
+            raise MirrorError(f"zep {self.base_url}: HTTP {exc.status_code}") from None
+        except Exception as exc:  # httpx errors: connect, timeout, protocol
+            raise MirrorError(f"zep {self.base_url}: {type(exc).__name__}") from None
+
+    def _missing(self, fn: Any, *args: Any) -> bool:
+        """True if the object the call reads does not exist (404)."""
+        from zep_python.core.api_error import ApiError
+
+        try:
+            fn(*args, request_options={"max_retries": 2})
+        except ApiError as exc:
+            if exc.status_code == 404:
+                return True
+            raise MirrorError(f"zep {self.base_url}: HTTP {exc.status_code}") from None
+        except Exception as exc:
+            raise MirrorError(f"zep {self.base_url}: {type(exc).__name__}") from None
+        return False
+
+    def _ensure_user(self) -> None:
+        if self.user_id in self._ready:
+            return
+        if self._missing(self.client.user.get, self.user_id):
+            self._call(
+                self.client.user.add, user_id=self.user_id, metadata={"created_by": "chrysalis"}
+            )
+        self._ready.add(self.user_id)
+
+    def _ensure_session(self, session: str) -> None:
+        if session in self._ready:
+            return
+        self._ensure_user()
+        if self._missing(self.client.memory.get_session, session):
+            self._call(
+                self.client.memory.add_session,
+                session_id=session,
+                user_id=self.user_id,
+                metadata={"created_by": "chrysalis"},
+            )
+        self._ready.add(session)
+
+    def session_of(self, bead_session: str | None) -> str:
+        return _ID_SAFE.sub("_", f"{self.user_id}-{bead_session or 'default'}")
+
+    def _messages(self, session: str) -> Iterator[Any]:
+        """The session's messages, newest page first."""
+        first = self._call(self.client.memory.get_session_messages, session, limit=PAGE, cursor=1)
+        pages = max(1, math.ceil((first.total_count or 0) / PAGE))
+        for page in range(pages, 0, -1):
+            reply = (
+                first
+                if page == 1
+                else self._call(
+                    self.client.memory.get_session_messages, session, limit=PAGE, cursor=page
+                )
+            )
+            yield from reversed(reply.messages or [])
+
+    # ---- push --------------------------------------------------------------------------------
+
+    def push(self) -> dict[str, Any]:
+        try:
+            with self._push_lock:
+                result = self._push()
+        except Exception as exc:
+            self.health.failed("push", exc)
+            raise
+        self.health.ok("push", result)
+        return result
+
+    def _push(self) -> dict[str, Any]:
+        me, sent = self.store.replica_id, 0
+        inflight = self.store.get_meta(self._meta + "inflight")
+        if inflight:  # a batch whose fate we do not know: send what Zep lacks of it
+            sent += self._send_missing(inflight["session"], inflight["ids"])
+            self.store.put_metas(
+                {self._meta + "cursor": inflight["last"], self._meta + "inflight": None}
+            )
+        cursor = int(self.store.get_meta(self._meta + "cursor") or 0)
+        while True:
+            with self.store.read() as txn:
+                ops = self.store.ops_range(txn, me, cursor, 1000)
+            if not ops:
+                break
+            batch: list[str] = []
+            session, last = None, cursor
+            for op in ops:
+                if op["kind"] == "bead.add" and not op["data"].get("erased"):
+                    zs = self.session_of(op["data"].get("session_id"))
+                    if batch and (zs != session or len(batch) >= self.batch):
+                        break
+                    session = zs
+                    batch.append(op["target"])
+                last = op["seq"]
+            if batch:
+                assert session is not None
+                flight = {"session": session, "ids": batch, "last": last}
+                self.store.put_meta(self._meta + "inflight", flight)
+                sent += self._send(session, batch)
+                _fault("zep-after-send")
+                self.store.put_metas(
+                    {self._meta + "cursor": last, self._meta + "inflight": None}
+                    | {self._meta + "bead:" + b: session for b in batch}
+                )
+            else:
+                self.store.put_meta(self._meta + "cursor", last)
+            cursor = last
+        forgotten = self._push_forgets()
+        return {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
+
+    def _message(self, bead_id: str) -> Any | None:
+        from zep_python.types import Message
+
+        try:
+            bead = self.memory.get_bead(bead_id)
+        except NotFound:
+            return None  # forgotten since: nothing to send
+        origin = self.memory.origin("bead", bead_id)
+        role_type = ROLE_TYPES.get(bead.role, "norole")
+        return Message(
+            role=bead.role,
+            role_type=role_type,
+            content=bead.content,
+            metadata={
+                "chrysalis_id": bead.id,
+                "chrysalis_origin": origin.get("origin_replica"),
+                "chrysalis_op": origin.get("op"),
+                "chrysalis_hlc": str(origin.get("hlc")),  # 64-bit: JSON numbers lose digits
+                "chrysalis_ts": bead.ts,
+            },
+        )
+
+    def _send(self, session: str, bead_ids: list[str]) -> int:
+        messages = [m for m in (self._message(b) for b in bead_ids) if m is not None]
+        if not messages:
+            return 0
+        self._ensure_session(session)
+        self._call(self.client.memory.add, session, messages=messages)
+        return len(messages)
+
+    def _send_missing(self, session: str, bead_ids: list[str]) -> int:
+        self._ensure_session(session)
+        wanted, there = set(bead_ids), set()
+        for msg in self._messages(session):
+            bead = (msg.metadata or {}).get("chrysalis_id")
+            if bead in wanted:
+                there.add(bead)
+                if there == wanted:
+                    break
+        return self._send(session, [b for b in bead_ids if b not in there])
+
+    # ---- forget ------------------------------------------------------------------------------
+
+    def _push_forgets(self) -> int:
+        """Take forgets (from any replica) of beads this replica pushed to Zep."""
+        name = self._meta + "forgets"
+        seen = self.store.get_meta(name) or {}
+        done = 0
+        vv = dict(seen)
+        for op in self.memory.ops_since(seen):
+            vv[op["replica"]] = max(vv.get(op["replica"], 0), op["seq"])
+            if op["kind"] != "bead.forget":
+                continue
+            session = self.store.get_meta(self._meta + "bead:" + op["target"])
+            if session is None:
+                continue  # not ours to take out of Zep
+            self._forget(session, op["target"])
+            self.store.put_meta(self._meta + "bead:" + op["target"], None)
+            done += 1
+        if vv != seen:
+            self.store.put_meta(name, vv)
+        return done
+
+    def _forget(self, session: str, bead_id: str) -> None:
+        me = self.store.replica_id
+        target, ours_only, live = None, True, []
+        for msg in self._messages(session):
+            meta = msg.metadata or {}
+            if meta.get("chrysalis_id") == bead_id:
+                target = msg
+            elif meta.get("chrysalis_origin") != me:
+                ours_only = False
+            elif not meta.get("chrysalis_forgotten"):
+                live.append(meta["chrysalis_id"])
+        if target is None:
+            return
+        if ours_only:  # the session is ours alone: delete it and send back what lives
+            live.reverse()  # oldest first, as they were sent
+            flight = {
+                "session": session,
+                "ids": live,
+                "last": self.store.get_meta(self._meta + "cursor") or 0,
+            }
+            self.store.put_meta(self._meta + "inflight", flight)
+            self._call(self.client.memory.delete, session)
+            self._send_missing(session, live)
+            self.store.put_meta(self._meta + "inflight", None)
+            self._drop_facts(session)  # Zep dropped them with the session; the next pull
+            return  # brings back what it derives again from what is left
+        self._call(
+            self.client.memory.update_message_metadata,
+            session,
+            target.uuid_,
+            metadata={**(target.metadata or {}), "chrysalis_forgotten": True},
+        )
+        self.store.put_meta(self._meta + "kept", self.kept_by_zep() + 1)
+
+    def _drop_facts(self, session: str) -> None:
+        for node in self.memory.all_nodes():
+            if node.type == "fact" and node.metadata.get("zep_session") == session:
+                self.memory.remove_node(node.id)
+
+    # ---- pull: facts -------------------------------------------------------------------------
+
+    def pull(self) -> dict[str, Any]:
+        try:
+            with self._pull_lock:
+                result = self._pull()
+        except Exception as exc:
+            self.health.failed("pull", exc)
+            raise
+        self.health.ok("pull", result)
+        return result
+
+    def user_node(self) -> str:
+        return _ID_SAFE.sub("_", f"zep-user-{self.user_id}")[:128]
+
+    def _pull(self) -> dict[str, Any]:
+        # The sessions of our beads (zep-python 2.0's users/{id}/sessions parses its answer as a
+        # list of lists, so it cannot read what Zep sends).
+        with self.store.read() as txn:
+            local = [None, *self.store.sessions(txn)]
+        added = 0
+        for sid in dict.fromkeys(self.session_of(s) for s in local):
+            if self._missing(self.client.memory.get_session, sid):
+                continue
+            mem = self._call(self.client.memory.get, sid)
+            for fact in mem.relevant_facts or []:
+                if fact.uuid_ and fact.fact and self._add_fact(sid, fact):
+                    added += 1
+        return {"ops": added, "facts": added}
+
+    def _add_fact(self, session: str, fact: Any) -> bool:
+        node_id = _ID_SAFE.sub("_", f"zep-fact-{fact.uuid_}")[:128]
+        try:
+            self.memory.get_node(node_id)
+            return False  # already here (pulled by us or by another replica)
+        except NotFound:
+            pass
+        user = self.user_node()
+        try:
+            self.memory.get_node(user)
+        except NotFound:
+            self.memory.add_node(user, "zep_user", name=self.user_id, metadata={"source": "zep"})
+        self.memory.add_node(
+            node_id,
+            "fact",
+            name=fact.fact[:512],
+            metadata={
+                "source": "zep",
+                "zep_uuid": fact.uuid_,
+                "zep_session": session,
+                "rating": fact.rating,
+                "created_at": fact.created_at,
+            },
+        )
+        weight = (
+            float(fact.rating) if isinstance(fact.rating, int | float) and fact.rating > 0 else 1.0
+        )
+        self.memory.add_edge(user, node_id, "zep_fact", weight=weight)
+        return True
+
+    # ---- search ------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
+        from zep_python.core.api_error import ApiError
+
+        from ..models import RetrievedItem
+        from ..retrieve import count_tokens
+
+        try:
+            reply = self.client.memory.search_sessions(
+                text=query,
+                user_id=self.user_id,
+                search_scope="messages",
+                limit=k,
+                # the SDK types this as int; httpx takes the float, so the thread ends on time
+                request_options=cast(Any, {"max_retries": 0, "timeout_in_seconds": timeout}),
+            )
+        except ApiError as exc:
+            raise MirrorError(f"zep {self.base_url}: HTTP {exc.status_code}") from None
+        items = []
+        for r in reply.results or []:
+            score = float(r.score or 0.0)
+            if r.message is not None:
+                meta = r.message.metadata or {}
+                if meta.get("chrysalis_forgotten"):
+                    continue
+                bead_id = meta.get("chrysalis_id")
+                if bead_id:
+                    try:
+                        bead = self.memory.get_bead(bead_id)
+                    except ChrysalisError:
+                        continue  # forgotten here, or not synced yet: never shown from Zep
+                    prov = {**self.memory.origin("bead", bead_id), "source": "zep"}
+                    kind, item_id, text = "bead", bead_id, bead.content
+                else:
+                    kind, item_id, text = (
+                        "bead",
+                        f"zep-msg-{r.message.uuid_}",
+                        r.message.content or "",
+                    )
+                    prov = {"source": "zep", "zep_session": r.session_id}
+            elif r.fact is not None and r.fact.fact:
+                kind, item_id, text = "edge", f"zep-fact-{r.fact.uuid_}", r.fact.fact
+                prov = {"source": "zep", "zep_session": r.session_id, "zep_uuid": r.fact.uuid_}
+            else:
+                continue
+            items.append(
+                RetrievedItem(
+                    kind=kind,
+                    id=item_id,
+                    text=text,
+                    score=score,
+                    signals={"zep": score},
+                    provenance=prov,
+                    tokens=count_tokens(text),
+                )
+            )
+        return items
+
+    # ---- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        h = self.health
+        return {
+            "kind": self.kind,
+            "url": self.base_url,
+            "user_id": self.user_id,
+            "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
+            "pending_ops": max(
+                0,
+                self.memory.version_vector().get(self.store.replica_id, 0)
+                - int(self.store.get_meta(self._meta + "cursor") or 0),
+            ),
+            "last_push": h.last_push,
+            "last_pull": h.last_pull,
+            "last_search": h.last_search,
+            "last_error": h.last_error,
+            "consecutive_errors": h.consecutive_errors,
+            "forgotten_kept_by_zep": self.kept_by_zep(),
+        }
+
+    def kept_by_zep(self) -> int:
+        """Forgotten beads whose text Zep still holds (marked: its API cannot delete one)."""
+        return int(self.store.get_meta(self._meta + "kept") or 0)
+
+    def close(self) -> None:
+        wrapper = getattr(self.client, "_client_wrapper", None)
+        httpx_client = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
+        if httpx_client is not None:
+            httpx_client.close()
