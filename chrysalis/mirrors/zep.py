@@ -216,7 +216,9 @@ class ZepMirror(Mirror):
         if not messages:
             return 0
         self._ensure_session(session)
-        self._call(self.client.memory.add, session, messages=messages)
+        # No automatic retry: a reply lost after the messages landed would send them twice.
+        # The batch stays "in flight" in LMDB, and the next push sends only what Zep lacks.
+        self._call(self.client.memory.add, session, messages=messages, retries=0)
         return len(messages)
 
     def _send_missing(self, session: str, bead_ids: list[str]) -> int:

@@ -51,7 +51,7 @@ class FakeZep:
         self.problems: list[str] = []
         self.delay = 0.0
         self.delay_routes: tuple[str, ...] = ()  # empty: every route
-        self._failures: list[tuple[int, float | None, str]] = []
+        self._failures: list[tuple[int, float | None, str, bool]] = []
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -67,11 +67,17 @@ class FakeZep:
     # ---- for tests -------------------------------------------------------------------------
 
     def fail(
-        self, status: int, times: int = 1, retry_after: float | None = None, route: str = ""
+        self,
+        status: int,
+        times: int = 1,
+        retry_after: float | None = None,
+        route: str = "",
+        landed: bool = False,
     ) -> None:
-        """Answer the next ``times`` requests (to paths containing ``route``) with ``status``."""
+        """Answer the next ``times`` requests (to paths containing ``route``) with ``status``;
+        with ``landed``, do the request first (its reply is what fails)."""
         with self.lock:
-            self._failures += [(status, retry_after, route)] * times
+            self._failures += [(status, retry_after, route, landed)] * times
 
     def messages(self, user_id: str | None = None) -> list[dict[str, Any]]:
         with self.lock:
@@ -115,12 +121,16 @@ class FakeZep:
                     not fake.delay_routes or any(r in parts.path for r in fake.delay_routes)
                 ):
                     time.sleep(fake.delay)
+                injected = None
                 with fake.lock:
-                    for i, (status, retry_after, route) in enumerate(fake._failures):
+                    for i, (status, retry_after, route, landed) in enumerate(fake._failures):
                         if route in parts.path:
                             del fake._failures[i]
                             headers = {"Retry-After": f"{retry_after:g}"} if retry_after else {}
-                            return self._reply(status, {"message": "injected failure"}, headers)
+                            injected = (status, headers)
+                            if not landed:
+                                return self._reply(status, {"message": "injected"}, headers)
+                            break
                 if self.headers.get("Authorization") != f"Api-Key {fake.api_key}":
                     fake.problems.append(f"{method} {parts.path}: bad or missing Authorization")
                     return self._reply(401, {"message": "unauthorized"})
@@ -141,6 +151,8 @@ class FakeZep:
                     status, reply = 400, {"message": str(exc)}
                 except _Missing as exc:
                     status, reply = 404, {"message": str(exc)}
+                if injected is not None:  # it landed; the answer is lost
+                    return self._reply(injected[0], {"message": "injected"}, injected[1])
                 self._reply(status, reply)
 
             def do_GET(self) -> None:
