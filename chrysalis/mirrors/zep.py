@@ -156,6 +156,7 @@ class ZepMirror(Mirror):
             sent += self._send_missing(inflight["session"], inflight["ids"])
             self.store.put_metas(
                 {self._meta + "cursor": inflight["last"], self._meta + "inflight": None}
+                | {self._meta + "bead:" + b: inflight["session"] for b in inflight["ids"]}
             )
         cursor = int(self.store.get_meta(self._meta + "cursor") or 0)
         while True:
@@ -380,13 +381,20 @@ class ZepMirror(Mirror):
                 if meta.get("chrysalis_forgotten"):
                     continue
                 bead_id = meta.get("chrysalis_id")
+                if bead_id and self._forgotten_here(bead_id):
+                    continue  # never shown again, from anywhere
                 if bead_id:
-                    try:
-                        bead = self.memory.get_bead(bead_id)
-                    except ChrysalisError:
-                        continue  # forgotten here, or not synced yet: never shown from Zep
-                    prov = {**self.memory.origin("bead", bead_id), "source": "zep"}
-                    kind, item_id, text = "bead", bead_id, bead.content
+                    prov = {
+                        "source": "zep",
+                        "origin_replica": meta.get("chrysalis_origin"),
+                        "op": meta.get("chrysalis_op"),
+                        "zep_session": r.session_id,
+                    }
+                    try:  # here already: our copy of the text
+                        text = self.memory.get_bead(bead_id).content
+                    except ChrysalisError:  # not synced here yet: Zep's copy
+                        text = r.message.content or ""
+                    kind, item_id = "bead", bead_id
                 else:
                     kind, item_id, text = (
                         "bead",
@@ -411,6 +419,13 @@ class ZepMirror(Mirror):
                 )
             )
         return items
+
+    def _forgotten_here(self, bead_id: str) -> bool:
+        from ..crdt import FORGOTTEN
+        from ..store import pack
+
+        with self.store.read() as txn:
+            return bool(txn.get(bead_id.encode(), db=self.store.dbs["beads"]) == pack(FORGOTTEN))
 
     # ---- status ------------------------------------------------------------------------------
 
