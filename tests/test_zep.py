@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from chrysalis import Memory
+from chrysalis import Memory, faults
 from chrysalis.mirrors import MirrorError, assisted_retrieve
-from chrysalis.mirrors import zep as zep_module
 from chrysalis.mirrors.zep import ZepMirror
 from chrysalis.sync import Sync
 from tests.fakes.zep_server import FakeZep
@@ -84,7 +83,7 @@ def test_a_crash_after_send_resends_nothing_twice(
         if point == "zep-after-send":
             raise SystemExit("killed")  # what SIGKILL leaves: sent, the cursor not moved
 
-    monkeypatch.setattr(zep_module, "_fault", crash)
+    monkeypatch.setattr(faults, "fault", crash)
     with pytest.raises(SystemExit):
         mirror.push()
     monkeypatch.undo()

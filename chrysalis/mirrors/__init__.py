@@ -77,6 +77,82 @@ class Mirror(abc.ABC):
         """Release connections."""
 
 
+class OpLogMirror(Mirror):
+    """A mirror fed from this replica's own ops, in order, each exactly once.
+
+    Consecutive ops of one *group* (``_group``: e.g. beads of one session) go in one call of at
+    most ``batch``. Before the call the batch is recorded as in flight in LMDB; after the
+    service confirmed, the cursor moves and the record goes, in one commit. A push that finds a
+    batch in flight (a crash, a lost reply) hands it to ``_recover``, which must not send twice
+    what already arrived.
+    """
+
+    memory: Memory
+    batch: int
+    _meta: str  # this mirror's prefix for meta names
+
+    @abc.abstractmethod
+    def _group(self, op: dict[str, Any]) -> list[Any] | None:
+        """The group an op is sent with, or None if it is not sent."""
+
+    @abc.abstractmethod
+    def _send(self, flight: dict[str, Any]) -> int:
+        """Send a batch ``{"group", "ids", "first", "last"}``; how many items went."""
+
+    @abc.abstractmethod
+    def _recover(self, flight: dict[str, Any]) -> int:
+        """Make sure a batch of unknown fate arrived, without sending anything twice."""
+
+    def _sent(self, flight: dict[str, Any]) -> dict[str, Any]:
+        """Meta to record with the cursor once a batch arrived."""
+        return {}
+
+    def _push_ops(self) -> int:
+        from ..faults import fault
+
+        store, sent = self.memory.store, 0
+        inflight = store.get_meta(self._meta + "inflight")
+        if inflight:
+            sent += self._recover(inflight)
+            store.put_metas(self._done(inflight))
+        cursor = int(store.get_meta(self._meta + "cursor") or 0)
+        while True:
+            with store.read() as txn:
+                ops = store.ops_range(txn, store.replica_id, cursor, 1000)
+            if not ops:
+                return sent
+            group, ids, first, last = None, list[str](), 0, cursor
+            for op in ops:
+                key = self._group(op)
+                if key is not None:
+                    if ids and (key != group or len(ids) >= self.batch):
+                        break
+                    group, first = key, first or op["seq"]
+                    ids.append(op["target"])
+                last = op["seq"]
+            if ids:
+                flight = {"group": group, "ids": ids, "first": first, "last": last}
+                store.put_meta(self._meta + "inflight", flight)
+                sent += self._send(flight)
+                fault(f"{self.kind}-after-send")
+                store.put_metas(self._done(flight))
+            else:
+                store.put_meta(self._meta + "cursor", last)
+            cursor = last
+
+    def _done(self, flight: dict[str, Any]) -> dict[str, Any]:
+        return {
+            self._meta + "cursor": flight["last"],
+            self._meta + "inflight": None,
+            **self._sent(flight),
+        }
+
+    def pending_ops(self) -> int:
+        store = self.memory.store
+        done = int(store.get_meta(self._meta + "cursor") or 0)
+        return max(0, self.memory.version_vector().get(store.replica_id, 0) - done)
+
+
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mirror-search")
 
 

@@ -27,8 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, NotFound
-from ..faults import fault as _fault
-from . import Mirror, MirrorError, MirrorHealth
+from . import MirrorError, MirrorHealth, OpLogMirror
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -42,7 +41,7 @@ BATCH = 50
 _ID_SAFE = re.compile(r"[^A-Za-z0-9._:@-]")
 
 
-class ZepMirror(Mirror):
+class ZepMirror(OpLogMirror):
     kind = "zep"
 
     def __init__(
@@ -150,45 +149,23 @@ class ZepMirror(Mirror):
         return result
 
     def _push(self) -> dict[str, Any]:
-        me, sent = self.store.replica_id, 0
-        inflight = self.store.get_meta(self._meta + "inflight")
-        if inflight:  # a batch whose fate we do not know: send what Zep lacks of it
-            sent += self._send_missing(inflight["session"], inflight["ids"])
-            self.store.put_metas(
-                {self._meta + "cursor": inflight["last"], self._meta + "inflight": None}
-                | {self._meta + "bead:" + b: inflight["session"] for b in inflight["ids"]}
-            )
-        cursor = int(self.store.get_meta(self._meta + "cursor") or 0)
-        while True:
-            with self.store.read() as txn:
-                ops = self.store.ops_range(txn, me, cursor, 1000)
-            if not ops:
-                break
-            batch: list[str] = []
-            session, last = None, cursor
-            for op in ops:
-                if op["kind"] == "bead.add" and not op["data"].get("erased"):
-                    zs = self.session_of(op["data"].get("session_id"))
-                    if batch and (zs != session or len(batch) >= self.batch):
-                        break
-                    session = zs
-                    batch.append(op["target"])
-                last = op["seq"]
-            if batch:
-                assert session is not None
-                flight = {"session": session, "ids": batch, "last": last}
-                self.store.put_meta(self._meta + "inflight", flight)
-                sent += self._send(session, batch)
-                _fault("zep-after-send")
-                self.store.put_metas(
-                    {self._meta + "cursor": last, self._meta + "inflight": None}
-                    | {self._meta + "bead:" + b: session for b in batch}
-                )
-            else:
-                self.store.put_meta(self._meta + "cursor", last)
-            cursor = last
+        sent = self._push_ops()
         forgotten = self._push_forgets()
         return {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
+
+    def _group(self, op: dict[str, Any]) -> list[Any] | None:
+        if op["kind"] != "bead.add" or op["data"].get("erased"):
+            return None
+        return ["bead", self.session_of(op["data"].get("session_id"))]
+
+    def _send(self, flight: dict[str, Any]) -> int:
+        return self._send_beads(flight["group"][1], flight["ids"])
+
+    def _recover(self, flight: dict[str, Any]) -> int:
+        return self._send_missing(flight["group"][1], flight["ids"])
+
+    def _sent(self, flight: dict[str, Any]) -> dict[str, Any]:
+        return {self._meta + "bead:" + b: flight["group"][1] for b in flight["ids"]}
 
     def _message(self, bead_id: str) -> Any | None:
         from zep_python.types import Message
@@ -212,7 +189,7 @@ class ZepMirror(Mirror):
             },
         )
 
-    def _send(self, session: str, bead_ids: list[str]) -> int:
+    def _send_beads(self, session: str, bead_ids: list[str]) -> int:
         messages = [m for m in (self._message(b) for b in bead_ids) if m is not None]
         if not messages:
             return 0
@@ -231,7 +208,7 @@ class ZepMirror(Mirror):
                 there.add(bead)
                 if there == wanted:
                     break
-        return self._send(session, [b for b in bead_ids if b not in there])
+        return self._send_beads(session, [b for b in bead_ids if b not in there])
 
     # ---- forget ------------------------------------------------------------------------------
 
@@ -270,11 +247,8 @@ class ZepMirror(Mirror):
             return
         if ours_only:  # the session is ours alone: delete it and send back what lives
             live.reverse()  # oldest first, as they were sent
-            flight = {
-                "session": session,
-                "ids": live,
-                "last": self.store.get_meta(self._meta + "cursor") or 0,
-            }
+            cursor = int(self.store.get_meta(self._meta + "cursor") or 0)
+            flight = {"group": ["bead", session], "ids": live, "first": 0, "last": cursor}
             self.store.put_meta(self._meta + "inflight", flight)
             self._call(self.client.memory.delete, session)
             self._send_missing(session, live)
@@ -436,11 +410,7 @@ class ZepMirror(Mirror):
             "url": self.base_url,
             "user_id": self.user_id,
             "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
-            "pending_ops": max(
-                0,
-                self.memory.version_vector().get(self.store.replica_id, 0)
-                - int(self.store.get_meta(self._meta + "cursor") or 0),
-            ),
+            "pending_ops": self.pending_ops(),
             "last_push": h.last_push,
             "last_pull": h.last_pull,
             "last_search": h.last_search,
