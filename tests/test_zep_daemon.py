@@ -114,3 +114,22 @@ def test_recall_within_the_zep_budget_when_zep_is_slow_or_down(
         assert d.once("status")["sync"]["mirrors"][0]["last_error"]
     finally:
         d.close()
+
+
+def test_the_zep_cloud_flavour_runs_in_the_daemon(tmp_path: Path, zep: FakeZep) -> None:
+    (tmp_path / "shared").mkdir()
+    d = start(
+        tmp_path,
+        "cloud",
+        zep,
+        CHRYSALIS_ZEP_FLAVOUR="zep-cloud",
+        CHRYSALIS_ZEP_URL=zep.url + "/api/v4",
+    )
+    try:
+        d.once("remember", "sent to a Zep Cloud thread", id="c1", session_id="s")
+        report = sync(d)
+        assert report["mirrors"][0]["kind"] == "zep-cloud" and report["ok"]
+        assert [m["metadata"]["chrysalis_id"] for m in zep.thread_messages()] == ["c1"]
+        assert d.once("status")["sync"]["mirrors"][0]["pending_ops"] == 0
+    finally:
+        d.close()

@@ -206,7 +206,7 @@ def assisted_retrieve(
         hit.score *= weight
         mine = have.get((hit.kind, hit.id))
         if mine is not None:  # a local item the mirror also found: it gains the signal
-            mine.signals[mirror.kind] = hit.signals.get(mirror.kind, 0.0)
+            mine.signals[mirror.kind] = hit.signals.get(mirror.kind, hit.score)
             mine.score += hit.score
             continue
         merged.append(hit)

@@ -74,8 +74,10 @@ class Settings(BaseModel):
     )
     zep_api_key: SecretStr | None = Field(None, description="Zep's API key (or zep_api_key_file)")
     zep_api_key_file: Path | None = Field(None, description="a file holding Zep's API key")
-    zep_flavour: Literal["zep-python"] = Field(
-        "zep-python", description="the SDK: zep-python 2.x (Zep Community Edition, v2 API)"
+    zep_flavour: Literal["zep-python", "zep-cloud"] = Field(
+        "zep-python",
+        description='"zep-python": the 2.x SDK, v2 API (Zep Community Edition); "zep-cloud": '
+        "the current SDK, v4 API (threads, graph), zep_url e.g. https://api.getzep.com/api/v4",
     )
     zep_user_id: str = Field("chrysalis", pattern=ID_PATTERN, description="one Zep user per memory")
     zep_push_interval: float = Field(60.0, gt=0, description="seconds between pushes to Zep")

@@ -36,6 +36,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from chrysalis import Memory
 from chrysalis.client import default_socket_path
 from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
+from chrysalis.mirrors import Mirror
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
 
@@ -239,13 +240,7 @@ def run(settings: Settings) -> None:
                 Sync(memory, open_remote(settings.remote), key_file=settings.sync_key_file)
             )
         if settings.zep_url:
-            from chrysalis.mirrors.zep import ZepMirror
-
-            daemon.attach_mirror(
-                ZepMirror(
-                    memory, settings.zep_url, zep_api_key(settings), user_id=settings.zep_user_id
-                )
-            )
+            daemon.attach_mirror(open_mirror(memory, settings))
         config = uvicorn.Config(
             create_app(daemon),
             http=PeerCheckedProtocol,
@@ -276,6 +271,24 @@ def run(settings: Settings) -> None:
                 if os.stat(path).st_ino == inode:
                     path.unlink()
     log.info("chrysalis daemon stopped cleanly")
+
+
+def open_mirror(memory: Memory, settings: Settings) -> Mirror:
+    """The Zep mirror the settings name (the SDK is imported only then)."""
+    assert settings.zep_url is not None
+    key, user = zep_api_key(settings), settings.zep_user_id
+    if settings.zep_flavour == "zep-cloud":
+        try:
+            from chrysalis.mirrors.zep_cloud import ZepCloudMirror
+        except ImportError:
+            raise InvalidInput(
+                "zep_flavour zep-cloud needs the zep-cloud package: "
+                "pip install 'chrysalis-memory[zep-cloud]'"
+            ) from None
+        return ZepCloudMirror(memory, settings.zep_url, key, user_id=user)
+    from chrysalis.mirrors.zep import ZepMirror
+
+    return ZepMirror(memory, settings.zep_url, key, user_id=user)
 
 
 async def _serve(server: _Server, sock: socket.socket, daemon: Daemon) -> None:

@@ -47,6 +47,10 @@ class FakeZep:
         self.users: dict[str, dict[str, Any]] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         self.facts: dict[str, dict[str, Any]] = {}
+        self.v4_users: dict[str, dict[str, Any]] = {}  # by uuid
+        self.threads: dict[str, dict[str, Any]] = {}
+        self.edges: dict[str, dict[str, Any]] = {}
+        self.replies: dict[tuple[str, str], tuple[int, Any]] = {}  # (method, Idempotency-Key)
         self.requests: list[tuple[str, str]] = []
         self.problems: list[str] = []
         self.delay = 0.0
@@ -134,9 +138,13 @@ class FakeZep:
                 if self.headers.get("Authorization") != f"Api-Key {fake.api_key}":
                     fake.problems.append(f"{method} {parts.path}: bad or missing Authorization")
                     return self._reply(401, {"message": "unauthorized"})
-                if not parts.path.startswith("/api/v2/"):
-                    fake.problems.append(f"{method} {parts.path}: not under /api/v2")
+                version = parts.path[len("/api/") : len("/api/v2")]
+                if not parts.path.startswith(("/api/v2/", "/api/v4/")):
+                    fake.problems.append(f"{method} {parts.path}: not under /api/v2 or v4")
                     return self._reply(404, {"message": "not found"})
+                key = self.headers.get("Idempotency-Key")
+                if version == "v4" and method in ("POST", "PATCH", "DELETE") and not key:
+                    fake.problems.append(f"{method} {parts.path}: no Idempotency-Key")
                 body = None
                 if raw:
                     if not (self.headers.get("Content-Type") or "").startswith("application/json"):
@@ -145,7 +153,10 @@ class FakeZep:
                 path = parts.path[len("/api/v2/") :].strip("/").split("/")
                 try:
                     with fake.lock:
-                        status, reply = fake.route(method, path, query, body)
+                        if version == "v2":
+                            status, reply = fake.route(method, path, query, body)
+                        else:
+                            status, reply = fake.route_v4(method, path, query, body, key)
                 except _Refused as exc:
                     fake.problems.append(f"{method} {parts.path}: {exc}")
                     status, reply = 400, {"message": str(exc)}
@@ -262,6 +273,135 @@ class FakeZep:
                 self.facts.pop(fid, None)
                 return 200, "deleted"
         raise _Refused("no such route")
+
+    # ---- v4 (the zep-cloud SDK) ------------------------------------------------------------
+
+    def route_v4(
+        self, method: str, path: list[str], query: dict[str, str], body: Any, key: str | None
+    ) -> tuple[int, Any]:
+        """Users, threads and graph edges. A repeated Idempotency-Key gets the first answer
+        again and changes nothing, as Zep promises."""
+        if key is not None and (method, key) in self.replies:
+            return self.replies[(method, key)]
+        answer = self._route_v4(method, path, query, body)
+        reads = path[-1] in ("lookup", "list") or path[-2:] == ["search", "edges"]
+        if key is not None and not reads and 200 <= answer[0] < 300:
+            self.replies[(method, key)] = answer
+        return answer
+
+    def _route_v4(
+        self, method: str, path: list[str], query: dict[str, str], body: Any
+    ) -> tuple[int, Any]:
+        match method, path:
+            case "POST", ["users", "lookup"]:
+                _keys(body, {"graph_id", "thread_id", "user_id"})
+                uid = _str(body, "user_id")
+                for u in self.v4_users.values():
+                    if u["user_id"] == uid:
+                        return 200, u
+                raise _Missing(f"no user {uid}")
+            case "POST", ["users"]:
+                _keys(body, {"content_policy", "disable_default_ontology", "email", "first_name",
+                             "last_name", "metadata", "time_zone", "user_id"})  # fmt: skip
+                uid = _str(body, "user_id")
+                if any(u["user_id"] == uid for u in self.v4_users.values()):
+                    raise _Refused(f"user {uid} exists")
+                uuid_ = str(uuid.uuid4())
+                self.v4_users[uuid_] = {"uuid": uuid_, "user_id": uid, "graph_uuid": uuid_,
+                                        "metadata": body.get("metadata") or {},
+                                        "created_at": _now()}  # fmt: skip
+                return 201, self.v4_users[uuid_]
+            case "POST", ["threads"]:
+                _keys(body, {"user_uuid"})
+                user = _str(body, "user_uuid")
+                if user not in self.v4_users:
+                    raise _Missing(f"no user {user}")
+                tid = str(uuid.uuid4())
+                self.threads[tid] = {"uuid": tid, "user_uuid": user, "graph_uuid": user,
+                                     "created_at": _now(), "messages": []}  # fmt: skip
+                return 201, self._thread_view(self.threads[tid])
+            case "DELETE", ["threads", tid]:
+                if tid not in self.threads:
+                    raise _Missing(f"no thread {tid}")
+                del self.threads[tid]
+                return 200, {"message": "deleted"}
+            case "POST", ["threads", tid, "messages"]:
+                _keys(body, {"messages", "ignore_roles", "return_context", "strict_ontology"})
+                if tid not in self.threads:
+                    raise _Missing(f"no thread {tid}")
+                thread, added = self.threads[tid], []
+                for m in body.get("messages") or []:
+                    _keys(m, {"content", "metadata", "name", "reference_time", "role", "uuid"})
+                    if not isinstance(m.get("content"), str) or m.get("role") not in ROLE_TYPES:
+                        raise _Refused(f"bad message {m!r}")
+                    stored = {**m, "uuid": str(uuid.uuid4()), "thread_uuid": tid,
+                              "created_at": _now()}  # fmt: skip
+                    thread["messages"].append(stored)
+                    added.append(stored)
+                    if FACT.search(m["content"]):
+                        self._edge(thread["user_uuid"], m["content"], "DERIVED", {}, "", "")
+                if not added:
+                    raise _Refused("messages must be a non-empty list")
+                return 200, {"messages": added}
+            case "POST", ["graphs", gid, "edges"]:
+                _keys(body, {"edges", "deduplicate"})
+                self._graph(gid)
+                out = []
+                for e in body.get("edges") or []:
+                    _keys(e, {"attributes", "expired_at", "fact", "fact_name", "invalid_at",
+                              "metadata", "source_node", "target_node", "valid_at"})  # fmt: skip
+                    src, dst = e.get("source_node") or {}, e.get("target_node") or {}
+                    if not (src.get("name") or src.get("uuid")) or not (
+                        dst.get("name") or dst.get("uuid")
+                    ):
+                        raise _Refused("an edge needs a source and a target node")
+                    out.append(self._edge(gid, _str(e, "fact"), _str(e, "fact_name"),
+                                          e.get("attributes") or {}, src.get("name", ""),
+                                          dst.get("name", "")))  # fmt: skip
+                if not 1 <= len(out) <= 100:
+                    raise _Refused("1 to 100 edges")
+                return 202, {"edges": [{"uuid": e["uuid"]} for e in out]}
+            case "POST", ["graphs", gid, "edges", "list"]:
+                _keys(body or {}, {"filters"})
+                self._graph(gid)
+                items = [e for e in self.edges.values() if e["graph_uuid"] == gid]
+                size = int(query.get("page_size") or 50)
+                return 200, {"items": items[:size], "total_size": len(items)}
+            case "POST", ["graphs", gid, "search", "edges"]:
+                _keys(body, {"query", "bfs_origin_node_uuids", "center_node_uuid", "filters",
+                             "filter_low_quality_results", "mmr_lambda", "reranker"})  # fmt: skip
+                self._graph(gid)
+                want = _words(_str(body, "query"))
+                hits = []
+                for e in self.edges.values():
+                    if e["graph_uuid"] == gid:
+                        score = len(want & _words(e["fact"])) / max(1, len(want))
+                        if score:
+                            hits.append({**e, "score": score})
+                hits.sort(key=lambda e: -e["score"])
+                return 200, {"items": hits[: int(query.get("page_size") or 10)]}
+        raise _Refused("no such route")
+
+    def _graph(self, gid: str) -> None:
+        if gid not in self.v4_users:  # a user graph, addressed by the user's uuid
+            raise _Missing(f"no graph {gid}")
+
+    def _edge(
+        self, gid: str, fact: str, name: str, attributes: dict[str, Any], src: str, dst: str
+    ) -> dict[str, Any]:
+        eid = str(uuid.uuid4())
+        self.edges[eid] = {"uuid": eid, "graph_uuid": gid, "fact": fact, "name": name,
+                           "attributes": attributes, "source_node_name": src,
+                           "target_node_name": dst, "created_at": _now()}  # fmt: skip
+        return self.edges[eid]
+
+    @staticmethod
+    def _thread_view(t: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in t.items() if k != "messages"}
+
+    def thread_messages(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [m for t in self.threads.values() for m in t["messages"]]
 
     def _user(self, uid: str) -> dict[str, Any]:
         if uid not in self.users:

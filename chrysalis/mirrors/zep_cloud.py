@@ -1,0 +1,348 @@
+"""The Zep Cloud mirror, on the current ``zep-cloud`` SDK (API v4: users, threads, graphs).
+
+- One Zep user per memory, found by its ``user_id`` (``users/lookup``) or created; its uuid is
+  kept in LMDB. Each replica writes its beads to its own thread per bead session (threads get
+  server uuids; a thread per replica needs no shared mapping, and is this replica's alone).
+- Beads are thread messages; KG edges this replica wrote are fact triples in the user's graph
+  (``graphs/{user}/edges``, node names from our nodes). Every call carries an
+  ``Idempotency-Key`` made from the ops it sends (``chrysalis-<replica>-<first>-<last>``): a
+  batch resent after a crash or a lost reply is the same request, which Zep applies once.
+- Forget: a thread holds only this replica's beads, so the bead's thread is deleted and its
+  live beads are sent to a new one. Graph facts Zep already derived from the message stay in
+  the user's graph: v4 does not say which episode a message became.
+- Pull: graph edges Zep derived (not ours) become fact nodes, as with the zep-python mirror.
+- Search: ``graphs/{user}/search/edges`` within the budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import ChrysalisError, NotFound
+from . import MirrorError, MirrorHealth, OpLogMirror
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..models import RetrievedItem
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "https://api.getzep.com/api/v4"
+ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+_SAFE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+class ZepCloudMirror(OpLogMirror):
+    kind = "zep-cloud"
+
+    def __init__(
+        self,
+        memory: Memory,
+        base_url: str | None,
+        api_key: str,
+        *,
+        user_id: str = "chrysalis",
+        timeout: float = 10.0,
+        batch: int = 30,
+    ) -> None:
+        from zep_cloud.client import Zep
+
+        self.memory = memory
+        self.store = memory.store
+        self.base_url = (base_url or DEFAULT_URL).rstrip("/")
+        self.client = Zep(api_key=api_key, base_url=self.base_url, timeout=timeout)
+        self.user_id = user_id
+        self.batch = batch
+        self.health = MirrorHealth()
+        self._meta = f"zepc:{user_id}:"
+        self._lock = threading.Lock()
+
+    # ---- calls -------------------------------------------------------------------------------
+
+    def _call(self, fn: Any, *args: Any, retries: int = 2, **kwargs: Any) -> Any:
+        from zep_cloud.core.api_error import ApiError
+
+        try:
+            return fn(*args, request_options={"max_retries": retries}, **kwargs)
+        except ApiError as exc:
+            raise MirrorError(f"zep-cloud {self.base_url}: HTTP {exc.status_code}") from None
+        except Exception as exc:
+            raise MirrorError(f"zep-cloud {self.base_url}: {type(exc).__name__}") from None
+
+    def _key(self, *parts: object) -> str:
+        return "chrysalis-" + "-".join(str(p) for p in (self.store.replica_id, *parts))
+
+    def user_uuid(self) -> str:
+        known = self.store.get_meta(self._meta + "user")
+        if known:
+            return str(known)
+        from zep_cloud.core.api_error import ApiError
+
+        try:
+            user = self.client.user.lookup(user_id=self.user_id, request_options={"max_retries": 2})
+        except ApiError as exc:
+            if exc.status_code != 404:
+                raise MirrorError(f"zep-cloud {self.base_url}: HTTP {exc.status_code}") from None
+            user = self._call(
+                self.client.user.create,
+                user_id=self.user_id,
+                metadata={"created_by": "chrysalis"},
+                idempotency_key=f"chrysalis-user-{self.user_id}",
+            )
+        except Exception as exc:
+            raise MirrorError(f"zep-cloud {self.base_url}: {type(exc).__name__}") from None
+        self.store.put_meta(self._meta + "user", user.uuid_)
+        return str(user.uuid_)
+
+    def _thread(self, session: str, generation: int = 0) -> str:
+        name = self._meta + "thread:" + session
+        known = self.store.get_meta(name)
+        if known:
+            return str(known)
+        thread = self._call(
+            self.client.thread.create,
+            user_uuid=self.user_uuid(),
+            idempotency_key=self._key("thread", session, generation),
+        )
+        self.store.put_meta(name, thread.uuid_)
+        return str(thread.uuid_)
+
+    # ---- push --------------------------------------------------------------------------------
+
+    def push(self) -> dict[str, Any]:
+        try:
+            with self._lock:
+                sent = self._push_ops()
+                forgotten = self._push_forgets()
+        except Exception as exc:
+            self.health.failed("push", exc)
+            raise
+        result = {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
+        self.health.ok("push", result)
+        return result
+
+    def _group(self, op: dict[str, Any]) -> list[Any] | None:
+        if op["kind"] == "bead.add" and not op["data"].get("erased"):
+            return ["bead", op["data"].get("session_id") or "default"]
+        predicate = op["data"].get("set", {}).get("predicate") if op["kind"] == "edge.put" else None
+        if predicate and predicate != "zep_fact":  # facts that came from Zep do not go back
+            return ["edge", None]
+        return None
+
+    def _send(self, flight: dict[str, Any]) -> int:
+        kind, session = flight["group"]
+        key = self._key(kind, flight["first"], flight["last"])
+        if kind == "edge":
+            return self._send_edges(flight["ids"], key)
+        return self._send_beads(session, flight["ids"], key)
+
+    def _recover(self, flight: dict[str, Any]) -> int:
+        return self._send(flight)  # the same request with the same key: Zep applies it once
+
+    def _sent(self, flight: dict[str, Any]) -> dict[str, Any]:
+        kind, session = flight["group"]
+        if kind != "bead":
+            return {}
+        return {self._meta + "bead:" + b: session for b in flight["ids"]}
+
+    def _send_beads(self, session: str, bead_ids: list[str], key: str) -> int:
+        from zep_cloud.types import AddMessage
+
+        messages = []
+        for bead_id in bead_ids:
+            try:
+                bead = self.memory.get_bead(bead_id)
+            except NotFound:
+                continue  # forgotten since
+            origin = self.memory.origin("bead", bead_id)
+            messages.append(
+                AddMessage(
+                    content=bead.content,
+                    role=ROLES.get(bead.role, "user"),
+                    name=bead.role,
+                    metadata={
+                        "chrysalis_id": bead.id,
+                        "chrysalis_origin": origin.get("origin_replica"),
+                        "chrysalis_op": origin.get("op"),
+                        "chrysalis_hlc": str(origin.get("hlc")),
+                    },
+                )
+            )
+        if not messages:
+            return 0
+        thread = self._thread(session)
+        self._call(self.client.thread.add_messages, thread, messages=messages, idempotency_key=key)
+        return len(messages)
+
+    def _send_edges(self, edge_ids: list[str], key: str) -> int:
+        from zep_cloud.types import EdgeInput, EdgeNodeRef
+
+        edges = []
+        for edge_id in edge_ids:
+            try:
+                edge = self.memory.get_edge(edge_id)
+                src, dst = self.memory.get_node(edge.source), self.memory.get_node(edge.target)
+            except NotFound:
+                continue  # removed since
+            a, b = src.name or src.id, dst.name or dst.id
+            edges.append(
+                EdgeInput(
+                    fact=f"{a} {edge.predicate.replace('_', ' ')} {b}",
+                    fact_name=_SAFE.sub("_", edge.predicate).upper(),
+                    source_node=EdgeNodeRef(name=a, labels=[src.type]),
+                    target_node=EdgeNodeRef(name=b, labels=[dst.type]),
+                    attributes={"chrysalis_edge": edge_id},
+                )
+            )
+        if not edges:
+            return 0
+        self._call(self.client.graph.edge.add, self.user_uuid(), edges=edges, idempotency_key=key)
+        return len(edges)
+
+    def _push_forgets(self) -> int:
+        name = self._meta + "forgets"
+        seen = self.store.get_meta(name) or {}
+        vv, done = dict(seen), 0
+        for op in self.memory.ops_since(seen):
+            vv[op["replica"]] = max(vv.get(op["replica"], 0), op["seq"])
+            session = None
+            if op["kind"] == "bead.forget":
+                session = self.store.get_meta(self._meta + "bead:" + op["target"])
+            if session is None:
+                continue
+            self._rebuild_thread(session, op["target"])
+            done += 1
+        if vv != seen:
+            self.store.put_meta(name, vv)
+        return done
+
+    def _rebuild_thread(self, session: str, forgotten: str) -> None:
+        """Delete the bead's thread (ours alone) and send its live beads to a new one."""
+        live = [
+            bead.id
+            for bead in self.memory.all_beads()
+            if (bead.session_id or "default") == session
+            and self.memory.origin("bead", bead.id).get("origin_replica") == self.store.replica_id
+        ]
+        # A crash part way retries this whole step: the same generation, so the same keys,
+        # so the same new thread and messages, each applied once.
+        marker = self._meta + "rebuild:" + session
+        generation = self.store.get_meta(marker)
+        if generation is None:
+            generation = int(self.store.get_meta(self._meta + "threadgen:" + session) or 0) + 1
+            self.store.put_meta(marker, generation)
+        old = self.store.get_meta(self._meta + "thread:" + session)
+        if old:
+            self._call(self.client.thread.delete, old, idempotency_key=self._key("del", old))
+            self.store.put_meta(self._meta + "thread:" + session, None)
+        self._thread(session, generation)
+        for i in range(0, len(live), self.batch):
+            chunk = live[i : i + self.batch]
+            self._send_beads(session, chunk, self._key("rebuild", generation, session, i))
+        self.store.put_metas(
+            {
+                marker: None,
+                self._meta + "threadgen:" + session: generation,
+                self._meta + "bead:" + forgotten: None,
+            }
+        )
+
+    # ---- pull and search ---------------------------------------------------------------------
+
+    def pull(self) -> dict[str, Any]:
+        try:
+            with self._lock:
+                result = self._pull()
+        except Exception as exc:
+            self.health.failed("pull", exc)
+            raise
+        self.health.ok("pull", result)
+        return result
+
+    def _pull(self) -> dict[str, Any]:
+        page = self._call(self.client.graph.edge.list, self.user_uuid(), page_size=100)
+        added = 0
+        for edge in page.items or []:
+            if (edge.attributes or {}).get("chrysalis_edge") or not edge.fact or not edge.uuid_:
+                continue  # one of ours, sent as a triple
+            node_id = _SAFE.sub("_", f"zep-fact-{edge.uuid_}")[:128]
+            try:
+                self.memory.get_node(node_id)
+                continue
+            except NotFound:
+                pass
+            user = _SAFE.sub("_", f"zep-user-{self.user_id}")[:128]
+            try:
+                self.memory.get_node(user)
+            except NotFound:
+                self.memory.add_node(
+                    user, "zep_user", name=self.user_id, metadata={"source": "zep"}
+                )
+            meta = {"source": "zep-cloud", "zep_uuid": edge.uuid_, "fact_name": edge.name}
+            self.memory.add_node(node_id, "fact", name=edge.fact[:512], metadata=meta)
+            self.memory.add_edge(user, node_id, "zep_fact")
+            added += 1
+        return {"ops": added, "facts": added}
+
+    def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
+        from zep_cloud.core.api_error import ApiError
+
+        from ..models import RetrievedItem
+        from ..retrieve import count_tokens
+
+        try:
+            pager = self.client.graph.search_edges(
+                self.user_uuid(),
+                query=query,
+                page_size=k,
+                request_options=cast(Any, {"max_retries": 0, "timeout_in_seconds": timeout}),
+            )
+        except ApiError as exc:
+            raise MirrorError(f"zep-cloud {self.base_url}: HTTP {exc.status_code}") from None
+        items = []
+        for edge in pager.items or []:
+            if not edge.fact:
+                continue
+            score = float(edge.score or edge.relevance or 0.0)
+            mine = (edge.attributes or {}).get("chrysalis_edge")
+            if mine:
+                try:
+                    self.memory.get_edge(mine)
+                except ChrysalisError:
+                    continue  # removed here
+            items.append(
+                RetrievedItem(
+                    kind="edge",
+                    id=mine or f"zep-edge-{edge.uuid_}",
+                    text=edge.fact,
+                    score=score,
+                    signals={self.kind: score},
+                    provenance={"source": "zep", "zep_uuid": edge.uuid_},
+                    tokens=count_tokens(edge.fact),
+                )
+            )
+        return items
+
+    def status(self) -> dict[str, Any]:
+        h = self.health
+        return {
+            "kind": self.kind,
+            "url": self.base_url,
+            "user_id": self.user_id,
+            "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
+            "pending_ops": self.pending_ops(),
+            "last_push": h.last_push,
+            "last_pull": h.last_pull,
+            "last_search": h.last_search,
+            "last_error": h.last_error,
+            "consecutive_errors": h.consecutive_errors,
+        }
+
+    def close(self) -> None:
+        wrapper = getattr(self.client, "_client_wrapper", None)
+        httpx_client = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
+        if httpx_client is not None:
+            httpx_client.close()
