@@ -220,6 +220,28 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
     return out
 
 
+# ---- agents ----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve the memory to an agent over MCP (stdio), through the running daemon.
+
+    Tools: remember, recall, add_fact, forget, get_persona, update_persona, list_skills,
+    get_skill, put_skill, memory_status. Register it in an MCP client as the command
+    `chrysalis mcp` (see the README); the socket comes from --socket or CHRYSALIS_SOCKET.
+
+    \b
+    Example:
+      chrysalis mcp
+      CHRYSALIS_SOCKET=/tmp/agent.sock chrysalis mcp
+    """
+    from .mcp_server import main as serve_mcp
+
+    serve_mcp(ctx.ensure_object(dict).get("socket"))
+
+
 # ---- sync ------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,196 @@
+"""`chrysalis mcp`: an MCP server over stdio that gives an agent its memory.
+
+Every tool is a call to the daemon through `chrysalis.Client` (the socket from ``--socket`` or
+``CHRYSALIS_SOCKET``), so the MCP process holds no data and any number of agents share one
+memory. A daemon error comes back as a tool error naming what was wrong; a daemon that is not
+running is said plainly; the server itself never dies of either.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import Field
+
+from chrysalis.client import Client, Routes
+from chrysalis.errors import ChrysalisError, DaemonNotRunning, NotFound
+
+T = TypeVar("T")
+# Tool parameter types live at module level: the SDK reads the annotations by name.
+Text = Annotated[str, Field(min_length=1, description="what to store, in plain words")]
+
+INSTRUCTIONS = """\
+Long-term memory shared across sessions, agents and the user's laptops.
+Call `recall` before answering anything that may depend on earlier conversations, the user's
+preferences or facts learned before; call `remember` for what is worth keeping (decisions,
+preferences, facts, outcomes of tool calls), `add_fact` for a relation between two things.
+Every recalled item says why it matched (signals) and where it came from (provenance)."""
+
+
+def build(socket: str | Path | None = None) -> Any:
+    """The MCP server with its tools (not started)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    import chrysalis
+
+    server = MCPServer(
+        "chrysalis", instructions=INSTRUCTIONS, version=chrysalis.__version__, log_level="WARNING"
+    )
+    client = Client(socket)
+
+    def daemon_call(fn: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> T:
+            try:
+                return fn(*args, **kwargs)
+            except DaemonNotRunning as exc:
+                raise ToolError(
+                    f"the Chrysalis memory daemon is not running ({exc.message}). Ask the user "
+                    "to start it with `chrysalis daemon`."
+                ) from None
+            except ChrysalisError as exc:
+                raise ToolError(f"{exc.code}: {exc.message}") from None
+
+        return wrapper
+
+    @server.tool(
+        description="Store something worth remembering: a decision, a preference, a fact, the "
+        "outcome of a task. Returns the new memory's id."
+    )
+    @daemon_call
+    def remember(
+        content: Text,
+        role: Literal["user", "assistant", "system", "tool", "note"] = "note",
+        session_id: Annotated[
+            str | None, Field(description="the conversation it belongs to")
+        ] = None,
+        importance: Annotated[float, Field(ge=0, le=1, description="0 trivial .. 1 vital")] = 0.5,
+        tags: Annotated[list[str] | None, Field(description="labels to filter by later")] = None,
+    ) -> dict[str, Any]:
+        body = {"content": content, "role": role, "session_id": session_id,
+                "importance": importance, "tags": tags or []}  # fmt: skip
+        bead = client.raw(Routes.remember({k: v for k, v in body.items() if v is not None}))
+        return {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"]}
+
+    @server.tool(
+        description="Search the memory: recent turns, semantic and keyword matches and related "
+        "knowledge-graph facts, fused and ranked. Each item has its text, score, the signals "
+        "that matched (why) and its provenance (which laptop and operation it came from)."
+    )
+    @daemon_call
+    def recall(
+        query: Annotated[str, Field(min_length=1, description="what to look for")],
+        k: Annotated[int, Field(ge=1, le=100, description="how many items at most")] = 10,
+        token_budget: Annotated[
+            int | None, Field(ge=1, description="fit the items' text into this many tokens")
+        ] = None,
+        strategy: Literal["fusion", "emb", "keyword", "kg", "beads"] = "fusion",
+    ) -> dict[str, Any]:
+        result = client.raw(Routes.recall(query, k, token_budget, strategy, None))
+        items = [
+            {key: item[key] for key in ("kind", "id", "text", "score", "signals", "provenance")}
+            for item in result["items"]
+        ]
+        return {"items": items, "tokens_used": result["tokens_used"], "notes": result["notes"]}
+
+    @server.tool(
+        description="Record a fact as subject -predicate-> object in the knowledge graph "
+        "(nodes are made as needed and named by their text), e.g. Alice works_at Acme."
+    )
+    @daemon_call
+    def add_fact(
+        subject: Annotated[str, Field(min_length=1)],
+        predicate: Annotated[str, Field(min_length=1, description="e.g. works_at, prefers")],
+        object: Annotated[str, Field(min_length=1)],
+        evidence: Annotated[
+            list[str] | None, Field(description="ids of memories that support it")
+        ] = None,
+    ) -> dict[str, Any]:
+        from .cli import node_id
+
+        ids = []
+        for name in (subject, object):
+            id_ = node_id(name)
+            try:
+                client.raw(Routes.get_node(id_))
+            except NotFound:
+                client.raw(Routes.add_node(id_, "entity", name, (), None))
+            ids.append(id_)
+        edge = client.raw(Routes.add_edge(ids[0], ids[1], predicate, None, 1.0, evidence or []))
+        return {"edge": edge["id"], "source": ids[0], "target": ids[1], "predicate": predicate}
+
+    @server.tool(description="Forget a memory by id: its text is erased on every laptop.")
+    @daemon_call
+    def forget(id: Annotated[str, Field(min_length=1)]) -> dict[str, Any]:
+        client.raw(Routes.forget(id))
+        return {"forgotten": id}
+
+    @server.tool(description="The agent's persona: name, description, goals, norms, traits.")
+    @daemon_call
+    def get_persona() -> dict[str, Any]:
+        return client.raw(Routes.persona)  # type: ignore[no-any-return]
+
+    @server.tool(
+        description="Change the persona. Fields left out keep their value; goals and norms "
+        "given replace the lists."
+    )
+    @daemon_call
+    def update_persona(
+        name: str | None = None,
+        description: str | None = None,
+        goals: list[str] | None = None,
+        norms: list[str] | None = None,
+        traits: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        persona = client.raw(Routes.persona)
+        changes = {"name": name, "description": description, "goals": goals, "norms": norms}
+        persona.update({k: v for k, v in changes.items() if v is not None})
+        if traits is not None:
+            persona["traits"] = {**persona.get("traits", {}), **traits}
+        return client.raw(Routes.put_persona(persona))  # type: ignore[no-any-return]
+
+    @server.tool(description="The skills the agent has: id, name and description of each.")
+    @daemon_call
+    def list_skills() -> list[dict[str, Any]]:
+        skills = client.raw(Routes.skills)
+        return [{k: s.get(k) for k in ("id", "name", "description")} for s in skills]
+
+    @server.tool(description="One skill in full: signature, examples, tags.")
+    @daemon_call
+    def get_skill(id: Annotated[str, Field(min_length=1)]) -> dict[str, Any]:
+        return client.raw(Routes.get_skill(id))  # type: ignore[no-any-return]
+
+    @server.tool(description="Add or replace a skill (how to do something, with examples).")
+    @daemon_call
+    def put_skill(
+        id: Annotated[str, Field(min_length=1)],
+        name: Annotated[str, Field(min_length=1)],
+        description: str = "",
+        signature: str = "",
+        examples: list[str] | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
+        skill = {"id": id, "name": name, "description": description, "signature": signature,
+                 "examples": examples or [], "tags": tags or []}  # fmt: skip
+        return client.raw(Routes.put_skill(skill))  # type: ignore[no-any-return]
+
+    @server.tool(
+        description="The memory's health: counts, indexes, replication to other laptops (lag, "
+        "errors) and mirrors."
+    )
+    @daemon_call
+    def memory_status() -> dict[str, Any]:
+        s = client.raw(Routes.status)
+        keep = ("replica_id", "state_digest", "counts", "index", "embedder", "sync")
+        return {k: s[k] for k in keep if k in s}
+
+    return server
+
+
+def main(socket: str | Path | None = None) -> None:
+    """Serve MCP on stdin/stdout until the client hangs up."""
+    build(socket).run("stdio")

@@ -1,0 +1,117 @@
+"""`chrysalis mcp` end to end: the daemon and the MCP server as subprocesses, spoken to with the
+official MCP SDK's stdio client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.daemon_process import DaemonProcess
+
+TOOLS = {
+    "remember", "recall", "add_fact", "forget", "get_persona", "update_persona",
+    "list_skills", "get_skill", "put_skill", "memory_status",
+}  # fmt: skip
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    d = DaemonProcess(tmp_path / "data").start()
+    yield d
+    d.close()
+
+
+async def session_run(socket: Path, steps: Any) -> Any:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "chrysalisd", "mcp"],
+        env={"CHRYSALIS_SOCKET": str(socket), "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
+    with open(Path(socket).parent / "mcp.err", "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await asyncio.wait_for(session.initialize(), 30)
+            return await steps(session)
+
+
+def payload(result: Any) -> Any:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def test_mcp_remember_then_recall(daemon: DaemonProcess) -> None:
+    async def steps(session: Any) -> dict[str, Any]:
+        tools = await session.list_tools()
+        out: dict[str, Any] = {"tools": {t.name: t for t in tools.tools}}
+        out["remembered"] = payload(
+            await session.call_tool(
+                "remember",
+                {"content": "The user's cat is called Miso and hates thunder",
+                 "session_id": "chat-7", "tags": ["pets"], "importance": 0.8},
+            )
+        )  # fmt: skip
+        out["recalled"] = payload(
+            await session.call_tool("recall", {"query": "what is the cat called", "k": 3})
+        )
+        out["fact"] = payload(
+            await session.call_tool(
+                "add_fact", {"subject": "Miso", "predicate": "is_a", "object": "cat"}
+            )
+        )
+        out["persona"] = payload(
+            await session.call_tool("update_persona", {"goals": ["look after the user's pets"]})
+        )
+        out["skill"] = payload(
+            await session.call_tool("put_skill", {"id": "feed-cat", "name": "Feed the cat"})
+        )
+        out["skills"] = payload(await session.call_tool("list_skills", {}))
+        out["status"] = payload(await session.call_tool("memory_status", {}))
+        out["missing"] = await session.call_tool("forget", {"id": "no-such-bead"})
+        out["bad"] = await session.call_tool("recall", {"query": "x", "k": 0})
+        return out
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    assert set(out["tools"]) == TOOLS
+    for tool in out["tools"].values():
+        assert tool.description and tool.input_schema["type"] == "object"
+    assert "query" in out["tools"]["recall"].input_schema["properties"]
+    bead_id = out["remembered"]["id"]
+    top = out["recalled"]["items"][0]
+    assert top["id"] == bead_id and "Miso" in top["text"]
+    assert top["provenance"]["origin_replica"] == out["status"]["replica_id"]
+    assert top["signals"]  # why it matched
+    assert out["fact"]["source"] == "miso" and out["fact"]["target"] == "cat"
+    assert out["persona"]["goals"] == ["look after the user's pets"]
+    assert [s["id"] for s in out["skills"]] == ["feed-cat"]
+    assert out["status"]["counts"]["beads"] == 1
+    assert out["missing"].is_error and "not_found" in out["missing"].content[0].text
+    assert out["bad"].is_error  # k=0 breaks the schema: a tool error, not a crash
+    assert daemon.once("get_bead", bead_id).session_id == "chat-7"
+
+
+def test_mcp_says_plainly_when_the_daemon_is_down(tmp_path: Path) -> None:
+    socket = tmp_path / "nobody.sock"
+
+    async def steps(session: Any) -> Any:
+        first = await session.call_tool("recall", {"query": "anything"})
+        second = await session.call_tool("memory_status", {})  # the server is still there
+        return first, second
+
+    first, second = asyncio.run(session_run(socket, steps))
+    assert first.is_error and second.is_error
+    text = first.content[0].text
+    assert "not running" in text and "chrysalis daemon" in text
