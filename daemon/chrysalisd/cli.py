@@ -224,6 +224,24 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
 
 
 @main.command()
+@json_option
+def demo(as_json: bool) -> None:
+    """Watch two laptops share one memory: in a temporary folder, laptop-a writes while
+    laptop-b is offline, both sync through a shared folder, and laptop-b recalls laptop-a's
+    memory with its provenance. No daemon, no network, nothing left behind.
+
+    \b
+    Example:
+      chrysalis demo
+    """
+    from .demo import run_demo
+
+    result = run_demo(echo=(lambda line: None) if as_json else click.echo)
+    if as_json:
+        _print_json(result)
+
+
+@main.command()
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve the memory to an agent over MCP (stdio), through the running daemon.
@@ -625,17 +643,39 @@ def export(ctx: click.Context, file: str) -> None:
 
 @main.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["chrysalis", "locomo"]),
+    default="chrysalis",
+    show_default=True,
+    help="chrysalis: JSON Lines from `chrysalis export`; locomo: a LoCoMo conversation file "
+    "(each turn a bead, each session a session).",
+)
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, file: str, as_json: bool) -> None:
-    """Load FILE made by `chrysalis export` ("-" for stdin). Items already here are left
-    alone, so importing twice changes nothing.
+def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
+    """Load FILE made by `chrysalis export` ("-" for stdin), or a public conversation set.
+    Items already here are left alone, so importing twice changes nothing.
 
     \b
     Example:
       chrysalis import backup.jsonl
+      chrysalis import --format locomo locomo10.json && chrysalis recall "Caroline's job"
     """
     client = _client(ctx)
+    if format_ == "locomo":
+        from .locomo import import_locomo
+
+        counts = import_locomo(client, file)
+        if as_json:
+            _print_json(counts)
+        else:
+            click.echo(
+                f"imported {counts['added']} turns from {counts['conversations']} conversations "
+                f"({counts['sessions']} sessions); {counts['unchanged']} already here"
+            )
+        return
     stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
     totals: dict[str, dict[str, int]] = {"added": {}, "unchanged": {}}
     forgotten = 0
