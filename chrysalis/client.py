@@ -262,9 +262,20 @@ class Routes:
         return Call("POST", "/v1/import", _json, content=lines)
 
     @staticmethod
+    def ingest(body: dict[str, Any]) -> Call[dict[str, Any]]:
+        return Call("POST", "/v1/ingest", _json, json=body)
+
+    @staticmethod
     def sync(push: bool = True, pull: bool = True, snapshot: bool = False) -> Call[dict[str, Any]]:
         body = {"push": push, "pull": pull, "snapshot": snapshot}
         return Call("POST", "/v1/sync", _json, json=body)
+
+
+def _ingest_body(
+    path: str | None, text: str | None, source: str | None, kind: str | None, session: str | None
+) -> dict[str, Any]:
+    body = {"path": path, "text": text, "source": source, "kind": kind, "session_id": session}
+    return {k: v for k, v in body.items() if v is not None}
 
 
 class _UnixBackend(httpcore.SyncBackend):
@@ -518,6 +529,19 @@ class Client(_Transport):
         """Load `export` output; items already here are skipped (idempotent)."""
         return self._do(Routes.import_lines(lines))
 
+    def ingest(
+        self,
+        *,
+        path: str | None = None,
+        text: str | None = None,
+        source: str | None = None,
+        kind: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Chunk a file, a directory (an absolute path the daemon reads) or ``text`` into
+        beads with span refs; unchanged input changes nothing."""
+        return self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
+
     def sync(
         self, *, push: bool = True, pull: bool = True, snapshot: bool = False
     ) -> dict[str, Any]:
@@ -677,6 +701,17 @@ class AsyncClient(_Transport):
 
     async def import_lines(self, lines: bytes) -> dict[str, Any]:
         return await self._do(Routes.import_lines(lines))
+
+    async def ingest(
+        self,
+        *,
+        path: str | None = None,
+        text: str | None = None,
+        source: str | None = None,
+        kind: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
 
     async def sync(
         self, *, push: bool = True, pull: bool = True, snapshot: bool = False

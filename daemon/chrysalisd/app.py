@@ -8,6 +8,7 @@ thread-safe and concurrent writers share group commits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -17,7 +18,15 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    RootModel,
+    ValidationError,
+    model_validator,
+)
 from pydantic import Tag as UnionTag
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -120,6 +129,24 @@ class RetrieveIn(_In):
     token_budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
     strategy: Strategy = "fusion"
     filters: Filters | None = None
+
+
+class IngestIn(_In):
+    """Exactly one of ``path`` (a file or directory the daemon reads, absolute) or ``text``."""
+
+    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    text: str | None = None
+    source: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    kind: Literal["markdown", "python", "code", "text"] | None = None
+    session_id: Id | None = None
+
+    @model_validator(mode="after")
+    def one_input(self) -> IngestIn:
+        if (self.path is None) == (self.text is None):
+            raise ValueError("give exactly one of path or text")
+        if self.path is not None and not self.path.startswith("/"):
+            raise ValueError("path must be absolute (the daemon's working directory is not yours)")
+        return self
 
 
 class EdgeIn(_In):
@@ -510,6 +537,36 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         importing the same file twice changes nothing."""
         body = await request.body()
         return ImportResult(**await run_in_threadpool(import_lines, d.memory, body))
+
+    # ---- ingest ----
+
+    @app.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})
+    def ingest(d: D, body: IngestIn) -> dict[str, Any]:
+        """Files (text, Markdown, source code) or text as beads, chunked on natural boundaries
+        (headings, paragraphs, functions), each with a span ref (path, lines). Unchanged input
+        changes nothing; a changed file replaces its old chunks; under a directory, binary
+        files are skipped and files gone since the last ingest are forgotten."""
+        from chrysalis.ingest import ingest_path, ingest_text
+
+        skipped: list[dict[str, str]] = []
+        if body.path is not None:
+            results = ingest_path(
+                d.memory, body.path, kind=body.kind, session_id=body.session_id,
+                on_skip=lambda p, why: skipped.append({"path": str(p), "why": why}),
+            )  # fmt: skip
+        else:
+            assert body.text is not None
+            results = [
+                ingest_text(
+                    d.memory, body.text, source=body.source or "stdin", kind=body.kind,
+                    session_id=body.session_id,
+                )
+            ]  # fmt: skip
+        files = [
+            {k: v for k, v in dataclasses.asdict(r).items() if k != "bead_ids"} for r in results
+        ]
+        totals = {k: sum(f[k] for f in files) for k in ("chunks", "added", "unchanged", "removed")}
+        return {"files": files, "skipped_files": skipped, **totals}
 
     # ---- sync ----
 

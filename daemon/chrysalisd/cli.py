@@ -7,6 +7,7 @@ import none of the storage engine, so they start fast. Every command that prints
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -218,6 +219,80 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
             f"seen {seen}{gone}"
         )
     return out
+
+
+# ---- ingest ----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--session", help="Put every chunk in this session (default: one per file).")
+@click.option(
+    "--kind",
+    type=click.Choice(["markdown", "python", "code", "text"]),
+    help="How to chunk (default: by the file's extension).",
+)
+@click.option("--source", default="stdin", show_default=True, help="The name of text read from -.")
+@json_option
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    session: str | None,
+    kind: str | None,
+    source: str,
+    as_json: bool,
+) -> None:
+    """Store files (text, Markdown, source code) or stdin as memories, chunked on headings,
+    paragraphs and functions, each pointing back at its file and lines. Ingesting an unchanged
+    file again changes nothing; a changed file replaces its old chunks.
+
+    \b
+    Example:
+      chrysalis ingest README.md docs/
+      git log -5 | chrysalis ingest - --source git-log
+    """
+    obj = ctx.ensure_object(dict)
+    client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
+    opts = {"kind": kind, "session_id": session}
+    replies = []
+    for arg in paths:
+        if arg == "-":
+            replies.append(client.ingest(text=sys.stdin.read(), source=source, **opts))
+            continue
+        path = Path(arg).expanduser().absolute()
+        if path.is_dir():
+            from chrysalis.ingest import iter_files
+
+            found, each = list(iter_files(path)), []
+            with click.progressbar(
+                found, label=f"ingesting {arg}", file=sys.stderr, hidden=as_json or len(found) < 2
+            ) as bar:
+                for file in bar:  # binary or not UTF-8: refused, the folder pass reports it
+                    with contextlib.suppress(InvalidInput):
+                        each.append(client.ingest(path=str(file), **opts))
+            # once more for the whole folder: each file is unchanged now; files ingested from
+            # it before that are gone get their chunks forgotten, binary ones are reported
+            folder = client.ingest(path=str(path), **opts)
+            merged = {k: sum(r[k] for r in each) for k in ("chunks", "added", "unchanged")}
+            merged["removed"] = sum(r["removed"] for r in each) + folder["removed"]
+            merged["files"] = [f for r in each for f in r["files"]]
+            merged["skipped_files"] = folder["skipped_files"]
+            replies.append(merged)
+        else:
+            replies.append(client.ingest(path=str(path), **opts))
+    totals = {k: sum(r[k] for r in replies) for k in ("chunks", "added", "unchanged", "removed")}
+    if as_json:
+        _print_json({"inputs": replies, **totals})
+        return
+    for reply in replies:
+        for skip in reply["skipped_files"]:
+            click.echo(f"skipped {skip['path']}: {skip['why']}", err=True)
+    files = sum(len(r["files"]) for r in replies)
+    click.echo(
+        f"{files} file(s), {totals['chunks']} chunks: {totals['added']} added, "
+        f"{totals['unchanged']} unchanged, {totals['removed']} removed"
+    )
 
 
 # ---- agents ----------------------------------------------------------------------------------
