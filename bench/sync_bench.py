@@ -410,6 +410,16 @@ def end_to_end(kind: str, url: str, tmp: Path, rounds: int) -> dict[str, Any]:
                 for key, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
                     steps[key].append(dt)
                 totals.append(t4 - t0)
+            # Each daemon embeds its beads in the background, and the vectors are ops too: let
+            # both indexers finish, then sync once more before comparing.
+            for client in (ca, cb):
+                deadline = time.monotonic() + 30
+                while any(client.status()["index"]["behind"].values()):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"[{kind}] an indexer did not catch up in 30 s")
+                    time.sleep(0.05)
+            for client, name in ((ca, "A"), (cb, "B"), (ca, "A")):
+                checked_sync(client, name)
             digests = {"A": ca.status()["state_digest"], "B": cb.status()["state_digest"]}
         if len(set(digests.values())) != 1:
             raise RuntimeError(f"[{kind}] the daemons differ after sync: {digests}")

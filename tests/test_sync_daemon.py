@@ -78,6 +78,8 @@ def test_three_daemons_work_offline_then_converge(
         else:
             assert s3 is not None
             s3.start()
+        for d in ds:
+            wait_indexed(d)  # vectors are ops too: all made before the last round
         for _ in range(2):
             for d in ds:
                 code, result = sync(d)
@@ -151,6 +153,8 @@ def test_copied_data_dir_is_a_new_replica_and_memory_stays_whole(
     a.once("remember", "original after", id="orig-after")
     copy.once("remember", "copy after", id="copy-after")
     third = daemons("third", "--remote", url)
+    for d in (a, copy):
+        wait_indexed(d)
     for _ in range(2):
         for d in (copy, a, third):
             code, result = sync(d)
