@@ -158,6 +158,7 @@ class Routes:
     persona: Call[Persona] = Call("GET", "/v1/persona", _model("Persona"))
     skills: Call[list[Skill]] = Call("GET", "/v1/skills", _list("Skill"))
     export: Call[bytes] = Call("GET", "/v1/export", lambda r: r.content)
+    doctor: Call[dict[str, Any]] = Call("GET", "/v1/doctor", _json)
     metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
 
     @staticmethod
@@ -553,6 +554,10 @@ class Client(_Transport):
         """Prometheus text exposition."""
         return self._do(Routes.metrics)
 
+    def doctor(self) -> dict[str, Any]:
+        """The daemon's checks, each with what to do about a problem."""
+        return self._do(Routes.doctor)
+
 
 class AsyncClient(_Transport):
     """The daemon's API for asyncio; the same methods as `Client`, awaitable."""
@@ -720,3 +725,6 @@ class AsyncClient(_Transport):
 
     async def metrics(self) -> str:
         return await self._do(Routes.metrics)
+
+    async def doctor(self) -> dict[str, Any]:
+        return await self._do(Routes.doctor)

@@ -25,7 +25,7 @@ import abc
 import collections
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..errors import ChrysalisError, InvalidInput
@@ -53,6 +53,8 @@ class RemoteNotFound(RemoteError, LookupError):
 class ObjectInfo:
     key: str
     size: int
+    # when the store says it was written (its clock, not ours); not part of equality
+    mtime: float | None = field(default=None, compare=False)
 
 
 class Remote(abc.ABC):

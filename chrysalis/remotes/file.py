@@ -138,7 +138,8 @@ class FileRemote(Remote):
                     key = os.path.relpath(full, self.root).replace(os.sep, "/")
                     if key.startswith(prefix):
                         with contextlib.suppress(FileNotFoundError):
-                            out.append(ObjectInfo(key, os.stat(full).st_size))
+                            st = os.stat(full)
+                            out.append(ObjectInfo(key, st.st_size, st.st_mtime))
         except OSError as exc:
             raise RemoteUnavailable(f"{self.url}: cannot list {prefix!r}: {exc}") from exc
         return sorted(out, key=lambda o: o.key)

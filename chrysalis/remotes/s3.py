@@ -115,7 +115,14 @@ class S3Remote(Remote):
                 if len(out):
                     self.count("list")
                 for obj in page.get("Contents", ()):
-                    out.append(ObjectInfo(obj["Key"][len(self.prefix) :], int(obj["Size"])))
+                    when = obj.get("LastModified")
+                    out.append(
+                        ObjectInfo(
+                            obj["Key"][len(self.prefix) :],
+                            int(obj["Size"]),
+                            when.timestamp() if when is not None else None,
+                        )
+                    )
         except (self._client_error, self._boto_error) as exc:
             raise self._fail("list", prefix, exc) from exc
         return sorted(out, key=lambda o: o.key)

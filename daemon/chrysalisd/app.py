@@ -538,6 +538,18 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         body = await request.body()
         return ImportResult(**await run_in_threadpool(import_lines, d.memory, body))
 
+    # ---- doctor ----
+
+    @app.get("/v1/doctor", tags=["status"])
+    def doctor(d: D) -> dict[str, Any]:
+        """Checks with advice: the data dir, the indexes against LMDB, the embedder (Ollama),
+        the remote (reachable, writable, format, clock skew), sync and the Zep mirror. Each
+        is ``{check, status: ok|warn|error, detail, fix}``; ``ok`` is false on any error."""
+        from .doctor import daemon_checks
+
+        checks = daemon_checks(d)
+        return {"ok": all(c["status"] != "error" for c in checks), "checks": checks}
+
     # ---- ingest ----
 
     @app.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})

@@ -335,6 +335,48 @@ def mcp(ctx: click.Context) -> None:
     serve_mcp(ctx.ensure_object(dict).get("socket"))
 
 
+# ---- doctor ----------------------------------------------------------------------------------
+
+
+@main.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the socket, the data dir, the indexes against LMDB, the embedder (Ollama), the
+    remote (reachable, writable, format, clock skew), sync and Zep; say what to do for each
+    problem. Exits 1 if any check fails.
+
+    \b
+    Example:
+      chrysalis doctor
+    """
+    from chrysalis.client import default_socket_path
+
+    from .doctor import local_checks
+
+    socket = Path(ctx.ensure_object(dict).get("socket") or default_socket_path())
+    checks = local_checks(socket)
+    if all(c["status"] != "error" for c in checks):
+        try:
+            checks += _client(ctx).doctor()["checks"]
+        except ChrysalisError as exc:
+            checks.append(
+                {"check": "daemon", "status": "error", "detail": exc.message,
+                 "fix": "restart it: `chrysalis daemon`"}
+            )  # fmt: skip
+    ok = all(c["status"] != "error" for c in checks)
+    if as_json:
+        _print_json({"ok": ok, "checks": checks})
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "error": "FAIL"}
+        for c in checks:
+            click.echo(f"{marks[c['status']]}  {c['check']:<13} {c['detail']}")
+            if c["status"] != "ok" and c["fix"]:
+                click.echo(f"      {'':<13} -> {c['fix']}")
+    if not ok:
+        ctx.exit(1)
+
+
 # ---- sync ------------------------------------------------------------------------------------
 
 

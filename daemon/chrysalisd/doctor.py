@@ -1,0 +1,238 @@
+"""`chrysalis doctor`: checks that say what is wrong and what to do about it.
+
+`daemon_checks` runs inside the daemon (``GET /v1/doctor``): the data dir, the indexes against
+LMDB, the remote (reachable, writable, format, clock skew), the Zep mirror, the embedder
+(Ollama). `local_checks` runs in the CLI: the socket and its directory, and whether a daemon
+answers at all. Each check is ``{"check", "status": ok|warn|error, "detail", "fix"}``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chrysalis.errors import ChrysalisError
+
+if TYPE_CHECKING:
+    from .state import Daemon
+
+MAX_SKEW_S = 60.0  # HLCs absorb skew, but beyond this "recent" ordering and TTLs get odd
+
+
+def check(name: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
+    return {"check": name, "status": status, "detail": detail, "fix": fix}
+
+
+def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
+    out = [_data_dir(daemon), _indexes(daemon), _embedder(daemon)]
+    if daemon.sync is None:
+        out.append(check("remote", "ok", "no remote configured (this laptop works alone)"))
+    else:
+        out += _remote(daemon)
+    if daemon.mirror is not None:
+        m = daemon.mirror.status()
+        if m["consecutive_errors"]:
+            out.append(
+                check(
+                    "zep", "warn", f"{m['consecutive_errors']} errors in a row: {m['last_error']}",
+                    "check zep_url and the API key; local memory is unaffected and pushes resume",
+                )
+            )  # fmt: skip
+        else:
+            out.append(check("zep", "ok", f"{m['kind']} at {m['url']}, {m['pending_ops']} pending"))
+    return out
+
+
+def _data_dir(daemon: Daemon) -> dict[str, str]:
+    path = daemon.memory.path
+    mode = stat.S_IMODE(path.stat().st_mode)
+    free = shutil.disk_usage(path).free
+    floor = daemon.settings.min_free_disk_bytes
+    if free < floor:
+        return check(
+            "data dir", "error", f"{path}: only {free >> 20} MiB free (floor {floor >> 20} MiB)",
+            "free disk space; writes fail when the disk is full",
+        )  # fmt: skip
+    if mode & 0o077:
+        return check(
+            "data dir", "warn", f"{path} is mode {mode:o}: other users can read the memory",
+            f"chmod 700 {path}",
+        )  # fmt: skip
+    return check("data dir", "ok", f"{path}, {free >> 30} GiB free, mode {mode:o}")
+
+
+def _indexes(daemon: Daemon) -> dict[str, str]:
+    status = daemon.memory.indexer.status()
+    behind = {k: v for k, v in status["behind"].items() if v}
+    beads = daemon.counts()["beads"]
+    if status.get("last_error"):
+        return check(
+            "indexes", "error", f"last index error: {status['last_error']}",
+            "see the daemon log; `chrysalis doctor` again after a restart (indexes rebuild from "
+            "LMDB when damaged)",
+        )  # fmt: skip
+    if behind:
+        return check(
+            "indexes", "warn", f"catching up with LMDB: {behind} ops to go",
+            "wait; if the number does not fall, check the embedder (Ollama) and the log",
+        )  # fmt: skip
+    keyword = status["keyword"]["items"]
+    if keyword < beads:
+        return check(
+            "indexes", "error", f"keyword index holds {keyword} items for {beads} beads",
+            "stop the daemon, delete the index files under the data dir (index/), start it: "
+            "they are rebuilt from LMDB",
+        )  # fmt: skip
+    return check("indexes", "ok", f"caught up with LMDB ({beads} beads, {keyword} keyword items)")
+
+
+def _embedder(daemon: Daemon) -> dict[str, str]:
+    setting = daemon.settings.embedder
+    emb = daemon.memory.embedder
+    if emb is None:
+        return check("embedder", "ok", "none: keyword, recency and graph retrieval only")
+    if emb.provider != "ollama" and not setting.startswith(("auto", "ollama")):
+        return check("embedder", "ok", f"{emb.provider} {emb.model}")
+    host = os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
+    url = host if "://" in host else f"http://{host}"
+    try:
+        import httpx
+
+        httpx.get(url.rstrip("/") + "/api/tags", timeout=1.0).raise_for_status()
+    except Exception as exc:
+        level = "error" if emb.provider == "ollama" else "ok"
+        return check(
+            "ollama", level, f"{url} does not answer ({type(exc).__name__}); using {emb.provider}",
+            "start Ollama (`ollama serve`) or set embedder = \"deterministic\"",
+        )  # fmt: skip
+    return check("ollama", "ok", f"{url} answers; embedder {emb.provider} {emb.model}")
+
+
+def _remote(daemon: Daemon) -> list[dict[str, str]]:
+    sync = daemon.sync
+    assert sync is not None
+    remote, url = sync.remote, sync.remote.url
+    out = []
+    try:
+        fmt = sync._open()
+    except ChrysalisError as exc:
+        return [
+            check(
+                "remote", "error", f"{url}: {exc.message}",
+                "check the URL, credentials (AWS_PROFILE / AWS_* / the folder is mounted) and "
+                "the sync key",
+            )
+        ]  # fmt: skip
+    out.append(
+        check(
+            "remote", "ok",
+            f"{url}: format {fmt['format']}, {'encrypted' if fmt.get('encryption') else 'plain'}",
+        )
+    )  # fmt: skip
+    probe = f"doctor/{daemon.memory.replica_id}-{secrets.token_hex(4)}"
+    try:
+        before = time.time()
+        if not remote.put_if_absent(probe, b"probe"):
+            raise ChrysalisError("a fresh probe name was taken: create-only puts do not work")
+        after = time.time()
+        listed = [o for o in remote.list(probe) if o.key == probe]
+        remote.delete(probe)
+    except ChrysalisError as exc:
+        out.append(
+            check(
+                "remote write", "error", f"{url}: {exc.message}",
+                "give this laptop write access to the prefix (s3:PutObject, s3:DeleteObject, "
+                "s3:ListBucket) or to the folder",
+            )
+        )  # fmt: skip
+        return out
+    out.append(check("remote write", "ok", "create-only put, list and delete work"))
+    mtime = listed[0].mtime if listed else None
+    if mtime is not None:
+        skew = (before + after) / 2 - mtime
+        if abs(skew) > MAX_SKEW_S:
+            out.append(
+                check(
+                    "clock", "warn", f"this clock is {skew:+.0f} s off the remote's",
+                    "turn on network time (timedatectl set-ntp true / System Settings)",
+                )
+            )  # fmt: skip
+        else:
+            out.append(check("clock", "ok", f"{skew:+.1f} s against the remote's clock"))
+    status = sync.status()
+    if status["stopped"]:
+        out.append(
+            check(
+                "sync", "error", status["stopped"],
+                "see docs/operations.md, 'Clone detected': keep one copy, move the other aside",
+            )
+        )  # fmt: skip
+    elif status["rejected"]:
+        first = status["rejected"][0]
+        out.append(
+            check(
+                "sync", "warn", f"{len(status['rejected'])} objects rejected, e.g. {first['key']}: "
+                f"{first['error']}",
+                "another laptop wrote something this one cannot trust (a different sync key?); "
+                "their other ops still apply",
+            )
+        )  # fmt: skip
+    elif status["consecutive_errors"]:
+        out.append(
+            check(
+                "sync", "warn", f"{status['consecutive_errors']} errors in a row: "
+                f"{status['last_error']}",
+                "the remote was unreachable; the op log keeps everything and retries with backoff",
+            )
+        )  # fmt: skip
+    else:
+        lag = max((p["lag"] for p in status["peers"]), default=0)
+        out.append(check("sync", "ok", f"{len(status['peers'])} peers, largest lag {lag} ops"))
+    return out
+
+
+def local_checks(socket: Path) -> list[dict[str, str]]:
+    """What the CLI can see without the daemon: the socket and its directory."""
+    out = []
+    directory = socket.parent
+    if not directory.exists():
+        return [
+            check(
+                "daemon", "error", f"{directory} does not exist: no daemon is running here",
+                "start it: `chrysalis daemon` (or the systemd / launchd unit in deploy/)",
+            )
+        ]  # fmt: skip
+    st = directory.stat()
+    mode = stat.S_IMODE(st.st_mode)
+    if st.st_uid != os.getuid():
+        out.append(
+            check(
+                "socket dir", "error", f"{directory} belongs to uid {st.st_uid}, not you",
+                "remove it (as its owner) or use another --socket",
+            )
+        )  # fmt: skip
+    elif mode & 0o077:
+        out.append(
+            check("socket dir", "warn", f"{directory} is mode {mode:o}", f"chmod 700 {directory}")
+        )
+    else:
+        out.append(check("socket dir", "ok", f"{directory}, mode {mode:o}"))
+    if not socket.exists():
+        out.append(
+            check(
+                "daemon", "error", f"no socket at {socket}: the daemon is not running",
+                "start it: `chrysalis daemon` (or the systemd / launchd unit in deploy/)",
+            )
+        )  # fmt: skip
+        return out
+    smode = stat.S_IMODE(socket.stat().st_mode)
+    if smode & 0o077:
+        out.append(check("socket", "warn", f"{socket} is mode {smode:o}", f"chmod 600 {socket}"))
+    else:
+        out.append(check("socket", "ok", f"{socket}, mode {smode:o}"))
+    return out
