@@ -98,3 +98,18 @@ def test_sync_bench_quick_run_converges() -> None:
     assert rep["ops"] == 2000 and rep["push_ops_per_s"] > 0 and rep["replay_ops_per_s"] > 0
     assert rep["idle_pull_requests"]["list"] == 0
     assert report["end_to_end"]["latency_max_s"] > 0
+
+
+def test_compose_file_runs_two_daemons_on_one_bucket_on_loopback() -> None:
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"minio", "bucket", "ollama", "laptop-a", "laptop-b"} <= set(services)
+    a, b = services["laptop-a"]["environment"], services["laptop-b"]["environment"]
+    assert a["CHRYSALIS_REMOTE"] == b["CHRYSALIS_REMOTE"].replace("laptop-b", "laptop-a")
+    assert a["CHRYSALIS_REMOTE"].startswith("s3://chrysalis/")
+    assert a["CHRYSALIS_REPLICA_ID"] != b["CHRYSALIS_REPLICA_ID"]
+    ports = [p for s in services.values() for p in s.get("ports", [])]
+    assert ports and all(p.startswith("127.0.0.1:") for p in ports)
+    assert (ROOT / "deploy" / "Dockerfile").exists()
