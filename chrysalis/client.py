@@ -267,8 +267,13 @@ class Routes:
         return Call("POST", "/v1/ingest", _json, json=body)
 
     @staticmethod
-    def sync(push: bool = True, pull: bool = True, snapshot: bool = False) -> Call[dict[str, Any]]:
-        body = {"push": push, "pull": pull, "snapshot": snapshot}
+    def sync(
+        push: bool = True,
+        pull: bool = True,
+        snapshot: bool = False,
+        decommission: str | None = None,
+    ) -> Call[dict[str, Any]]:
+        body = {"push": push, "pull": pull, "snapshot": snapshot, "decommission": decommission}
         return Call("POST", "/v1/sync", _json, json=body)
 
 
@@ -544,11 +549,16 @@ class Client(_Transport):
         return self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
 
     def sync(
-        self, *, push: bool = True, pull: bool = True, snapshot: bool = False
+        self,
+        *,
+        push: bool = True,
+        pull: bool = True,
+        snapshot: bool = False,
+        decommission: str | None = None,
     ) -> dict[str, Any]:
-        """Push to the remote and pull from it now (and publish a snapshot if asked); what
-        moved, per remote and mirror."""
-        return self._do(Routes.sync(push, pull, snapshot))
+        """Push to the remote and pull from it now (and publish a snapshot if asked; retire a
+        laptop's replica id if asked); what moved, per remote and mirror."""
+        return self._do(Routes.sync(push, pull, snapshot, decommission))
 
     def metrics(self) -> str:
         """Prometheus text exposition."""
@@ -719,9 +729,14 @@ class AsyncClient(_Transport):
         return await self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
 
     async def sync(
-        self, *, push: bool = True, pull: bool = True, snapshot: bool = False
+        self,
+        *,
+        push: bool = True,
+        pull: bool = True,
+        snapshot: bool = False,
+        decommission: str | None = None,
     ) -> dict[str, Any]:
-        return await self._do(Routes.sync(push, pull, snapshot))
+        return await self._do(Routes.sync(push, pull, snapshot, decommission))
 
     async def metrics(self) -> str:
         return await self._do(Routes.metrics)

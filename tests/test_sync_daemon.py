@@ -192,3 +192,22 @@ def test_bad_sync_key_file_stops_the_daemon_at_start(tmp_path: Path) -> None:
         assert "cannot read sync key file" in d.output()
     finally:
         d.close()
+
+
+def test_decommission_a_laptop_from_the_cli(
+    daemons: Callable[..., DaemonProcess], tmp_path: Path
+) -> None:
+    (tmp_path / "shared").mkdir()
+    url = f"file://{tmp_path / 'shared'}"
+    a, b = daemons("a", "--remote", url), daemons("b", "--remote", url)
+    b.once("remember", "the old laptop's last note", id="old")
+    assert sync(b)[0] == 0
+    gone = b.once("status")["replica_id"]
+    assert b.stop() == 0
+    code, result = sync(a, "--decommission", gone)
+    assert code == 0, result
+    peers = {p["replica"]: p for p in a.once("status")["sync"]["remote"]["peers"]}
+    assert peers[gone]["decommissioned"]
+    assert a.once("get_bead", "old").content == "the old laptop's last note"
+    bad = a.cli("sync", "--decommission", "no-such-laptop")
+    assert bad.returncode == 1 and "no replica" in bad.stdout + bad.stderr

@@ -198,6 +198,9 @@ class SyncIn(BaseModel):
     push: bool = True
     pull: bool = True
     snapshot: bool = False
+    decommission: Id | None = Field(
+        None, description="a replica id of a laptop that will not come back"
+    )
 
 
 class ImportResult(BaseModel):
@@ -588,7 +591,9 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         schedule. ``ok`` is false when a step failed; each step says what moved or why not.
         409 when no remote is configured."""
         body = body or SyncIn()
-        return await run_in_threadpool(d.sync_now, body.push, body.pull, body.snapshot)
+        return await run_in_threadpool(
+            d.sync_now, body.push, body.pull, body.snapshot, body.decommission
+        )
 
     return app
 

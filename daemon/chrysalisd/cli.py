@@ -386,9 +386,16 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--snapshot", is_flag=True, help="Then publish a snapshot (new laptops start from it)."
 )
+@click.option(
+    "--decommission",
+    metavar="REPLICA",
+    help="First retire a laptop that will not come back (its id from `chrysalis status`).",
+)
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, only: str | None, snapshot: bool, as_json: bool) -> None:
+def sync(
+    ctx: click.Context, only: str | None, snapshot: bool, decommission: str | None, as_json: bool
+) -> None:
     """Push to the remote and pull from it now (and every mirror), then say what moved.
 
     Exits 1 if a step failed (the daemon retries on its schedule anyway).
@@ -401,7 +408,9 @@ def sync(ctx: click.Context, only: str | None, snapshot: bool, as_json: bool) ->
     """
     obj = ctx.ensure_object(dict)
     client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
-    result = client.sync(push=only != "pull", pull=only != "push", snapshot=snapshot)
+    result = client.sync(
+        push=only != "pull", pull=only != "push", snapshot=snapshot, decommission=decommission
+    )
     if as_json:
         _print_json(result)
     else:

@@ -120,9 +120,19 @@ class Daemon:
         return self.sync.push()
 
     def sync_now(
-        self, push: bool = True, pull: bool = True, snapshot: bool = False
+        self,
+        push: bool = True,
+        pull: bool = True,
+        snapshot: bool = False,
+        decommission: str | None = None,
     ) -> dict[str, Any]:
-        """Push, then pull, at once; what moved (or why not) for the remote and each mirror."""
+        """Push, then pull, at once; what moved (or why not) for the remote and each mirror.
+        ``decommission`` retires another laptop's replica id first (it stops gating
+        compaction); that needs a remote."""
+        if decommission is not None:
+            if self.sync is None:
+                raise Conflict("decommission needs a remote: start the daemon with --remote URL")
+            self.sync.decommission(decommission)
         if self.sync is None and self.mirror is None:
             raise Conflict(
                 "no remote configured: start the daemon with --remote URL (or CHRYSALIS_REMOTE)"
