@@ -33,6 +33,7 @@ from pydantic import Tag as UnionTag
 MAX_CONTENT_CHARS = 8 * 1024 * 1024
 MAX_TEXT_CHARS = 64 * 1024
 MAX_SHORT_CHARS = 512
+MAX_LINE = 2**31 - 1  # line numbers in span refs (every int we store must fit in 64 bits)
 MAX_TAG_CHARS = 128
 MAX_LIST_ITEMS = 256
 MAX_METADATA_BYTES = 64 * 1024
@@ -84,6 +85,8 @@ def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
         if v is None or isinstance(v, bool | int | str):
             if isinstance(v, str):
                 _no_lone_surrogates(v)
+            elif isinstance(v, int) and not -(2**63) <= v < 2**64:
+                raise ValueError("integers in metadata must fit in 64 bits")
             return
         if isinstance(v, float):
             _finite(v)
@@ -150,15 +153,15 @@ class BlobRef(_Model):
     """Content stored beside LMDB, named by its SHA-256."""
 
     sha256: Sha256
-    size: Annotated[int, Field(strict=True, ge=0)]
+    size: Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
 
 
 class SpanRef(_Model):
     """Where a bead's content came from: a file and a 1-based, inclusive line range."""
 
     path: ShortText
-    start_line: Annotated[int, Field(strict=True, ge=1)]
-    end_line: Annotated[int, Field(strict=True, ge=1)]
+    start_line: Annotated[int, Field(strict=True, ge=1, le=MAX_LINE)]
+    end_line: Annotated[int, Field(strict=True, ge=1, le=MAX_LINE)]
 
 
 class Bead(_Model):

@@ -88,6 +88,25 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
     ),
     ("negative k", "POST", "/v1/retrieve", {"json": {"query": "x", "k": -1}}, 400),
     ("huge k", "POST", "/v1/retrieve", {"json": {"query": "x", "k": 10**12}}, 400),
+    (
+        "span ref line beyond 64 bits",
+        "POST",
+        "/v1/beads",
+        {
+            "json": {
+                "content": "x",
+                "span_refs": [{"path": "a", "start_line": 1, "end_line": 10**30}],
+            }
+        },
+        400,
+    ),
+    (
+        "metadata integer beyond 64 bits",
+        "POST",
+        "/v1/kg/nodes",
+        {"json": {"id": "n", "type": "t", "metadata": {"big": 10**30}}},
+        400,
+    ),
     ("k as text", "POST", "/v1/retrieve", {"json": {"query": "x", "k": "ten"}}, 400),
     ("empty query", "POST", "/v1/retrieve", {"json": {"query": ""}}, 400),
     (
