@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,15 @@ def test_no_request_makes_the_daemon_fail(api: Any) -> None:
     for operation in operations:
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+        # derandomized: the same requests every run, so a landing never rides on luck
+        # (CHRYSALIS_SCHEMATHESIS_RANDOM=1 explores new ones; it found the 64-bit limits)
+        @settings(
+            max_examples=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=not os.environ.get("CHRYSALIS_SCHEMATHESIS_RANDOM"),
+            database=None,
+        )
         def call(case: Any) -> None:
             if isinstance(case.body, dict) and isinstance(case.body.get("path"), str):
                 case.body["path"] = str(sample)  # never let it walk the real "/"
