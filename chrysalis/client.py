@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -330,7 +331,19 @@ class _UnixStream(httpcore.NetworkStream):
         self._sock.close()
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # httpcore asks before reusing an idle keep-alive connection: readable means the
+            # daemon closed it (an idle timeout, a restart), so a fresh one is opened
+            return _readable(self._sock)
         return self._sock if info == "socket" else None
+
+
+def _readable(sock: socket.socket) -> bool:
+    if sock.fileno() < 0:
+        return True
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _sync_transport(path: str) -> httpx.HTTPTransport:
@@ -350,6 +363,12 @@ class _Transport:
         return DaemonNotRunning(
             f"no daemon at {self.socket}; start it with `chrysalis daemon`"
             + (f" (or set CHRYSALIS_SOCKET): {exc}" if str(exc) else "")
+        )
+
+    def _broke(self, exc: Exception) -> DaemonNotRunning:
+        return DaemonNotRunning(
+            f"the connection to the daemon at {self.socket} broke mid-request (it stopped or "
+            f"restarted; the request may or may not have been applied): {exc}"
         )
 
     def _check_socket(self) -> None:
@@ -396,6 +415,8 @@ class Client(_Transport):
             raise self._not_running(exc) from exc
         except httpx.TimeoutException as exc:
             raise self._timed_out() from exc
+        except httpx.TransportError as exc:  # reset or closed mid-request: it stopped
+            raise self._broke(exc) from exc
         return self._read(call, r)
 
     def raw(self, call: Call[Any]) -> Any:
@@ -599,6 +620,8 @@ class AsyncClient(_Transport):
             raise self._not_running(exc) from exc
         except httpx.TimeoutException as exc:
             raise self._timed_out() from exc
+        except httpx.TransportError as exc:  # reset or closed mid-request: it stopped
+            raise self._broke(exc) from exc
         return self._read(call, r)
 
     async def ping(self) -> bool:

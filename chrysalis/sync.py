@@ -216,19 +216,22 @@ class Sync:
             out = Outcome(at=_now())
             try:
                 self._open()
-                if self._identity_checked and not self._waiting():
+                unannounced = self._announced() < self.pushed()
+                if self._identity_checked and not unannounced and not self._waiting():
                     out.ok = True  # nothing to send: an idle push costs no request
                     self.health.last_push = out
                     return out.as_dict()
-                announced = self._check_identity()
+                self._check_identity()
                 self._identity_checked = True
                 for replica, upto in self._owned():
                     self._push_replica(replica, upto, out)
-                if out.objects or announced < self.pushed():
-                    # (also after a crash between a segment and its announcement)
+                if out.objects or self._announced() < self.pushed():
+                    # Segments others have not been told of: also those of an earlier push
+                    # that failed (or was killed) after its segments and before this point.
                     _fault("before-heartbeat")
                     self.heartbeat()
                     self.remote.put("changed", secrets.token_hex(8).encode())
+                    self.store.put_meta(self._announced_name(), self.pushed())
             except Exception as exc:
                 self._failed(out, exc)
                 self.health.last_push = out
@@ -239,6 +242,13 @@ class Sync:
             if out.ops:
                 log.info("pushed %d ops in %d objects to %s", out.ops, out.objects, self.remote.url)
             return out.as_dict()
+
+    def _announced_name(self) -> str:
+        return f"sync:{self._open()['id']}:announced"
+
+    def _announced(self) -> int:
+        """Our cursor as of the last ``changed`` marker we wrote (durable, in LMDB)."""
+        return int(self.store.get_meta(self._announced_name()) or 0)
 
     def _owned(self) -> list[tuple[str, int | None]]:
         """Whose ops we push: ours, and those of the ids this data dir was before a new
