@@ -326,6 +326,11 @@ class VectorIndex:
     ) -> None:
         import faiss  # the library stays importable without touching FAISS until needed
 
+        # One OpenMP thread: a single-query search on the exact index spread over 2 threads
+        # stalls when the cores are busy (p50 7-15 ms instead of 0.6 ms, bench/peers.py); on
+        # the IVF index one thread is as fast. Training gets slower, but it runs in the
+        # background worker.
+        faiss.omp_set_num_threads(1)
         self._faiss = faiss
         self.directory = directory
         self.model = model
