@@ -1,0 +1,183 @@
+"""Soak: three daemons (subprocesses, each its own data dir) sync through one S3 bucket on moto
+on a short schedule (push and pull every second, snapshots and compaction every 5 s) while two
+seeded driver threads write, forget and sync on random daemons and a chaos thread SIGKILLs
+daemons (restarting them on the same data dir) and stops S3 for 1-5 s at a time.
+
+Then S3 comes back for good, every daemon runs, a fourth daemon joins with an empty data dir
+(from the snapshot and the segments compaction left), and sync rounds go on until the four
+state digests are equal and stay equal. The checker then wants every acknowledged write on
+every replica exactly once, every acknowledged forget everywhere, indexes that agree with LMDB,
+no rejected object, no stopped push, nothing pending, no error in any daemon's log, and daemons
+that answer and stop cleanly.
+
+About two minutes by default; ``CHRYSALIS_SOAK_SECONDS=1800`` (or ``pytest tests/reliability
+--soak-seconds 1800``) soaks longer. ``CHRYSALIS_SOAK_SEED`` replays the driver's choices (not
+the timing). The report is printed (``-s`` shows it) and kept in the test's user_properties.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import signal
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.reliability.soak import (
+    Chaos,
+    Driver,
+    Ledger,
+    Replica,
+    check,
+    converge,
+    remote_summary,
+    start_s3,
+)
+from tests.remote_fixtures import S3Server
+
+DRIVERS = 2  # threads writing at once: kills land on calls in flight
+CONVERGE_SECONDS = 60.0
+ANSWER_SECONDS = 10.0  # "quickly" at the end: a wedged daemon does not answer at all
+
+
+@pytest.mark.slow
+def test_soak_three_daemons_through_s3_with_crashes_and_outages(
+    s3_server: S3Server,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    soak_seconds: float,
+    soak_seed: int,
+) -> None:
+    started = time.monotonic()
+    rng = random.Random(soak_seed)
+    report: dict[str, Any] = {"seed": soak_seed, "chaos_s": soak_seconds}
+    request.node.user_properties.append(("soak", report))
+    print(f"\nsoak: seed {soak_seed} (CHRYSALIS_SOAK_SEED={soak_seed}), {soak_seconds:g} s")
+
+    werkzeug = logging.getLogger("werkzeug")  # moto's request log: thousands of lines
+    werkzeug_level = werkzeug.level
+    werkzeug.setLevel(logging.WARNING)
+    bucket = s3_server.new_bucket()
+    url = s3_server.url(bucket)
+    replicas = [Replica(name, tmp_path / name, url) for name in ("a", "b", "c")]
+    stats: Counter[str] = Counter()
+    ledger = Ledger()
+    stop = threading.Event()
+    chaos_stats: Counter[str] = Counter()
+    chaos = Chaos(replicas, s3_server, random.Random(rng.getrandbits(64)), chaos_stats, stop)
+    try:
+        replicas[0].start()
+        assert replicas[0].call("sync")["ok"]  # one replica makes format.json: no race
+        for r in replicas[1:]:
+            r.start()
+        report["startup_s"] = round(time.monotonic() - started, 1)
+        chaos.start()
+        lock, ids = threading.Lock(), itertools.count(1)
+        drivers = [
+            Driver(replicas, ledger, random.Random(rng.getrandbits(64)), stats, lock, ids)
+            for _ in range(DRIVERS)
+        ]
+        threads = [
+            threading.Thread(target=d.run, args=(soak_seconds, stop), name=f"soak-driver-{i}")
+            for i, d in enumerate(drivers)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for d in drivers:
+            assert d.error is None, f"a driver failed:\n{d.error}"
+        stop.set()
+        joined = time.monotonic()
+        chaos.join(timeout=300)
+        assert not chaos.is_alive(), "the chaos thread did not finish"
+        assert chaos.error is None, f"chaos failed:\n{chaos.error}"
+        report["chaos_join_s"] = round(time.monotonic() - joined, 1)
+        report["kill_exit_codes"] = dict(chaos.kill_codes)
+        assert set(chaos.kill_codes) <= {-signal.SIGKILL}, chaos.kill_codes
+
+        # Convergence: S3 up, every daemon up, sync until the digests agree and stay. A
+        # fourth laptop joins now, from the remote alone (a snapshot, then segments): what
+        # compaction left there must be the whole memory.
+        start_s3(s3_server)
+        problems: list[str] = []
+        for r in replicas:
+            if not r.running():  # chaos restarts the daemons it kills: this one died alone
+                assert r.proc.proc is not None
+                problems.append(f"{r.name} exited {r.proc.proc.returncode} on its own")
+                r.start()
+        if stats["failed:NotReady"]:
+            problems.append(f"{stats['failed:NotReady']} calls found no answer in 30 s (wedged?)")
+        late = Replica("late", tmp_path / "late", url)
+        replicas.append(late)
+        late.start()
+        bound = max(CONVERGE_SECONDS, soak_seconds / 10)
+        seconds, rounds, statuses = converge(replicas, bound)
+        report["converge_s"] = round(seconds, 1)
+        report["converge_rounds"] = rounds
+        report["digest"] = statuses[0]["state_digest"]
+        report["remote"] = remote_summary(s3_server, bucket)
+
+        checking = time.monotonic()
+        problems += check(replicas, ledger, statuses, rng, report)
+        problems += [f"unexpected error: {e}" for e in ledger.unexpected]
+
+        report["check_s"] = round(time.monotonic() - checking, 1)
+        # No daemon wedged: each answers at once, and SIGTERM stops it with status 0.
+        for r in replicas:
+            assert r.call("ping", timeout=ANSWER_SECONDS), r.name
+            assert r.call("status", timeout=ANSWER_SECONDS)["state_digest"] == report["digest"]
+        for r in replicas:
+            code = r.proc.stop(signal.SIGTERM, timeout=60)
+            if code != 0:
+                problems.append(f"{r.name}: exit status {code} on SIGTERM")
+        cancelled = 0
+        for r in replicas:
+            lines, at_shutdown = r.error_lines()
+            problems += [f"{r.name} logged: {line[:1000]}" for line in lines]
+            cancelled += at_shutdown
+        report["jobs_cancelled_at_shutdown"] = cancelled
+        assert not problems, "soak found problems:\n" + "\n".join(problems)
+    finally:
+        stop.set()
+        if chaos.is_alive():
+            chaos.join(timeout=120)
+        start_s3(s3_server)  # whatever happened: other tests share the server
+        werkzeug.setLevel(werkzeug_level)
+        report.update(
+            total_s=round(time.monotonic() - started, 1),
+            ops_acked=sum(
+                stats[k] for k in ("beads_acked", "forgets_acked", "nodes_acked", "edges_acked")
+            ),
+            beads_acked=stats["beads_acked"],
+            batches_acked=stats["batches_acked"],
+            forgets_acked=stats["forgets_acked"],
+            nodes_acked=stats["nodes_acked"],
+            edges_acked=stats["edges_acked"],
+            unsure_writes=len(ledger.unsure) + len(ledger.unsure_forgets),
+            failed_calls={k[7:]: v for k, v in stats.items() if k.startswith("failed:")},
+            calls=stats["calls"],
+            kills=chaos_stats["kills"],
+            restarts=chaos_stats["restarts"],
+            s3_outages=chaos_stats["s3_outages"],
+            s3_down_s=round(chaos_stats["s3_outage_ms"] / 1000, 1),
+            syncs=stats["syncs"],
+            syncs_ok=stats["syncs_ok"],
+            syncs_not_ok=stats["syncs_not_ok"],
+            cli_syncs=stats["cli_syncs"],
+            sync_errors={k[11:]: v for k, v in stats.items() if k.startswith("sync_error:")},
+            mean_ms={
+                k[3:]: round(stats[k] / stats["n:" + k[3:]]) for k in stats if k.startswith("ms:")
+            },
+        )
+        print("soak report:")
+        for key, value in report.items():
+            print(f"  {key:18} {value}")
+        for r in replicas:
+            r.close()
