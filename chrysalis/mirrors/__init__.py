@@ -12,11 +12,13 @@ from __future__ import annotations
 import abc
 import concurrent.futures
 import logging
+import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError
+from ..errors import ChrysalisError, NotFound
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -87,9 +89,110 @@ class OpLogMirror(Mirror):
     what already arrived.
     """
 
-    memory: Memory
-    batch: int
-    _meta: str  # this mirror's prefix for meta names
+    def __init__(
+        self, memory: Memory, client: Any, base_url: str, user_id: str, meta: str, batch: int
+    ) -> None:
+        self.memory = memory
+        self.store = memory.store
+        self.client = client  # the SDK's client
+        self.base_url = base_url
+        self.user_id = user_id
+        self.batch = batch
+        self.health = MirrorHealth()
+        self._meta = meta  # this mirror's prefix for meta names
+        self._push_lock = threading.Lock()
+        self._pull_lock = threading.Lock()
+
+    # ---- push and pull, with their health -------------------------------------------------------
+
+    def push(self) -> dict[str, Any]:
+        return self._guarded("push", self._push_lock, self._push)
+
+    def pull(self) -> dict[str, Any]:
+        return self._guarded("pull", self._pull_lock, self._pull)
+
+    def _guarded(self, what: str, lock: threading.Lock, fn: Any) -> dict[str, Any]:
+        try:
+            with lock:
+                result: dict[str, Any] = fn()
+        except Exception as exc:
+            self.health.failed(what, exc)
+            raise
+        self.health.ok(what, result)
+        return result
+
+    def _push(self) -> dict[str, Any]:
+        sent = self._push_ops()
+        forgotten = self._push_forgets()
+        return {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
+
+    @abc.abstractmethod
+    def _pull(self) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def _forget(self, session: str, bead_id: str) -> None:
+        """Take a bead this replica sent (to ``session``) out of the service."""
+
+    def _push_forgets(self) -> int:
+        """Take forgets (from any replica) of beads this replica sent to the service."""
+        name = self._meta + "forgets"
+        seen = self.store.get_meta(name) or {}
+        vv, done = dict(seen), 0
+        for op in self.memory.ops_since(seen):
+            vv[op["replica"]] = max(vv.get(op["replica"], 0), op["seq"])
+            if op["kind"] != "bead.forget":
+                continue
+            session = self.store.get_meta(self._meta + "bead:" + op["target"])
+            if session is None:
+                continue  # not ours to take out
+            self._forget(session, op["target"])
+            self.store.put_meta(self._meta + "bead:" + op["target"], None)
+            done += 1
+        if vv != seen:
+            self.store.put_meta(name, vv)
+        return done
+
+    def _add_fact_node(self, uuid: str, text: str, metadata: dict[str, Any], weight: float) -> bool:
+        """A fact the service derived as a node ``zep-fact-<uuid>`` linked from the memory's
+        user node; False if it is here already (pulled by us or by another replica)."""
+        node_id = safe_id(f"zep-fact-{uuid}")
+        try:
+            self.memory.get_node(node_id)
+            return False
+        except NotFound:
+            pass
+        user = safe_id(f"zep-user-{self.user_id}")
+        try:
+            self.memory.get_node(user)
+        except NotFound:
+            self.memory.add_node(user, "zep_user", name=self.user_id, metadata={"source": "zep"})
+        self.memory.add_node(node_id, "fact", name=text[:512], metadata=metadata)
+        self.memory.add_edge(user, node_id, "zep_fact", weight=weight)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        h = self.health
+        return {
+            "kind": self.kind,
+            "url": self.base_url,
+            "user_id": self.user_id,
+            "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
+            "pending_ops": self.pending_ops(),
+            "last_push": h.last_push,
+            "last_pull": h.last_pull,
+            "last_search": h.last_search,
+            "last_error": h.last_error,
+            "consecutive_errors": h.consecutive_errors,
+        }
+
+    def close(self) -> None:
+        """Close the SDK's HTTP connections (both Zep SDKs keep an httpx client inside)."""
+        wrapper = getattr(self.client, "_client_wrapper", None)
+        httpx_client = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
+        if httpx_client is not None:
+            httpx_client.close()
+
+    # ---- the op log -----------------------------------------------------------------------------
 
     @abc.abstractmethod
     def _group(self, op: dict[str, Any]) -> list[Any] | None:
@@ -151,6 +254,14 @@ class OpLogMirror(Mirror):
         store = self.memory.store
         done = int(store.get_meta(self._meta + "cursor") or 0)
         return max(0, self.memory.version_vector().get(store.replica_id, 0) - done)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+def safe_id(text: str) -> str:
+    """``text`` as an id: characters the id pattern rejects become ``_``, at most 128."""
+    return _UNSAFE.sub("_", text)[:128]
 
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mirror-search")

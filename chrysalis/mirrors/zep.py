@@ -21,13 +21,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, NotFound
-from . import MirrorError, MirrorHealth, OpLogMirror
+from . import _UNSAFE, MirrorError, OpLogMirror
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -38,7 +36,6 @@ log = logging.getLogger(__name__)
 ROLE_TYPES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 PAGE = 100
 BATCH = 50
-_ID_SAFE = re.compile(r"[^A-Za-z0-9._:@-]")
 
 
 class ZepMirror(OpLogMirror):
@@ -58,16 +55,9 @@ class ZepMirror(OpLogMirror):
 
         if os.environ.get("ZEP_API_URL"):
             log.warning("ZEP_API_URL is set: the zep-python SDK uses it instead of %s", base_url)
-        self.memory = memory
-        self.store = memory.store
-        self.base_url = base_url.rstrip("/")
-        self.client = Zep(base_url=self.base_url, api_key=api_key, timeout=timeout)
-        self.user_id = user_id
-        self.batch = batch
-        self.health = MirrorHealth()
-        self._meta = f"zep:{user_id}:"
-        self._push_lock = threading.Lock()
-        self._pull_lock = threading.Lock()
+        url = base_url.rstrip("/")
+        client = Zep(base_url=url, api_key=api_key, timeout=timeout)
+        super().__init__(memory, client, url, user_id, f"zep:{user_id}:", batch)
         self._ready: set[str] = set()  # the user and sessions known to exist
 
     # ---- calls -------------------------------------------------------------------------------
@@ -120,7 +110,7 @@ class ZepMirror(OpLogMirror):
         self._ready.add(session)
 
     def session_of(self, bead_session: str | None) -> str:
-        return _ID_SAFE.sub("_", f"{self.user_id}-{bead_session or 'default'}")
+        return _UNSAFE.sub("_", f"{self.user_id}-{bead_session or 'default'}")
 
     def _messages(self, session: str) -> Iterator[Any]:
         """The session's messages, newest page first."""
@@ -137,21 +127,6 @@ class ZepMirror(OpLogMirror):
             yield from reversed(reply.messages or [])
 
     # ---- push --------------------------------------------------------------------------------
-
-    def push(self) -> dict[str, Any]:
-        try:
-            with self._push_lock:
-                result = self._push()
-        except Exception as exc:
-            self.health.failed("push", exc)
-            raise
-        self.health.ok("push", result)
-        return result
-
-    def _push(self) -> dict[str, Any]:
-        sent = self._push_ops()
-        forgotten = self._push_forgets()
-        return {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
 
     def _group(self, op: dict[str, Any]) -> list[Any] | None:
         if op["kind"] != "bead.add" or op["data"].get("erased"):
@@ -212,26 +187,6 @@ class ZepMirror(OpLogMirror):
 
     # ---- forget ------------------------------------------------------------------------------
 
-    def _push_forgets(self) -> int:
-        """Take forgets (from any replica) of beads this replica pushed to Zep."""
-        name = self._meta + "forgets"
-        seen = self.store.get_meta(name) or {}
-        done = 0
-        vv = dict(seen)
-        for op in self.memory.ops_since(seen):
-            vv[op["replica"]] = max(vv.get(op["replica"], 0), op["seq"])
-            if op["kind"] != "bead.forget":
-                continue
-            session = self.store.get_meta(self._meta + "bead:" + op["target"])
-            if session is None:
-                continue  # not ours to take out of Zep
-            self._forget(session, op["target"])
-            self.store.put_meta(self._meta + "bead:" + op["target"], None)
-            done += 1
-        if vv != seen:
-            self.store.put_meta(name, vv)
-        return done
-
     def _forget(self, session: str, bead_id: str) -> None:
         me = self.store.replica_id
         target, ours_only, live = None, True, []
@@ -270,19 +225,6 @@ class ZepMirror(OpLogMirror):
 
     # ---- pull: facts -------------------------------------------------------------------------
 
-    def pull(self) -> dict[str, Any]:
-        try:
-            with self._pull_lock:
-                result = self._pull()
-        except Exception as exc:
-            self.health.failed("pull", exc)
-            raise
-        self.health.ok("pull", result)
-        return result
-
-    def user_node(self) -> str:
-        return _ID_SAFE.sub("_", f"zep-user-{self.user_id}")[:128]
-
     def _pull(self) -> dict[str, Any]:
         # The sessions of our beads (zep-python 2.0's users/{id}/sessions parses its answer as a
         # list of lists, so it cannot read what Zep sends).
@@ -299,34 +241,10 @@ class ZepMirror(OpLogMirror):
         return {"ops": added, "facts": added}
 
     def _add_fact(self, session: str, fact: Any) -> bool:
-        node_id = _ID_SAFE.sub("_", f"zep-fact-{fact.uuid_}")[:128]
-        try:
-            self.memory.get_node(node_id)
-            return False  # already here (pulled by us or by another replica)
-        except NotFound:
-            pass
-        user = self.user_node()
-        try:
-            self.memory.get_node(user)
-        except NotFound:
-            self.memory.add_node(user, "zep_user", name=self.user_id, metadata={"source": "zep"})
-        self.memory.add_node(
-            node_id,
-            "fact",
-            name=fact.fact[:512],
-            metadata={
-                "source": "zep",
-                "zep_uuid": fact.uuid_,
-                "zep_session": session,
-                "rating": fact.rating,
-                "created_at": fact.created_at,
-            },
-        )
-        weight = (
-            float(fact.rating) if isinstance(fact.rating, int | float) and fact.rating > 0 else 1.0
-        )
-        self.memory.add_edge(user, node_id, "zep_fact", weight=weight)
-        return True
+        rating = fact.rating if isinstance(fact.rating, int | float) else None
+        meta = {"source": "zep", "zep_uuid": fact.uuid_, "zep_session": session,
+                "rating": rating, "created_at": fact.created_at}  # fmt: skip
+        return self._add_fact_node(fact.uuid_, fact.fact, meta, rating if rating else 1.0)
 
     # ---- search ------------------------------------------------------------------------------
 
@@ -404,27 +322,8 @@ class ZepMirror(OpLogMirror):
     # ---- status ------------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        h = self.health
-        return {
-            "kind": self.kind,
-            "url": self.base_url,
-            "user_id": self.user_id,
-            "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
-            "pending_ops": self.pending_ops(),
-            "last_push": h.last_push,
-            "last_pull": h.last_pull,
-            "last_search": h.last_search,
-            "last_error": h.last_error,
-            "consecutive_errors": h.consecutive_errors,
-            "forgotten_kept_by_zep": self.kept_by_zep(),
-        }
+        return {**super().status(), "forgotten_kept_by_zep": self.kept_by_zep()}
 
     def kept_by_zep(self) -> int:
         """Forgotten beads whose text Zep still holds (marked: its API cannot delete one)."""
         return int(self.store.get_meta(self._meta + "kept") or 0)
-
-    def close(self) -> None:
-        wrapper = getattr(self.client, "_client_wrapper", None)
-        httpx_client = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
-        if httpx_client is not None:
-            httpx_client.close()

@@ -17,12 +17,10 @@
 from __future__ import annotations
 
 import logging
-import re
-import threading
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, NotFound
-from . import MirrorError, MirrorHealth, OpLogMirror
+from . import _UNSAFE, MirrorError, OpLogMirror
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -32,7 +30,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_URL = "https://api.getzep.com/api/v4"
 ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
-_SAFE = re.compile(r"[^A-Za-z0-9._:@-]")
 
 
 class ZepCloudMirror(OpLogMirror):
@@ -50,15 +47,9 @@ class ZepCloudMirror(OpLogMirror):
     ) -> None:
         from zep_cloud.client import Zep
 
-        self.memory = memory
-        self.store = memory.store
-        self.base_url = (base_url or DEFAULT_URL).rstrip("/")
-        self.client = Zep(api_key=api_key, base_url=self.base_url, timeout=timeout)
-        self.user_id = user_id
-        self.batch = batch
-        self.health = MirrorHealth()
-        self._meta = f"zepc:{user_id}:"
-        self._lock = threading.Lock()
+        url = (base_url or DEFAULT_URL).rstrip("/")
+        client = Zep(api_key=api_key, base_url=url, timeout=timeout)
+        super().__init__(memory, client, url, user_id, f"zepc:{user_id}:", batch)
 
     # ---- calls -------------------------------------------------------------------------------
 
@@ -111,18 +102,6 @@ class ZepCloudMirror(OpLogMirror):
         return str(thread.uuid_)
 
     # ---- push --------------------------------------------------------------------------------
-
-    def push(self) -> dict[str, Any]:
-        try:
-            with self._lock:
-                sent = self._push_ops()
-                forgotten = self._push_forgets()
-        except Exception as exc:
-            self.health.failed("push", exc)
-            raise
-        result = {"ops": sent, "objects": sent, "bytes": 0, "forgotten": forgotten}
-        self.health.ok("push", result)
-        return result
 
     def _group(self, op: dict[str, Any]) -> list[Any] | None:
         if op["kind"] == "bead.add" and not op["data"].get("erased"):
@@ -191,7 +170,7 @@ class ZepCloudMirror(OpLogMirror):
             edges.append(
                 EdgeInput(
                     fact=f"{a} {edge.predicate.replace('_', ' ')} {b}",
-                    fact_name=_SAFE.sub("_", edge.predicate).upper(),
+                    fact_name=_UNSAFE.sub("_", edge.predicate).upper(),
                     source_node=EdgeNodeRef(name=a, labels=[src.type]),
                     target_node=EdgeNodeRef(name=b, labels=[dst.type]),
                     attributes={"chrysalis_edge": edge_id},
@@ -202,24 +181,7 @@ class ZepCloudMirror(OpLogMirror):
         self._call(self.client.graph.edge.add, self.user_uuid(), edges=edges, idempotency_key=key)
         return len(edges)
 
-    def _push_forgets(self) -> int:
-        name = self._meta + "forgets"
-        seen = self.store.get_meta(name) or {}
-        vv, done = dict(seen), 0
-        for op in self.memory.ops_since(seen):
-            vv[op["replica"]] = max(vv.get(op["replica"], 0), op["seq"])
-            session = None
-            if op["kind"] == "bead.forget":
-                session = self.store.get_meta(self._meta + "bead:" + op["target"])
-            if session is None:
-                continue
-            self._rebuild_thread(session, op["target"])
-            done += 1
-        if vv != seen:
-            self.store.put_meta(name, vv)
-        return done
-
-    def _rebuild_thread(self, session: str, forgotten: str) -> None:
+    def _forget(self, session: str, forgotten: str) -> None:
         """Delete the bead's thread (ours alone) and send its live beads to a new one."""
         live = [
             bead.id
@@ -246,21 +208,10 @@ class ZepCloudMirror(OpLogMirror):
             {
                 marker: None,
                 self._meta + "threadgen:" + session: generation,
-                self._meta + "bead:" + forgotten: None,
             }
         )
 
     # ---- pull and search ---------------------------------------------------------------------
-
-    def pull(self) -> dict[str, Any]:
-        try:
-            with self._lock:
-                result = self._pull()
-        except Exception as exc:
-            self.health.failed("pull", exc)
-            raise
-        self.health.ok("pull", result)
-        return result
 
     def _pull(self) -> dict[str, Any]:
         page = self._call(self.client.graph.edge.list, self.user_uuid(), page_size=100)
@@ -268,23 +219,8 @@ class ZepCloudMirror(OpLogMirror):
         for edge in page.items or []:
             if (edge.attributes or {}).get("chrysalis_edge") or not edge.fact or not edge.uuid_:
                 continue  # one of ours, sent as a triple
-            node_id = _SAFE.sub("_", f"zep-fact-{edge.uuid_}")[:128]
-            try:
-                self.memory.get_node(node_id)
-                continue
-            except NotFound:
-                pass
-            user = _SAFE.sub("_", f"zep-user-{self.user_id}")[:128]
-            try:
-                self.memory.get_node(user)
-            except NotFound:
-                self.memory.add_node(
-                    user, "zep_user", name=self.user_id, metadata={"source": "zep"}
-                )
             meta = {"source": "zep-cloud", "zep_uuid": edge.uuid_, "fact_name": edge.name}
-            self.memory.add_node(node_id, "fact", name=edge.fact[:512], metadata=meta)
-            self.memory.add_edge(user, node_id, "zep_fact")
-            added += 1
+            added += self._add_fact_node(edge.uuid_, edge.fact, meta, 1.0)
         return {"ops": added, "facts": added}
 
     def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
@@ -325,24 +261,3 @@ class ZepCloudMirror(OpLogMirror):
                 )
             )
         return items
-
-    def status(self) -> dict[str, Any]:
-        h = self.health
-        return {
-            "kind": self.kind,
-            "url": self.base_url,
-            "user_id": self.user_id,
-            "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
-            "pending_ops": self.pending_ops(),
-            "last_push": h.last_push,
-            "last_pull": h.last_pull,
-            "last_search": h.last_search,
-            "last_error": h.last_error,
-            "consecutive_errors": h.consecutive_errors,
-        }
-
-    def close(self) -> None:
-        wrapper = getattr(self.client, "_client_wrapper", None)
-        httpx_client = getattr(getattr(wrapper, "httpx_client", None), "httpx_client", None)
-        if httpx_client is not None:
-            httpx_client.close()
