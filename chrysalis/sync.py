@@ -212,35 +212,45 @@ class Sync:
 
     def push(self) -> dict[str, Any]:
         """Send our ops the remote lacks; returns what moved."""
-        with self._push_lock:
+        return self._run("push", self._push_lock, self._push)
+
+    def _push(self, out: Outcome) -> bool:
+        unannounced = self._announced() < self.pushed()
+        if self._identity_checked and not unannounced and not self._waiting():
+            return False  # nothing to send: an idle push costs no request
+        self._check_identity()
+        self._identity_checked = True
+        for replica, upto in self._owned():
+            self._push_replica(replica, upto, out)
+        if out.objects or self._announced() < self.pushed():
+            # Segments others have not been told of: also those of an earlier push that failed
+            # (or was killed) after its segments and before this point.
+            _fault("before-heartbeat")
+            self.heartbeat()
+            self.remote.put("changed", secrets.token_hex(8).encode())
+            self.store.put_meta(self._announced_name(), self.pushed())
+        return True
+
+    def _run(self, what: str, lock: threading.Lock, step: Any) -> dict[str, Any]:
+        """One push or pull: its outcome kept for status, errors counted; ``step(out)`` says
+        whether it spoke to the remote (only that resets the error count)."""
+        with lock:
             out = Outcome(at=_now())
             try:
                 self._open()
-                unannounced = self._announced() < self.pushed()
-                if self._identity_checked and not unannounced and not self._waiting():
-                    out.ok = True  # nothing to send: an idle push costs no request
-                    self.health.last_push = out
-                    return out.as_dict()
-                self._check_identity()
-                self._identity_checked = True
-                for replica, upto in self._owned():
-                    self._push_replica(replica, upto, out)
-                if out.objects or self._announced() < self.pushed():
-                    # Segments others have not been told of: also those of an earlier push
-                    # that failed (or was killed) after its segments and before this point.
-                    _fault("before-heartbeat")
-                    self.heartbeat()
-                    self.remote.put("changed", secrets.token_hex(8).encode())
-                    self.store.put_meta(self._announced_name(), self.pushed())
+                spoke = step(out)
             except Exception as exc:
                 self._failed(out, exc)
-                self.health.last_push = out
+                setattr(self.health, f"last_{what}", out)
                 raise
             out.ok = True
-            self.health.last_push = out
-            self._succeeded()
+            setattr(self.health, f"last_{what}", out)
+            if spoke:
+                self._succeeded()
             if out.ops:
-                log.info("pushed %d ops in %d objects to %s", out.ops, out.objects, self.remote.url)
+                log.info(
+                    "%s: %d ops in %d objects, %s", what, out.ops, out.objects, self.remote.url
+                )
             return out.as_dict()
 
     def _announced_name(self) -> str:
@@ -399,25 +409,9 @@ class Sync:
         When nobody pushed since the last pull (the ``changed`` marker is as we saw it), this
         costs one small GET, unless ``force``.
         """
-        with self._pull_lock:
-            out = Outcome(at=_now())
-            try:
-                self._open()
-                self._pull(out, force=force)
-            except Exception as exc:
-                self._failed(out, exc)
-                self.health.last_pull = out
-                raise
-            out.ok = True
-            self.health.last_pull = out
-            self._succeeded()
-            if out.ops:
-                log.info(
-                    "pulled %d ops in %d objects from %s", out.ops, out.objects, self.remote.url
-                )
-            return out.as_dict()
+        return self._run("pull", self._pull_lock, lambda out: self._pull(out, force=force))
 
-    def _pull(self, out: Outcome, *, force: bool) -> None:
+    def _pull(self, out: Outcome, *, force: bool) -> bool:
         try:
             marker: bytes | None = self.remote.get("changed")
         except RemoteNotFound:
@@ -425,7 +419,7 @@ class Sync:
         if not force and marker is not None and marker == self._marker_seen:
             if time.monotonic() - self._last_heartbeat > HEARTBEAT_EVERY:
                 self.heartbeat()
-            return
+            return True
         hbs = self.heartbeats()
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in self.remote.list("ops/"):
@@ -444,6 +438,7 @@ class Sync:
             self.heartbeat()
         if complete:
             self._marker_seen = marker  # else the next poll looks again
+        return True
 
     def _pull_replica(
         self,
