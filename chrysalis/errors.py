@@ -1,24 +1,40 @@
 """The one tree of Chrysalis errors.
 
-Foreign exceptions (pydantic, LMDB, later boto3/httpx/Zep) are mapped here once, at the
-boundary where they occur, with ``raise Mapped(msg) from exc``::
+Every error Chrysalis raises on purpose is a class here, with its ``code`` (the wire name in
+``{"error": {"code": ...}}``) and its ``status`` (the HTTP status the daemon answers with).
+Foreign exceptions (pydantic, LMDB, boto3, httpx, Zep) are mapped once, at the boundary where
+they occur, with ``raise Mapped(msg) from exc``::
 
-    ChrysalisError
-    ├── InvalidInput          bad input: nothing was written            (HTTP 400)
-    │   ├── PayloadTooLarge   a field or body over its size limit       (HTTP 413)
-    │   └── MethodNotAllowed  the route exists, the method does not     (HTTP 405)
-    ├── Forbidden             refused: a browser origin, another user    (HTTP 403)
-    ├── NotFound              no such bead, node, edge, skill, blob      (HTTP 404)
-    ├── Conflict              the request contradicts stored state       (HTTP 409)
-    │   └── DotConflict       same (replica, seq) with different content:
-    │                         a cloned or restored data dir
-    ├── EmbedderUnavailable   the embedding service cannot answer         (HTTP 503)
-    ├── NotReady              the daemon is starting or stopping          (HTTP 503)
-    ├── DaemonNotRunning      (client) nothing answers on the socket
-    ├── DataDirLocked         another process has the data dir open
-    ├── StoreError            LMDB or the blob store failed
-    ├── ClosedError           the Memory was closed
-    └── InternalError         the daemon failed; its log says why        (HTTP 500)
+    ChrysalisError                                                        (HTTP 500)
+    ├── InvalidInput          bad input: nothing was written              (HTTP 400)
+    │   ├── PayloadTooLarge   a field or body over its size limit         (HTTP 413)
+    │   └── MethodNotAllowed  the route exists, the method does not       (HTTP 405)
+    ├── Forbidden             refused: a browser origin, another user     (HTTP 403)
+    ├── NotFound              no such bead, node, edge, skill, blob       (HTTP 404)
+    ├── Conflict              the request contradicts stored state        (HTTP 409)
+    │   ├── DotConflict       same (replica, seq) with different content:
+    │   │                     a cloned or restored data dir               (HTTP 409)
+    │   ├── DataDirLocked     another process has the data dir open       (HTTP 409)
+    │   ├── CloneDetected     another copy of this data dir pushes as us  (HTTP 409)
+    │   ├── Decommissioned    this replica was retired; push stops        (HTTP 409)
+    │   └── SyncKeyError      the sync key is missing or not the remote's (HTTP 409)
+    ├── Unavailable           a service we need cannot answer now         (HTTP 503)
+    │   ├── EmbedderUnavailable  the embedding service cannot answer      (HTTP 503)
+    │   ├── NotReady          the daemon is starting or stopping          (HTTP 503)
+    │   ├── ClosedError       the Memory was closed                       (HTTP 503)
+    │   ├── DaemonNotRunning  (client) nothing answers on the socket      (HTTP 503)
+    │   └── StoreError        LMDB or the blob store failed underneath    (HTTP 503)
+    ├── RemoteError           the sync remote refused what was asked      (HTTP 502)
+    │   ├── RemoteUnavailable the remote cannot be reached now            (HTTP 503)
+    │   ├── RemoteNotFound    no object under that key                    (HTTP 502)
+    │   └── SegmentError      an object that cannot be trusted            (HTTP 502)
+    ├── MirrorError           the mirror (Zep) refused or failed          (HTTP 502)
+    └── InternalError         the daemon failed; its log says why         (HTTP 500)
+        └── DemoFailed        the demo's replicas did not converge (a bug)
+
+`error_class` finds a class by its code from a static table (`BY_CODE`), so a client that
+imports only this module still rebuilds every error the daemon sends. `tests/test_errors.py`
+checks that this drawing, the table and the classes agree.
 """
 
 from __future__ import annotations
@@ -30,6 +46,7 @@ class ChrysalisError(Exception):
     """Base of every error Chrysalis raises on purpose."""
 
     code = "error"
+    status = 500
 
     def __init__(self, message: str, *, details: Any = None) -> None:
         super().__init__(message)
@@ -41,36 +58,42 @@ class InvalidInput(ChrysalisError, ValueError):
     """The input is malformed; nothing was changed."""
 
     code = "invalid"
+    status = 400
 
 
 class PayloadTooLarge(InvalidInput):
     """A field or body is over its size limit; nothing was changed."""
 
     code = "too_large"
+    status = 413
 
 
 class MethodNotAllowed(InvalidInput):
     """The route exists but not with this HTTP method."""
 
     code = "method_not_allowed"
+    status = 405
 
 
 class Forbidden(ChrysalisError, PermissionError):
     """Refused on principle: a request from a browser page, or a peer of another user."""
 
     code = "forbidden"
+    status = 403
 
 
 class NotFound(ChrysalisError, LookupError):
     """The named item does not exist (or was forgotten)."""
 
     code = "not_found"
+    status = 404
 
 
 class Conflict(ChrysalisError):
     """The request contradicts stored state; nothing was changed."""
 
     code = "conflict"
+    status = 409
 
 
 class DotConflict(Conflict):
@@ -83,57 +106,128 @@ class DotConflict(Conflict):
     code = "dot_conflict"
 
 
-class EmbedderUnavailable(ChrysalisError):
-    """The embedder cannot answer (Ollama down, model not pulled, timeout); says what to do."""
-
-    code = "embedder_unavailable"
-
-
-class NotReady(ChrysalisError):
-    """The daemon is starting or shutting down; retry shortly."""
-
-    code = "not_ready"
-
-
-class DaemonNotRunning(ChrysalisError, ConnectionError):
-    """Nothing answers on the daemon's socket (raised by the client)."""
-
-    code = "no_daemon"
-
-
-class DataDirLocked(ChrysalisError):
+class DataDirLocked(Conflict):
     """Another process (or another Memory in this process) has the data dir open."""
 
     code = "locked"
 
 
-class StoreError(ChrysalisError):
+class CloneDetected(Conflict):
+    """Another copy of this data dir writes under our replica id; push stops."""
+
+    code = "clone_detected"
+
+
+class Decommissioned(Conflict):
+    """This replica was retired by a decommission; push stops."""
+
+    code = "decommissioned"
+
+
+class SyncKeyError(Conflict):
+    """The sync key is missing, unreadable, or not the one the remote was made with."""
+
+    code = "sync_key"
+
+
+class Unavailable(ChrysalisError):
+    """Something we need cannot answer now; retrying later may work."""
+
+    code = "unavailable"
+    status = 503
+
+
+class EmbedderUnavailable(Unavailable):
+    """The embedder cannot answer (Ollama down, model not pulled, timeout); says what to do."""
+
+    code = "embedder_unavailable"
+
+
+class NotReady(Unavailable):
+    """The daemon is starting or shutting down; retry shortly."""
+
+    code = "not_ready"
+
+
+class ClosedError(Unavailable):
+    """The Memory was closed."""
+
+    code = "closed"
+
+
+class DaemonNotRunning(Unavailable, ConnectionError):
+    """Nothing answers on the daemon's socket (raised by the client)."""
+
+    code = "no_daemon"
+
+
+class StoreError(Unavailable):
     """LMDB or the blob store failed underneath us."""
 
     code = "store_error"
 
 
-class ClosedError(ChrysalisError):
-    """The Memory was closed."""
+class RemoteError(ChrysalisError):
+    """A remote refused or could not do what was asked."""
 
-    code = "closed"
+    code = "remote_error"
+    status = 502
+
+
+class RemoteUnavailable(RemoteError):
+    """The remote cannot be reached now (network, permissions, a folder not mounted)."""
+
+    code = "remote_unavailable"
+    status = 503
+
+
+class RemoteNotFound(RemoteError, LookupError):
+    """No object under that key."""
+
+    code = "remote_not_found"
+
+
+class SegmentError(RemoteError):
+    """An object from the remote that cannot be trusted: corrupt, forged or under another key."""
+
+    code = "bad_segment"
+
+
+class MirrorError(ChrysalisError):
+    """The mirror refused or could not do what was asked."""
+
+    code = "mirror_error"
+    status = 502
 
 
 class InternalError(ChrysalisError):
     """The daemon failed while serving the request; its log has the traceback."""
 
     code = "internal"
+    status = 500
+
+
+class DemoFailed(InternalError):
+    """The demo's replicas did not converge (a bug: please report it)."""
+
+    code = "demo_failed"
+
+
+BY_CODE: dict[str, type[ChrysalisError]] = {
+    cls.code: cls
+    for cls in (
+        ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, Forbidden, NotFound,
+        Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
+        Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,
+        RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError, MirrorError,
+        InternalError, DemoFailed,
+    )
+}  # fmt: skip
 
 
 def error_class(code: str) -> type[ChrysalisError]:
     """The error class whose ``code`` is ``code`` (`ChrysalisError` for an unknown one)."""
-    todo: list[type[ChrysalisError]] = [ChrysalisError]
-    while todo:
-        cls = todo.pop()
-        if cls.code == code:
-            return cls
-        todo.extend(cls.__subclasses__())
-    return ChrysalisError
+    return BY_CODE.get(code, ChrysalisError)
 
 
 def from_pydantic(exc: Any, what: str) -> InvalidInput:

@@ -31,7 +31,8 @@ from typing import Any
 
 import msgpack
 
-from .errors import ChrysalisError
+from .errors import SegmentError as SegmentError  # re-exported: they live in errors.py
+from .errors import SyncKeyError as SyncKeyError
 
 MAGIC = b"CHRS"
 VERSION = 1
@@ -48,18 +49,6 @@ class Kind(IntEnum):
     SNAPSHOT = 2
     BLOB = 3
     KEY_CHECK = 4
-
-
-class SegmentError(ChrysalisError):
-    """An object from the remote that cannot be trusted: corrupt, forged or under another key."""
-
-    code = "bad_segment"
-
-
-class SyncKeyError(ChrysalisError):
-    """The sync key is missing, unreadable, or not the one the remote was made with."""
-
-    code = "sync_key"
 
 
 def encode(kind: Kind, payload: Any, *, object_key: str, key: bytes | None) -> bytes:

@@ -33,10 +33,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .errors import ChrysalisError, DotConflict, InvalidInput
+from .errors import ChrysalisError, DotConflict, InvalidInput, SegmentError, SyncKeyError
+from .errors import CloneDetected as CloneDetected  # re-exported: they live in errors.py
+from .errors import Decommissioned as Decommissioned
 from .faults import fault as _fault
 from .remotes import Remote, RemoteNotFound, open_remote
-from .segment import Kind, SegmentError, SyncKeyError, decode, derive_key, encode, read_key_file
+from .segment import Kind, decode, derive_key, encode, read_key_file
 from .store import pack, same_op, unpack
 
 if TYPE_CHECKING:
@@ -50,18 +52,6 @@ SEGMENT_BYTES = 4 << 20  # and about this many bytes of ops
 APPLY_BATCH = 4096
 KEEP_SNAPSHOTS = 2
 HEARTBEAT_EVERY = 3600.0  # an idle replica still says it is alive this often
-
-
-class CloneDetected(ChrysalisError):
-    """Another copy of this data dir writes under our replica id; push stops."""
-
-    code = "clone_detected"
-
-
-class Decommissioned(ChrysalisError):
-    """This replica was retired by a decommission; push stops."""
-
-    code = "decommissioned"
 
 
 def seg_key(replica: str, first: int) -> str:

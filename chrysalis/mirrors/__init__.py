@@ -18,19 +18,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError, NotFound
+from ..errors import MirrorError as MirrorError  # re-exported: it lives in errors.py
+from ..errors import NotFound
 
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..models import RetrievalResult, RetrievedItem
 
 log = logging.getLogger(__name__)
-
-
-class MirrorError(ChrysalisError):
-    """The mirror refused or could not do what was asked."""
-
-    code = "mirror_error"
 
 
 @dataclass

@@ -24,8 +24,8 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ChrysalisError, NotFound
-from . import _UNSAFE, MirrorError, OpLogMirror
+from ..errors import ChrysalisError, MirrorError, NotFound
+from . import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
     from ..memory import Memory

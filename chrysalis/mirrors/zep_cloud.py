@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ChrysalisError, NotFound
-from . import _UNSAFE, MirrorError, OpLogMirror
+from ..errors import ChrysalisError, MirrorError, NotFound
+from . import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
     from ..memory import Memory

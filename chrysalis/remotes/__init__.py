@@ -28,25 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ..errors import ChrysalisError, InvalidInput
-
-
-class RemoteError(ChrysalisError):
-    """A remote refused or could not do what was asked."""
-
-    code = "remote_error"
-
-
-class RemoteUnavailable(RemoteError):
-    """The remote cannot be reached now (network, permissions, a folder not mounted)."""
-
-    code = "remote_unavailable"
-
-
-class RemoteNotFound(RemoteError, LookupError):
-    """No object under that key."""
-
-    code = "remote_not_found"
+from ..errors import InvalidInput
+from ..errors import RemoteError as RemoteError  # re-exported: they live in errors.py
+from ..errors import RemoteNotFound as RemoteNotFound
+from ..errors import RemoteUnavailable as RemoteUnavailable
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every answer carries ``Chrysalis-Version``; every error is
 ``{"error": {"code": "...", "message": "...", "details": ...}}`` with the status its class
-names (`STATUS`). Handlers are plain functions run on the server's thread pool: the memory is
+names (its `status`). Handlers are plain functions run on the server's thread pool: the memory is
 thread-safe and concurrent writers share group commits.
 """
 
@@ -61,25 +61,11 @@ from .state import Daemon, Metrics
 log = logging.getLogger("chrysalisd.http")
 
 VERSION = chrysalis.__version__
-STATUS: dict[type[errors.ChrysalisError], int] = {
-    errors.PayloadTooLarge: 413,
-    errors.MethodNotAllowed: 405,
-    errors.InvalidInput: 400,
-    errors.Forbidden: 403,
-    errors.NotFound: 404,
-    errors.Conflict: 409,
-    errors.DataDirLocked: 409,
-    errors.EmbedderUnavailable: 503,
-    errors.NotReady: 503,
-    errors.ClosedError: 503,
-}
 
 
 def status_of(exc: errors.ChrysalisError) -> int:
-    for cls in type(exc).__mro__:
-        if cls in STATUS:
-            return STATUS[cls]
-    return 500
+    """The HTTP status of a Chrysalis error: each class names its own (`chrysalis.errors`)."""
+    return exc.status
 
 
 def error_response(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from chrysalis.errors import ChrysalisError
+from chrysalis.errors import DemoFailed as DemoFailed  # re-exported: it lives in errors.py
 
 REPLICAS = ("laptop-a", "laptop-b")
 SESSION = "demo-atlas-planning"
@@ -67,12 +67,6 @@ B_WRITES: tuple[dict[str, Any], ...] = (
     },
 )
 QUESTION = "Which region does the Atlas staging cluster run in?"
-
-
-class DemoFailed(ChrysalisError):
-    """The demo's replicas did not converge (a bug: please report it)."""
-
-    code = "demo_failed"
 
 
 @contextlib.contextmanager
