@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .atomic import atomic_write
 from .store import pack, unpack
 
 log = logging.getLogger(__name__)
@@ -34,15 +35,6 @@ def item_key(kind: str, item_id: str) -> str:
 def split_key(key: str) -> tuple[str, str]:
     kind, _, item_id = key.partition(":")
     return kind, item_id
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 # ---- keyword ---------------------------------------------------------------------------------
@@ -463,7 +455,7 @@ class VectorIndex:
                 "generation": self._generation, "next_id": self._next_id,
                 "watermark": self.watermark, "ids": self._ids,
             }  # fmt: skip
-            _atomic_write(self.meta_path, pack(meta))
+            atomic_write(self.meta_path, pack(meta))
             with contextlib.suppress(FileNotFoundError):
                 old.unlink()
             self.dirty = 0

@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from . import crdt
 from .embed import Embedder, make_embedder
 from .errors import ClosedError, Conflict, InvalidInput, NotFound, from_pydantic
+from .graph import edge_id, node_id
 from .indexer import Indexer
 from .models import (
     BEADS,
@@ -109,12 +110,6 @@ def _check_id(value: Any, what: str) -> str:
     if not isinstance(value, str) or not _ID.match(value):
         raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: ids match {ID_PATTERN}")
     return value
-
-
-def _edge_id(source: str, predicate: str, target: str) -> str:
-    """The same fact added on two laptops is the same edge."""
-    digest = hashlib.sha256(f"{source}\0{predicate}\0{target}".encode()).hexdigest()
-    return f"e-{digest[:24]}"
 
 
 class Memory:
@@ -541,7 +536,7 @@ class Memory:
         edge = _validate(
             Edge,
             {
-                "id": id if id is not None else _edge_id(source, predicate, target),
+                "id": id if id is not None else edge_id(source, predicate, target),
                 "source": source,
                 "target": target,
                 "predicate": predicate,
@@ -563,6 +558,61 @@ class Memory:
                     raise NotFound(f"no node {end!r}: add it before an edge that names it")
 
         self._put_record("edge", edge.id, scalars, {"evidence": edge.evidence}, check=check)
+        return edge  # type: ignore[no-any-return]
+
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        """Record ``subject -[predicate]-> object`` in one atomic write: the two nodes (named
+        by `graph.node_id` of their text, made with ``type`` when missing) and the edge.
+
+        The same fact twice, here or on another laptop, is one edge. Raises `InvalidInput`
+        and writes nothing when a part is bad.
+        """
+        for what, text in (("subject", subject), ("object", object)):
+            if not isinstance(text, str) or not text.strip():
+                raise InvalidInput(f"invalid fact: {what} must be non-empty text")
+        ends = [
+            _validate(Node, {"id": node_id(t), "type": type, "name": t}, "node")
+            for t in (subject, object)
+        ]
+        edge = _validate(
+            Edge,
+            {
+                "id": edge_id(ends[0].id, predicate, ends[1].id),
+                "source": ends[0].id,
+                "target": ends[1].id,
+                "predicate": predicate,
+                "weight": weight,
+                "evidence": list(evidence),
+                "valid_at": valid_at,
+                "invalid_at": invalid_at,
+            },
+            "fact",
+        )
+        scalars = edge.model_dump(
+            include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
+        )
+
+        def write(ctx: WriteContext) -> None:
+            for node in ends:
+                record = ctx.get("nodes", node.id.encode())
+                if record is None or not crdt.is_present(record):
+                    fields = {"type": node.type, "name": node.name, "metadata": {}}
+                    self._put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
+            record = ctx.get("edges", edge.id.encode()) or crdt.new_record()
+            self._put_op(ctx, "edge", edge.id, record, scalars, {"evidence": edge.evidence})
+
+        self._store.write(write)
         return edge  # type: ignore[no-any-return]
 
     def get_edge(self, id: str) -> Edge:

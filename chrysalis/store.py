@@ -46,6 +46,7 @@ import lmdb
 import msgpack
 
 from . import crdt
+from .atomic import atomic_write
 from .clock import HLC
 from .errors import ChrysalisError, ClosedError, DataDirLocked, DotConflict, NotFound, StoreError
 
@@ -262,8 +263,7 @@ class BlobStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.tmp = root / "tmp"
-        self.tmp.mkdir(parents=True, exist_ok=True)
+        root.mkdir(parents=True, exist_ok=True)
 
     def path(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
@@ -274,17 +274,7 @@ class BlobStore:
         if final.exists():
             return sha
         final.parent.mkdir(exist_ok=True)
-        tmp = self.tmp / f"{sha}.{secrets.token_hex(4)}"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        dir_fd = os.open(final.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        atomic_write(final, data)
         return sha
 
     def get(self, sha256: str) -> bytes:

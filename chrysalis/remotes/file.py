@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .. import atomic
 from ..errors import InvalidInput
 from . import (
     ObjectInfo,
@@ -26,7 +26,7 @@ from . import (
     register,
 )
 
-TMP = ".tmp-"
+TMP = atomic.TMP_PREFIX
 
 
 class FileRemote(Remote):
@@ -62,27 +62,7 @@ class FileRemote(Remote):
     def _write_tmp(self, path: Path, data: bytes) -> Path:
         self._check_root()
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{TMP}{secrets.token_hex(6)}-{path.name}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        return tmp
-
-    @staticmethod
-    def _sync_dir(path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        return atomic.write_tmp(path, data)
 
     def put(self, key: str, data: bytes) -> None:
         self.count("put")
@@ -90,7 +70,7 @@ class FileRemote(Remote):
         try:
             tmp = self._write_tmp(path, data)
             os.replace(tmp, path)
-            self._sync_dir(path.parent)
+            atomic.sync_dir(path.parent)
         except RemoteError:
             raise
         except OSError as exc:
@@ -116,7 +96,7 @@ class FileRemote(Remote):
                 raise
             finally:
                 tmp.unlink(missing_ok=True)
-            self._sync_dir(path.parent)
+            atomic.sync_dir(path.parent)
             return True
         except RemoteError:
             raise
