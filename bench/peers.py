@@ -105,8 +105,8 @@ import numpy as np
 
 from chrysalis import Memory
 from chrysalis.embed import Embedder
-from chrysalis.index import STOP_WORDS, common_threshold
-from chrysalis.indexer import text_hash
+from chrysalis.search import text_hash
+from chrysalis.search.keyword import STOP_WORDS, common_threshold
 
 DIMS = 768
 K = 10

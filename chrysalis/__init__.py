@@ -56,12 +56,12 @@ if _typing.TYPE_CHECKING:
         Skill,
         SpanRef,
     )
-    from .store import ApplyResult
+    from .rules import ApplyResult
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ApplyResult": ".store",
+    "ApplyResult": ".rules",
     "AsyncClient": ".client",
     "Client": ".client",
     "Memory": ".memory",

@@ -29,10 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import crdt
 from .errors import InvalidInput, NotFound
 from .models import ID_PATTERN, MAX_SHORT_CHARS
-from .store import unpack
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -498,21 +496,6 @@ def _check_source(source: Any) -> str:
     return source
 
 
-def _bead_states(memory: Memory, ids: Sequence[str]) -> dict[str, str]:
-    """Each id's state here: "live", "forgotten" or "absent"."""
-    store = memory.store
-    out: dict[str, str] = {}
-    with store.read() as txn:
-        db = store.dbs["beads"]
-        for bead_id in ids:
-            raw = txn.get(bead_id.encode(), db=db)
-            if raw is None:
-                out[bead_id] = "absent"
-            else:
-                out[bead_id] = "forgotten" if unpack(raw) == crdt.FORGOTTEN else "live"
-    return out
-
-
 def _forget_all(memory: Memory, ids: Sequence[str]) -> None:
     for bead_id in ids:
         with contextlib.suppress(NotFound):  # never reached this replica: nothing to erase
@@ -612,13 +595,13 @@ def _ingest(
         parts[-1].append(c.text)
     salts = [0] * total
     ids = [_bead_id(p, 0) for p in parts]
-    states = _bead_states(memory, ids)
+    states = memory.reader.bead_states(ids)
     while any(states[i] == "forgotten" for i in ids):
         for n, bead_id in enumerate(ids):
             if states[bead_id] == "forgotten":
                 salts[n] += 1
                 ids[n] = _bead_id(parts[n], salts[n])
-        states.update(_bead_states(memory, [i for i in ids if i not in states]))
+        states.update(memory.reader.bead_states([i for i in ids if i not in states]))
 
     rows = [
         {

@@ -13,6 +13,7 @@ import math
 import os
 import time
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import msgpack
@@ -459,6 +460,30 @@ class ErasedEmbedding(_Data):
     item_kind: ItemKind
     model: Annotated[str, Field(strict=True, min_length=1, max_length=128)]
     erased: Literal[True] = True
+
+
+class OpKind(StrEnum):
+    """The kind of an op: ``<collection>.<verb>``. Ops travel as dicts whose ``kind`` is the
+    value; `tests/test_rules.py` holds this list to the `Op` union and to the rule table."""
+
+    BEAD_ADD = "bead.add"
+    BEAD_FORGET = "bead.forget"
+    NODE_PUT = "node.put"
+    NODE_REMOVE = "node.remove"
+    EDGE_PUT = "edge.put"
+    EDGE_REMOVE = "edge.remove"
+    PERSONA_PUT = "persona.put"
+    SKILL_PUT = "skill.put"
+    SKILL_REMOVE = "skill.remove"
+    EMBEDDING_PUT = "embedding.put"
+
+    @property
+    def collection(self) -> str:
+        return self.value.partition(".")[0]
+
+    @property
+    def verb(self) -> str:
+        return self.value.partition(".")[2]
 
 
 class _OpBase(_Model):

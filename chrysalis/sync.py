@@ -37,9 +37,9 @@ from .errors import ChrysalisError, DotConflict, InvalidInput, SegmentError, Syn
 from .errors import CloneDetected as CloneDetected  # re-exported: they live in errors.py
 from .errors import Decommissioned as Decommissioned
 from .faults import fault as _fault
+from .keys import pack, same_op, unpack
 from .remotes import Remote, RemoteNotFound, open_remote
 from .segment import Kind, decode, derive_key, encode, read_key_file
-from .store import pack, same_op, unpack
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -260,7 +260,7 @@ class Sync:
         """Are there ops of ours the remote has not confirmed? (No request.)"""
         with self.store.read() as txn:
             for replica, upto in self._owned():
-                last = self.store._last_seq(txn, replica)
+                last = self.store.last_seq(txn, replica)
                 if min(last, upto if upto is not None else last) > self.pushed(replica):
                     return True
         return False

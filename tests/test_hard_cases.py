@@ -219,7 +219,7 @@ def test_returned_beads_never_share_lists_with_the_cache(mem: Memory) -> None:
 def test_presence_dots_do_not_pile_up(mem: Memory) -> None:
     for i in range(50):
         mem.add_node("n", "t", name=f"v{i}")
-    record = mem._record("node", "n")
+    record = mem.reader.record("node", "n")
     assert record is not None and len(record["p"]) == 1
     mem.remove_node("n")
     assert len(mem.ops_since({})[-1]["data"]["remove"]) == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from chrysalis import Memory
-from chrysalis.index import VectorIndex
+from chrysalis.search import VectorIndex
 
 from .conftest import exchange
 
@@ -146,7 +146,7 @@ def test_vector_index_goes_ivf_past_the_limit_and_keeps_recall(tmp_path: Path) -
 
 
 def test_keyword_skips_near_universal_words(tmp_path: Path) -> None:
-    from chrysalis.index import KeywordIndex
+    from chrysalis.search import KeywordIndex
 
     kw = KeywordIndex(tmp_path / "kw.sqlite")
     rows = [

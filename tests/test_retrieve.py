@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from chrysalis import InvalidInput, Memory
-from chrysalis.retrieve import count_tokens
+from chrysalis.search import count_tokens
 
 
 @pytest.fixture

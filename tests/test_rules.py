@@ -190,3 +190,35 @@ def test_a_drop_arriving_before_the_add_it_saw(open_memory: Callable[..., Memory
     assert c.get_persona().goals == ["new goal"]
     exchange(a, b, c)
     assert a.state_digest() == b.state_digest() == c.state_digest()
+
+
+# ---- the rule table and the events it emits ----------------------------------------------------
+
+
+def test_every_op_kind_has_a_rule_and_matches_the_op_union() -> None:
+    import typing
+
+    from chrysalis.models import Op, OpKind
+    from chrysalis.rules import RULES
+
+    union = typing.get_args(typing.get_args(Op)[0])
+    kinds = {typing.get_args(cls.model_fields["kind"].annotation)[0] for cls in union}
+    assert kinds == {k.value for k in OpKind}
+    assert set(RULES) == set(OpKind), f"no rule for {set(OpKind) - set(RULES)}"
+
+
+def test_events_name_the_items_each_op_touched(mem: Memory) -> None:
+    from chrysalis.events import Change, Committed, ItemEvent
+
+    told: list[Committed] = []
+    mem.reader.on_commit(told.append)
+    bead = mem.append_bead("hello there", id="b1")
+    mem.add_fact("Alice", "knows", "Bob")
+    mem.put_embedding("bead", "b1", "m", [1.0, 0.0], provider="t", text_hash="0" * 64)
+    mem.forget(bead.id)
+    events = [c.events for c in told]
+    assert events[0] == [ItemEvent("bead", "b1", Change.CHANGED)]
+    assert [e.kind for e in events[1]] == ["node", "node", "edge"]
+    assert events[2] == [ItemEvent("bead", "b1", Change.VECTOR)]
+    assert events[3] == [ItemEvent("bead", "b1", Change.ERASED)]
+    assert told[0].local_ops == 1 and told[0].local_bytes == len("hello there")

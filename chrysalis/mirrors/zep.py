@@ -228,8 +228,7 @@ class ZepMirror(OpLogMirror):
     def _pull(self) -> dict[str, Any]:
         # The sessions of our beads (zep-python 2.0's users/{id}/sessions parses its answer as a
         # list of lists, so it cannot read what Zep sends).
-        with self.store.read() as txn:
-            local = [None, *self.store.sessions(txn)]
+        local = [None, *self.memory.sessions()]
         added = 0
         for sid in dict.fromkeys(self.session_of(s) for s in local):
             if self._missing(self.client.memory.get_session, sid):
@@ -252,7 +251,7 @@ class ZepMirror(OpLogMirror):
         from zep_python.core.api_error import ApiError
 
         from ..models import RetrievedItem
-        from ..retrieve import count_tokens
+        from ..search.fusion import count_tokens
 
         try:
             reply = self.client.memory.search_sessions(
@@ -313,11 +312,7 @@ class ZepMirror(OpLogMirror):
         return items
 
     def _forgotten_here(self, bead_id: str) -> bool:
-        from ..crdt import FORGOTTEN
-        from ..store import pack
-
-        with self.store.read() as txn:
-            return bool(txn.get(bead_id.encode(), db=self.store.dbs["beads"]) == pack(FORGOTTEN))
+        return self.memory.reader.bead_states([bead_id])[bead_id] == "forgotten"
 
     # ---- status ------------------------------------------------------------------------------
 

@@ -227,7 +227,7 @@ class ZepCloudMirror(OpLogMirror):
         from zep_cloud.core.api_error import ApiError
 
         from ..models import RetrievedItem
-        from ..retrieve import count_tokens
+        from ..search.fusion import count_tokens
 
         try:
             pager = self.client.graph.search_edges(

@@ -11,6 +11,7 @@ from typing import Any
 import chrysalis
 from chrysalis import Memory
 from chrysalis.errors import ChrysalisError, Conflict
+from chrysalis.events import Committed
 from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.sync import Sync
 
@@ -74,15 +75,12 @@ class Daemon:
         self._unpushed = [0, 0]  # local ops and content bytes since the last push started
         memory.store.listeners.append(self._changed)
 
-    def _changed(self, ops: list[dict[str, Any]]) -> None:
+    def _changed(self, committed: Committed) -> None:
         self._changes += 1
         if self.sync is None:
             return
-        me = self.memory.replica_id
-        for op in ops:
-            if op["replica"] == me:
-                self._unpushed[0] += 1
-                self._unpushed[1] += len(op["data"].get("content") or "")
+        self._unpushed[0] += committed.local_ops
+        self._unpushed[1] += committed.local_bytes
         s = self.settings
         if self._unpushed[0] >= s.push_after_ops or self._unpushed[1] >= s.push_after_bytes:
             self._unpushed = [0, 0]

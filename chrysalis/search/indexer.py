@@ -18,21 +18,20 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .clock import vv_dominates, vv_merge
-from .embed import Embedder
-from .errors import ClosedError, EmbedderUnavailable, NotFound
-from .index import KeywordIndex, VectorIndex, item_key, split_key
-from .store import emb_key, unpack
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from ..clock import vv_dominates, vv_merge
+from ..embed import Embedder
+from ..errors import ClosedError, EmbedderUnavailable
+from ..events import Committed, item_key, keys_changed, split_key
+from ..read import Reader
+from .keyword import KeywordIndex
+from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -43,67 +42,42 @@ SAVE_EVERY_S = 300.0
 SAVE_AFTER_CHANGES = 20_000
 
 
-def item_text(memory: Memory, key: str) -> tuple[str, dict[str, Any]] | None:
-    """The text an item is indexed under, and its filter fields; None when not visible."""
-    kind, item_id = split_key(key)
-    try:
-        if kind == "bead":
-            b = memory.get_bead(item_id)
-            text = f"{b.source}: {b.content}" if b.source else b.content
-            fields = {"session": b.session_id, "role": b.role, "ts": b.ts,
-                      "importance": b.importance, "tags": b.tags}  # fmt: skip
-            return text, fields
-        if kind == "node":
-            n = memory.get_node(item_id)
-            return " ".join([n.name or n.id, n.type, *n.labels]), {}
-        if kind == "skill":
-            s = memory.get_skill(item_id)
-            return " ".join([s.name, s.description, s.signature, *s.examples, *s.tags]), {}
-        if kind == "persona":
-            p = memory.get_persona()
-            text = " ".join([p.name, p.description, *p.goals, *p.norms]).strip()
-            return (text, {}) if text else None
-    except NotFound:
-        return None
-    return None
+class IndexWrites(Protocol):
+    """The two writes the indexer makes (`chrysalis.write.Writer` has both)."""
+
+    def put_embeddings(
+        self, rows: Sequence[Mapping[str, Any]], *, skip_missing: bool = False
+    ) -> list[Any]: ...
+
+    def put_meta(self, name: str, value: Any) -> None: ...
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def affected(ops: Iterable[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """(item keys whose text may have changed, item keys whose vector may have changed)."""
-    texts, vectors = set(), set()
-    for op in ops:
-        kind = op["kind"]
-        collection = kind.partition(".")[0]
-        if collection in ("bead", "node", "skill", "persona"):
-            key = item_key(collection, "persona" if collection == "persona" else op["target"])
-            texts.add(key)
-            vectors.add(key)  # a removed item's vector leaves the index
-        elif kind == "embedding.put":
-            vectors.add(item_key(op["data"]["item_kind"], op["target"]))
-    return texts, vectors
-
-
 class Indexer:
-    """Owns the derived indexes of one Memory and the thread that keeps them current."""
+    """Owns the derived indexes of one memory and the thread that keeps them current.
+
+    Reads through the read side; writes only vectors and its embed cursor (`IndexWrites`).
+    """
 
     def __init__(
         self,
-        memory: Memory,
+        reader: Reader,
+        writes: IndexWrites,
         embedder: Embedder | None,
         directory: Path,
         *,
         exact_limit: int = 50_000,
     ) -> None:
-        self.memory = memory
+        self.reader = reader
+        self.writes = writes
         self.embedder = embedder
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.exact_limit = exact_limit
-        store_vv = memory.version_vector()
+        store_vv = reader.version_vector()
         self.keyword, _ = KeywordIndex.open_or_reset(directory / "keyword.sqlite")
         if not vv_dominates(store_vv, self.keyword.watermark()):
             # The index is ahead of the log (an older LMDB restored under a newer index, or
@@ -127,11 +101,11 @@ class Indexer:
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
         if embedder is not None:
             cursor = f"embed:{embedder.model}"
-            if not vv_dominates(store_vv, memory.store.get_meta(cursor) or {}):
-                memory.store.put_meta(cursor, {})  # re-check everything; stored hashes skip most
+            if not vv_dominates(store_vv, reader.get_meta(cursor) or {}):
+                writes.put_meta(cursor, {})  # re-check everything; stored hashes skip most
             if embedder.dims:
                 self._open_vectors()
-        memory.store.listeners.append(self._on_commit)
+        reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-indexer", daemon=True)
         self._thread.start()
 
@@ -141,14 +115,14 @@ class Indexer:
             self.directory / "faiss", self.embedder.model, self.embedder.dims,
             exact_limit=self.exact_limit,
         )  # fmt: skip
-        if not vectors.load() or not vv_dominates(self.memory.version_vector(), vectors.watermark):
+        if not vectors.load() or not vv_dominates(self.reader.version_vector(), vectors.watermark):
             self.vectors = vectors
             self._rebuild_vectors()
         self.vectors = vectors
 
     # ---- the worker ----------------------------------------------------------------------
 
-    def _on_commit(self, ops: list[dict[str, Any]]) -> None:
+    def _on_commit(self, committed: Committed) -> None:
         self._wake.set()
 
     def _run(self) -> None:
@@ -200,14 +174,7 @@ class Indexer:
         return more and not self._stop
 
     def _ops_after(self, watermark: dict[str, int]) -> list[dict[str, Any]]:
-        store = self.memory.store
-        with store.read() as txn:
-            out = []
-            for op in store.ops_since(txn, watermark):
-                out.append(op)
-                if len(out) >= BATCH_OPS:
-                    break
-            return out
+        return self.reader.ops_since(watermark, limit=BATCH_OPS)
 
     @staticmethod
     def _advance(watermark: dict[str, int], ops: list[dict[str, Any]]) -> dict[str, int]:
@@ -222,10 +189,10 @@ class Indexer:
         ops = self._ops_after(watermark)
         if not ops:
             return False
-        texts, _ = affected(ops)
+        texts, _ = keys_changed(ops)
         upserts, deletes = [], []
         for key in sorted(texts):
-            found = item_text(self.memory, key)
+            found = self.reader.item_text(key)
             if found is None:
                 deletes.append(key)
             else:
@@ -236,14 +203,14 @@ class Indexer:
     def _embed_missing(self) -> bool:
         assert self.embedder is not None
         cursor = f"embed:{self.embedder.model}"
-        watermark = self.memory.store.get_meta(cursor) or {}
+        watermark = self.reader.get_meta(cursor) or {}
         ops = self._ops_after(watermark)
         if not ops:
             return False
-        texts, _ = affected(ops)
+        texts, _ = keys_changed(ops)
         todo: list[tuple[str, str]] = []
         for key in sorted(texts):
-            found = item_text(self.memory, key)
+            found = self.reader.item_text(key)
             if found is None:
                 continue
             text = found[0][:MAX_EMBED_CHARS]
@@ -259,9 +226,9 @@ class Indexer:
                 rows.append({"item_kind": kind, "item_id": item_id, "model": self.embedder.model,
                              "vector": vector, "provider": self.embedder.provider,
                              "text_hash": text_hash(text)})  # fmt: skip
-            self.memory.put_embeddings(rows, skip_missing=True)
+            self.writes.put_embeddings(rows, skip_missing=True)
             self._catch_up_keyword()
-        self.memory.store.put_meta(cursor, self._advance(watermark, ops))
+        self.writes.put_meta(cursor, self._advance(watermark, ops))
         return len(ops) >= BATCH_OPS
 
     def _embed_chunk(self, chunk: list[tuple[str, str]]) -> list[tuple[str, str, np.ndarray]]:
@@ -291,12 +258,8 @@ class Indexer:
 
     def _stored_hash(self, key: str) -> str | None:
         assert self.embedder is not None
-        kind, item_id = split_key(key)
-        store = self.memory.store
-        with store.read() as txn:
-            raw = txn.get(emb_key(kind, item_id, self.embedder.model), db=store.dbs["emb"])
-        rec = None if raw is None else unpack(raw)
-        return None if rec is None or rec.get("erased") else rec["text_hash"]
+        rec = self.reader.embedding_record(*split_key(key), self.embedder.model)
+        return None if rec is None else str(rec["text_hash"])
 
     def _catch_up_vectors(self) -> bool:
         vectors = self.vectors
@@ -304,7 +267,7 @@ class Indexer:
         ops = self._ops_after(vectors.watermark)
         if not ops:
             return False
-        _, keys = affected(ops)
+        _, keys = keys_changed(ops)
         found = self._stored_vectors(sorted(keys))
         present = [k for k in sorted(keys) if k in found]
         vectors.remove(k for k in keys if k not in found)
@@ -316,34 +279,27 @@ class Indexer:
 
     def _stored_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
         assert self.embedder is not None
-        model, store, out = self.embedder.model, self.memory.store, {}
-        with store.read() as txn:
-            for key in keys:
-                kind, item_id = split_key(key)
-                raw = txn.get(emb_key(kind, item_id, model), db=store.dbs["emb"])
-                rec = None if raw is None else unpack(raw)
-                if rec is not None and not rec.get("erased") and rec["dims"] == self.embedder.dims:
-                    out[key] = np.frombuffer(rec["vector"], dtype="<f4")
+        records = self.reader.embedding_records([split_key(k) for k in keys], self.embedder.model)
+        out = {
+            keys[i]: np.frombuffer(rec["vector"], dtype="<f4")
+            for i, rec in records.items()
+            if rec["dims"] == self.embedder.dims
+        }
         # a removed node or skill keeps its vector in LMDB (it may come back): not in search
-        return {k: v for k, v in out.items() if item_text(self.memory, k) is not None}
+        return {k: v for k, v in out.items() if self.reader.item_text(k) is not None}
 
     def _rebuild_vectors(self) -> None:
         """The vector index afresh from LMDB's vectors of this model, at one snapshot."""
         assert self.vectors is not None and self.embedder is not None
-        store, model = self.memory.store, self.embedder.model
+        model = self.embedder.model
         keys, rows = [], []
-        with store.read() as txn:
-            watermark = store.version_vector(txn)
-            for k, v in txn.cursor(db=store.dbs["emb"]):
-                kind, item_id, rec_model = k.decode().split("\0")
-                if rec_model != model:
-                    continue
-                rec = unpack(v)
-                if rec.get("erased") or rec["dims"] != self.embedder.dims:
-                    continue
-                keys.append(item_key(kind, item_id))
-                rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
-        visible = [i for i, k in enumerate(keys) if item_text(self.memory, k) is not None]
+        watermark, records = self.reader.model_vectors(model)
+        for kind, item_id, rec in records:
+            if rec["dims"] != self.embedder.dims:
+                continue
+            keys.append(item_key(kind, item_id))
+            rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
+        visible = [i for i, k in enumerate(keys) if self.reader.item_text(k) is not None]
         keys, rows = [keys[i] for i in visible], [rows[i] for i in visible]
         matrix = np.vstack(rows) if rows else np.zeros((0, self.embedder.dims), np.float32)
         self.vectors.rebuild_from(keys, matrix)
@@ -374,14 +330,14 @@ class Indexer:
             return True
         if self.vectors is None:
             return False
-        embedded = self.memory.store.get_meta(f"embed:{self.embedder.model}") or {}
+        embedded = self.reader.get_meta(f"embed:{self.embedder.model}") or {}
         return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
 
     def wait_keyword(self, timeout: float) -> bool:
         """Bring keyword search up to every write made before the call, in the caller's
         thread if need be (it takes milliseconds; the worker may be busy embedding), so a
         recall right after a remember finds it. False when it did not finish in time."""
-        target = self.memory.version_vector()
+        target = self.reader.version_vector()
         deadline = time.monotonic() + timeout
         while not vv_dominates(self.keyword.watermark(), target):
             if time.monotonic() > deadline:
@@ -394,7 +350,7 @@ class Indexer:
         vectors made for them). Raises `TimeoutError` naming the last indexing error."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            target = self.memory.version_vector()
+            target = self.reader.version_vector()
             self._wake.set()
             with self._progress:
                 while not self.caught_up(target):
@@ -407,7 +363,7 @@ class Indexer:
                             + (f"; last error: {self.last_error}" if self.last_error else "")
                         )
                     self._progress.wait(timeout=0.05 if left is None else min(left, 0.05))
-            if self.memory.version_vector() == target:  # no vectors were written meanwhile
+            if self.reader.version_vector() == target:  # no vectors were written meanwhile
                 return
 
     def close(self) -> None:
@@ -420,22 +376,21 @@ class Indexer:
             self._maybe_save(force=True)
         finally:
             self.keyword.close()
-            if self._on_commit in self.memory.store.listeners:
-                self.memory.store.listeners.remove(self._on_commit)
+            self.reader.off_commit(self._on_commit)
 
     def status(self) -> dict[str, Any]:
         """Items per index, the embedder, errors, and ``behind``: ops each index has still
         to take in (0 everywhere when caught up)."""
         vectors = self.vectors
         embedder = self.embedder
-        vv = self.memory.version_vector()
+        vv = self.reader.version_vector()
 
         def behind(watermark: dict[str, int]) -> int:
             return sum(max(0, seq - watermark.get(r, 0)) for r, seq in vv.items())
 
         lag = {"keyword": behind(self.keyword.watermark())}
         if embedder is not None:
-            lag["embed"] = behind(self.memory.store.get_meta(f"embed:{embedder.model}") or {})
+            lag["embed"] = behind(self.reader.get_meta(f"embed:{embedder.model}") or {})
             lag["vectors"] = behind(vectors.watermark) if vectors is not None else sum(vv.values())
         return {
             "behind": lag,

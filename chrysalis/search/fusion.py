@@ -13,17 +13,17 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
-from .index import item_key, split_key
-from .models import Filters, RetrievalResult, RetrievedItem, Strategy
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from ..embed import Embedder
+from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
+from ..events import item_key, split_key
+from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
+from ..read import Reader
+from .indexer import Indexer
 
 
 class Weights(BaseModel):
@@ -70,8 +70,18 @@ def _norm(values: dict[str, float]) -> dict[str, float]:
 
 
 class Retriever:
-    def __init__(self, memory: Memory, weights: Weights | None = None) -> None:
-        self.memory = memory
+    """One fused retrieval over the read side and the search indexes (never `Memory`)."""
+
+    def __init__(
+        self,
+        reader: Reader,
+        indexer: Indexer,
+        embedder: Embedder | None,
+        weights: Weights | None = None,
+    ) -> None:
+        self.reader = reader
+        self.indexer = indexer
+        self.embedder = embedder
         self.weights = weights or Weights()
 
     def retrieve(
@@ -102,7 +112,7 @@ class Retriever:
         except ValidationError as exc:
             raise from_pydantic(exc, "filters") from None
         notes: list[str] = []
-        if strategy != "beads" and not self.memory.indexer.wait_keyword(KEYWORD_WAIT):
+        if strategy != "beads" and not self.indexer.wait_keyword(KEYWORD_WAIT):
             notes.append("keyword: the index is still catching up; recent writes may be missing")
         pool = max(50, 5 * k)
         cands: dict[str, _Candidate] = {}
@@ -114,7 +124,7 @@ class Retriever:
 
         keyword: Any = None
         if strategy in ("fusion", "keyword", "kg"):
-            indexer = self.memory.indexer
+            indexer = self.indexer
             if indexer.keyword.size > PARALLEL_KEYWORD:
                 # SQLite and FAISS both release the GIL: in a large memory, rank keywords on
                 # another thread while the vector search runs here. In a small one the Python
@@ -130,7 +140,7 @@ class Retriever:
             for key, score in hits.items():
                 signal(key, "keyword", score)
         if strategy in ("fusion", "beads"):
-            latest = self.memory.last_beads(min(pool, 50), session_id=f.session_id)
+            latest = self.reader.last_beads(min(pool, 50), session_id=f.session_id)
             for rank, b in enumerate(reversed(latest)):
                 signal(item_key("bead", b.id), "recent", 1.0 / (1 + rank))
         if strategy in ("fusion", "kg"):
@@ -163,11 +173,10 @@ class Retriever:
         self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any
     ) -> dict[str, float]:
         """Nearest items; with filters, a deeper search (FAISS cannot filter by bead fields)."""
-        memory = self.memory
-        if memory.embedder is None:
+        if self.embedder is None:
             notes.append("emb: no embedder configured")
             return {}
-        indexer = memory.indexer
+        indexer = self.indexer
         if indexer.vectors is None or len(indexer.vectors) == 0:
             return {}
         if query_vector is not None:
@@ -183,7 +192,7 @@ class Retriever:
                 )
         else:
             try:
-                vector = memory.embedder.embed_query(query)
+                vector = self.embedder.embed_query(query)
             except EmbedderUnavailable as exc:
                 notes.append(f"emb: {exc}")
                 return {}
@@ -193,28 +202,7 @@ class Retriever:
         return {h.key: max(0.0, h.score) for h in hits if not kinds or split_key(h.key)[0] in kinds}
 
     def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
-        # Bead filters go into the SQL, so the top n are top n among what passes them.
-        where: list[str] = []
-        args: list[Any] = []
-        bead_only = [
-            ("items.session = ?", f.session_id),
-            ("items.role = ?", f.role),
-            ("items.ts >= ?", f.since),
-            ("items.ts <= ?", f.until),
-            ("items.importance >= ?", f.min_importance),
-        ]
-        for clause, value in bead_only:
-            if value is not None:
-                where.append(f"(items.kind != 'bead' OR {clause})")
-                args.append(value)
-        if f.tags:
-            tag_match = " OR ".join("(' ' || items.tags || ' ') LIKE ?" for _ in f.tags)
-            where.append(f"(items.kind != 'bead' OR {tag_match})")
-            args.extend(f"% {t} %" for t in f.tags)
-        if f.kinds:
-            where.append(f"items.kind IN ({','.join('?' * len(f.kinds))})")
-            args.extend(f.kinds)
-        hits = self.memory.indexer.keyword.search(query, n, where=" AND ".join(where), args=args)
+        hits = self.indexer.keyword.search(query, n, f)
         scores = _norm({h.key: h.score for h in hits})
         # Hits on words found nearly everywhere say little: a weak signal, not a full one.
         return {h.key: scores[h.key] * (COMMON_HIT if h.common else 1.0) for h in hits}
@@ -229,7 +217,7 @@ class Retriever:
             node_id = split_key(seed.key)[1]
             strength = max(seed.signals.values())
             try:
-                hood = self.memory.neighbors(node_id, depth=2)
+                hood = self.reader.neighbors(node_id, depth=2)
             except NotFound:
                 continue
             degree = max(1, sum(1 for n in hood if n.depth == 1))
@@ -260,7 +248,7 @@ class Retriever:
         for c in strong:
             strength = (c.signals.get("emb", 0) + c.signals.get("keyword", 0)) / 2
             window = self.weights.context_window
-            for neighbour, offset in self.memory.adjacent_beads(split_key(c.key)[1], window):
+            for neighbour, offset in self.reader.adjacent_beads(split_key(c.key)[1], window):
                 signal(item_key("bead", neighbour), "context", min(1.0, strength / abs(offset)))
 
     # ---- scoring -------------------------------------------------------------------------
@@ -269,13 +257,13 @@ class Retriever:
         self, cands: dict[str, _Candidate], f: Filters, strategy: str
     ) -> list[RetrievedItem]:
         w = self.weights
-        memory = self.memory
+        reader = self.reader
         beads = {}
         for c in cands.values():
             kind, item_id = split_key(c.key)
             if kind == "bead":
                 with contextlib.suppress(NotFound):
-                    beads[c.key] = memory.get_bead(item_id)
+                    beads[c.key] = reader.get_bead(item_id)
         newest = max((b.ts for b in beads.values()), default=0.0)
         out = []
         for c in cands.values():
@@ -323,44 +311,44 @@ class Retriever:
     def _describe(
         self, kind: str, item_id: str, bead: Any
     ) -> tuple[str, float, float | None, dict[str, Any], Any] | None:
-        memory = self.memory
+        reader = self.reader
         try:
             if kind == "bead":
                 if bead is None:
                     return None
                 text = f"{bead.source}: {bead.content}" if bead.source else bead.content
-                prov = {"source": bead.source, **memory.origin("bead", item_id)}
+                prov = {"source": bead.source, **reader.origin("bead", item_id)}
                 if bead.session_id:
                     prov["session_id"] = bead.session_id
                 return text, bead.importance, bead.ts, prov, bead
             if kind == "node":
-                n = memory.get_node(item_id)
+                n = reader.get_node(item_id)
                 text = f"{n.name or n.id} ({n.type})"
-                return text, 0.5, None, {"source": "kg", **memory.origin("node", item_id)}, None
+                return text, 0.5, None, {"source": "kg", **reader.origin("node", item_id)}, None
             if kind == "edge":
-                e = memory.get_edge(item_id)
-                src, dst = memory.get_node(e.source), memory.get_node(e.target)
+                e = reader.get_edge(item_id)
+                src, dst = reader.get_node(e.source), reader.get_node(e.target)
                 text = f"{src.name or src.id} {e.predicate} {dst.name or dst.id}"
-                prov = {"source": "kg", "evidence": e.evidence, **memory.origin("edge", item_id)}
+                prov = {"source": "kg", "evidence": e.evidence, **reader.origin("edge", item_id)}
                 return text, min(1.0, e.weight / 2), None, prov, None
             if kind == "skill":
-                s = memory.get_skill(item_id)
+                s = reader.get_skill(item_id)
                 text = f"skill {s.name}: {s.description}".strip()
                 return (
                     text,
                     0.5,
                     None,
-                    {"source": "skills", **memory.origin("skill", item_id)},
+                    {"source": "skills", **reader.origin("skill", item_id)},
                     None,
                 )
             if kind == "persona":
-                p = memory.get_persona()
+                p = reader.get_persona()
                 text = " ".join(x for x in [p.name, p.description, *p.goals, *p.norms] if x)
                 return (
                     text,
                     0.5,
                     None,
-                    {"source": "persona", **memory.origin("persona", "persona")},
+                    {"source": "persona", **reader.origin("persona", "persona")},
                     None,
                 )
         except NotFound:

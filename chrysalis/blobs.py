@@ -1,0 +1,54 @@
+"""Large bead content beside LMDB, content-addressed: ``blobs/<sha[:2]>/<sha>``."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+
+from .atomic import atomic_write
+from .errors import NotFound, StoreError
+
+
+class BlobStore:
+    """Content-addressed files, written atomically and durably (`atomic.atomic_write`).
+
+    A blob's name is the SHA-256 of its bytes; `get` checks it, so a damaged file is an error,
+    never wrong content.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def put(self, data: bytes) -> str:
+        """Store ``data``; returns its SHA-256 (a no-op when it is here already)."""
+        sha = hashlib.sha256(data).hexdigest()
+        final = self.path(sha)
+        if final.exists():
+            return sha
+        final.parent.mkdir(exist_ok=True)
+        atomic_write(final, data)
+        return sha
+
+    def get(self, sha256: str) -> bytes:
+        """The blob's bytes; `NotFound` when it is not here, `StoreError` when damaged."""
+        try:
+            data = self.path(sha256).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(
+                f"blob {sha256} is not here (not yet fetched from the remote?)"
+            ) from None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise StoreError(f"blob {sha256} is damaged: its content does not match its name")
+        return data
+
+    def has(self, sha256: str) -> bool:
+        return self.path(sha256).exists()
+
+    def delete(self, sha256: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(sha256).unlink()

@@ -1,0 +1,96 @@
+"""Forget: erasing a bead's content from this data dir, wherever the core put it.
+
+A ``bead.forget`` op (made here or pulled) and an erased copy of an op (pulled from a replica
+that forgot first) both end in `erase_bead`, which in the one write transaction:
+
+- erases the payload of every add op of the bead in the log (they keep id and ts:
+  `keys.erased_data`), and of every embedding op of it (`keys.erased_embedding`);
+- takes the bead out of the time, session and blob-reference views, and marks it forgotten
+  (ids are never reused);
+- marks its vectors erased in the ``emb`` view;
+- drops decoded copies from the read cache, and after the commit deletes its blob file unless
+  another live bead uses the same content.
+
+What lies outside LMDB follows from the `events.Change.ERASED` event the commit carries: the
+keyword and vector indexes delete the item (`search.indexer`), the mirrors take it out of Zep
+(`mirrors`), and sync pushes the forget op and serves erased copies of the ops
+(`keys.same_op` accepts them). docs/architecture.md draws the whole path.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import crdt
+from .keys import erased_data, erased_embedding, op_key, pack, time_key, unpack
+from .store import WriteContext
+
+
+def index_bead(
+    ctx: WriteContext, bead_id: str, winner: list[Any], data: dict[str, Any], put: bool
+) -> None:
+    """Add (``put``) or remove the bead's entries in the time, session and blob views."""
+    hlc, replica, seq = winner
+    txn, dbs = ctx.txn, ctx.dbs
+    key = time_key(data["ts"], hlc, replica, seq)
+    sess = data.get("session_id")
+    blob = data.get("blob")
+    if put:
+        txn.put(key, bead_id.encode(), db=dbs["bead_time"])
+        if sess:
+            txn.put(sess.encode() + b"\0" + key, bead_id.encode(), db=dbs["bead_sess"])
+        if blob:
+            txn.put(blob["sha256"].encode() + b"\0" + bead_id.encode(), b"", db=dbs["blobrefs"])
+    else:
+        txn.delete(key, db=dbs["bead_time"])
+        if sess:
+            txn.delete(sess.encode() + b"\0" + key, db=dbs["bead_sess"])
+        if blob:
+            txn.delete(blob["sha256"].encode() + b"\0" + bead_id.encode(), db=dbs["blobrefs"])
+
+
+def erase_bead(ctx: WriteContext, bead_id: str) -> None:
+    """Erase the bead's content from the log and the views (idempotent)."""
+    txn, dbs, key = ctx.txn, ctx.dbs, bead_id.encode()
+    raw = txn.get(key, db=dbs["beads"])
+    entry = None if raw is None else unpack(raw)
+    if entry == crdt.FORGOTTEN:
+        return
+    store = ctx.store
+    blobs: set[str] = set()
+    erased = [op_key(replica, seq) for _hlc, replica, seq in entry or ()]
+    if erased:
+        store.decoded.invalidate(erased)  # now, so no reader caches the content again...
+        ctx.after_commit.append(lambda: store.decoded.invalidate(erased))  # ...nor before
+    for i, (hlc, replica, seq) in enumerate(entry or ()):
+        k = op_key(replica, seq)
+        logged = unpack(txn.get(k, db=dbs["ops"]))
+        data = logged["data"]
+        if i == 0:  # the winner is the one in the views
+            index_bead(ctx, bead_id, [hlc, replica, seq], data, put=False)
+        if data.get("blob"):
+            blobs.add(data["blob"]["sha256"])
+        logged["data"] = erased_data(data)
+        txn.put(k, pack(logged), db=dbs["ops"])
+    txn.put(key, pack(crdt.FORGOTTEN), db=dbs["beads"])
+    # Vectors are derived from the content: they go too, from the views and the log.
+    emb = dbs["emb"]
+    prefix = f"bead\0{bead_id}\0".encode()
+    with txn.cursor(db=emb) as cur:
+        doomed = []
+        if cur.set_range(prefix):
+            for k, v in cur:
+                if not k.startswith(prefix):
+                    break
+                doomed.append((k, unpack(v)))
+    for k, rec in doomed:
+        for d in rec.get("dots", ()):
+            ok = op_key(*crdt.parse_dot(d))
+            logged = unpack(txn.get(ok, db=dbs["ops"]))
+            if not logged["data"].get("erased"):
+                logged["data"] = erased_embedding(logged["data"])
+                txn.put(ok, pack(logged), db=dbs["ops"])
+        txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
+    for sha in blobs:
+        ctx.after_commit.append(functools.partial(store.delete_blob_if_unused, sha))

@@ -1,0 +1,491 @@
+"""The read side: every query of the store, in read transactions, decoded into models.
+
+`Reader` is what the search package, the mirrors, ingest and `Memory` read through; nothing
+outside this module and the write side touches LMDB databases by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from . import crdt
+from .errors import InvalidInput, NotFound
+from .events import Committed
+from .keys import RECORD_DBS, emb_key, op_key, record_key, time_key, unpack
+from .models import Bead, BlobRef, Edge, Embedding, Neighbor, Node, Persona, Skill, SpanRef
+from .store import Store, Txn
+from .validate import check_id
+
+_BEAD_FIELD_COUNT = len(Bead.model_fields)
+_set_attr = object.__setattr__
+
+
+class Reader:
+    """Reads of one store. Thread-safe; each call sees every write committed before it."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def replica_id(self) -> str:
+        return self.store.replica_id
+
+    def get_meta(self, name: str) -> Any:
+        return self.store.get_meta(name)
+
+    def on_commit(self, listener: Callable[[Committed], None]) -> None:
+        """Call ``listener`` after each durable commit, with what it applied."""
+        self.store.listeners.append(listener)
+
+    def off_commit(self, listener: Callable[[Committed], None]) -> None:
+        if listener in self.store.listeners:
+            self.store.listeners.remove(listener)
+
+    # ---- beads -------------------------------------------------------------------------------
+
+    def bead(self, data: dict[str, Any]) -> Bead:
+        """A Bead from stored op data (validated when it was written)."""
+        blob = data.get("blob")
+        spans = data.get("span_refs")
+        if blob is None and not spans and len(data) == _BEAD_FIELD_COUNT:
+            # The hot path of last_beads: every field present. Copies, so that a caller
+            # mutating a bead's lists cannot reach the decoded cache.
+            return _trusted(Bead, {**data, "tags": list(data["tags"]), "span_refs": []})
+        values = {**data, "tags": list(data.get("tags") or ())}
+        if blob is not None:
+            values["content"] = self.store.blobs.get(blob["sha256"]).decode()
+            values["blob"] = BlobRef.model_construct(**blob)
+        values["span_refs"] = [SpanRef.model_construct(**s) for s in spans or ()]
+        return Bead.model_construct(**values)
+
+    def bead_entry(self, txn: Txn, bead_id: str) -> tuple[Any, dict[str, Any] | None]:
+        """The bead's view entry and, when it is visible, the winning add's data."""
+        raw = txn.get(bead_id.encode(), db=self.store.dbs["beads"])
+        entry = None if raw is None else unpack(raw)
+        if not isinstance(entry, list):
+            return entry, None
+        _, replica, seq = entry[0]
+        return entry, self.store.op_data(txn, replica, seq)
+
+    def get_bead(self, id: str) -> Bead:
+        """The bead with this id; `NotFound` when unknown or forgotten."""
+        check_id(id, "bead")
+        with self.store.read() as txn:
+            entry, data = self.bead_entry(txn, id)
+        if data is None:
+            raise NotFound(f"no bead {id!r}" + (" (forgotten)" if entry else ""))
+        return self.bead(data)
+
+    def bead_states(self, ids: Sequence[str]) -> dict[str, str]:
+        """Each id's state here: "live", "forgotten" or "absent"."""
+        out: dict[str, str] = {}
+        with self.store.read() as txn:
+            db = self.store.dbs["beads"]
+            for bead_id in ids:
+                raw = txn.get(bead_id.encode(), db=db)
+                if raw is None:
+                    out[bead_id] = "absent"
+                else:
+                    out[bead_id] = "forgotten" if unpack(raw) == crdt.FORGOTTEN else "live"
+        return out
+
+    def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
+        """The ``n`` latest beads (of one session, if given), oldest first."""
+        if not isinstance(n, int) or n < 0:
+            raise InvalidInput("n must be a non-negative int")
+        if session_id is not None:
+            check_id(session_id, "session")
+        store, cache = self.store, self.store.decoded
+        datas: list[dict[str, Any]] = []
+        epoch = cache.epoch
+        with store.read() as txn:
+            if session_id is None:
+                db, prefix = store.dbs["bead_time"], b""
+            else:
+                db, prefix = store.dbs["bead_sess"], session_id.encode() + b"\0"
+            ops_db, skip = store.dbs["ops"], len(prefix) + 16
+            with txn.cursor(db=db) as cur:
+                if prefix:  # position just past the session's last key, then step back
+                    found = cur.prev() if cur.set_range(prefix + b"\xff" * 9) else cur.last()
+                else:
+                    found = cur.last()
+                while found and len(datas) < n:
+                    key = cur.key()
+                    if not key.startswith(prefix):
+                        break
+                    okey = key[skip:]
+                    data = cache.get(okey)
+                    if data is None:
+                        data = unpack(txn.get(okey, db=ops_db))["data"]
+                        cache.put(okey, data, epoch)
+                    datas.append(data)
+                    found = cur.prev()
+        datas.reverse()
+        return [self.bead(d) for d in datas]
+
+    def adjacent_beads(self, bead_id: str, n: int = 1) -> list[tuple[str, int]]:
+        """Up to ``n`` beads before and ``n`` after this one in its session's order, as
+        ``(id, offset)`` with offset -1, -2, ... before and 1, 2, ... after."""
+        check_id(bead_id, "bead")
+        store = self.store
+        with store.read() as txn:
+            entry, data = self.bead_entry(txn, bead_id)
+            if data is None or not data.get("session_id"):
+                return []
+            hlc, replica, seq = entry[0]
+            prefix = data["session_id"].encode() + b"\0"
+            key = prefix + time_key(data["ts"], hlc, replica, seq)
+            out: list[tuple[str, int]] = []
+            with txn.cursor(db=store.dbs["bead_sess"]) as cur:
+                for step, sign in ((cur.prev, -1), (cur.next, 1)):
+                    if not cur.set_key(key):
+                        return out
+                    for distance in range(1, n + 1):
+                        if not step() or not cur.key().startswith(prefix):
+                            break
+                        out.append((cur.value().decode(), sign * distance))
+        return out
+
+    def all_beads(self) -> Iterator[Bead]:
+        """Every visible bead in time order."""
+        store = self.store
+        with store.read() as txn:
+            datas = [
+                unpack(txn.get(k[16:], db=store.dbs["ops"]))["data"]
+                for k in txn.cursor(db=store.dbs["bead_time"]).iternext(keys=True, values=False)
+            ]
+        return (self.bead(d) for d in datas)
+
+    def sessions(self) -> list[str]:
+        """The distinct session ids of visible beads (a cursor jump per session)."""
+        out = []
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs["bead_sess"]) as cur:
+            found = cur.first()
+            while found:
+                session = cur.key().split(b"\0", 1)[0]
+                out.append(session.decode())
+                found = cur.set_range(session + b"\x01")
+        return out
+
+    def origin(self, kind: str, item_id: str) -> dict[str, Any]:
+        """Where an item comes from: the replica and op that made what is shown."""
+        store = self.store
+        with store.read() as txn:
+            if kind == "bead":
+                raw = txn.get(item_id.encode(), db=store.dbs["beads"])
+                entry = None if raw is None else unpack(raw)
+                if not isinstance(entry, list):
+                    return {}
+                hlc, replica, seq = entry[0]
+                return {"origin_replica": replica, "op": f"{replica}:{seq}", "hlc": hlc}
+            raw = txn.get(record_key(kind, item_id), db=store.dbs[RECORD_DBS[kind]])
+        if raw is None:
+            return {}
+        record = unpack(raw)
+        stamps = [(hlc, dot) for dot, hlc in record["p"].items()]
+        if not stamps:
+            return {}
+        hlc, dot = max(stamps)
+        return {"origin_replica": crdt.parse_dot(dot)[0], "op": dot, "hlc": hlc}
+
+    # ---- records: graph, persona, skills -------------------------------------------------------
+
+    def record(self, collection: str, id: str) -> crdt.Record | None:
+        store = self.store
+        with store.read() as txn:
+            raw = txn.get(record_key(collection, id), db=store.dbs[RECORD_DBS[collection]])
+        return None if raw is None else unpack(raw)
+
+    def records(self, collection: str) -> list[tuple[str, crdt.Record]]:
+        store = self.store
+        with store.read() as txn:
+            db = store.dbs[RECORD_DBS[collection]]
+            return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=db)]
+
+    def get_node(self, id: str) -> Node:
+        check_id(id, "node")
+        record = self.record("node", id)
+        if record is None or not crdt.is_present(record):
+            raise NotFound(f"no node {id!r}")
+        return node_of(id, record)
+
+    def all_nodes(self) -> list[Node]:
+        return [node_of(k, r) for k, r in self.records("node") if crdt.is_present(r)]
+
+    def get_edge(self, id: str) -> Edge:
+        """A visible edge: present, with both its nodes present."""
+        check_id(id, "edge")
+        with self.store.read() as txn:
+            edge = self.visible_edge(txn, id)
+        if edge is None:
+            raise NotFound(f"no edge {id!r}")
+        return edge
+
+    def visible_edge(self, txn: Txn, id: str) -> Edge | None:
+        dbs = self.store.dbs
+        raw = txn.get(id.encode(), db=dbs["edges"])
+        if raw is None:
+            return None
+        record = unpack(raw)
+        if not crdt.is_present(record):
+            return None
+        for end in ("source", "target"):
+            node_raw = txn.get(crdt.field_value(record, end).encode(), db=dbs["nodes"])
+            if node_raw is None or not crdt.is_present(unpack(node_raw)):
+                return None
+        return edge_of(id, record)
+
+    def all_edges(self) -> list[Edge]:
+        store = self.store
+        with store.read() as txn:
+            ids = [
+                k.decode()
+                for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)
+            ]
+            return [e for e in (self.visible_edge(txn, i) for i in ids) if e is not None]
+
+    def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
+        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
+        check_id(node_id, "node")
+        if not isinstance(depth, int) or not 1 <= depth <= 4:
+            raise InvalidInput("depth must be an int from 1 to 4")
+        dbs = self.store.dbs
+        out: list[Neighbor] = []
+        with self.store.read() as txn:
+            start = txn.get(node_id.encode(), db=dbs["nodes"])
+            if start is None or not crdt.is_present(unpack(start)):
+                raise NotFound(f"no node {node_id!r}")
+            seen_nodes, seen_edges = {node_id}, set()
+            frontier = [node_id]
+            for level in range(1, depth + 1):
+                next_frontier = []
+                for current in frontier:
+                    for edge_id, direction in self._adjacent(txn, current):
+                        if edge_id in seen_edges:
+                            continue
+                        edge = self.visible_edge(txn, edge_id)
+                        if edge is None:
+                            continue
+                        seen_edges.add(edge_id)
+                        other = edge.target if edge.source == current else edge.source
+                        if other in seen_nodes:
+                            continue
+                        seen_nodes.add(other)
+                        node = node_of(other, unpack(txn.get(other.encode(), db=dbs["nodes"])))
+                        out.append(
+                            Neighbor(
+                                node=node,
+                                edge=edge,
+                                depth=level,
+                                direction="out" if direction == b"o" else "in",
+                            )
+                        )
+                        next_frontier.append(other)
+                frontier = next_frontier
+        return out
+
+    def _adjacent(self, txn: Txn, node_id: str) -> list[tuple[str, bytes]]:
+        prefix = node_id.encode() + b"\0"
+        hits = []
+        with txn.cursor(db=self.store.dbs["adj"]) as cur:
+            if cur.set_range(prefix):
+                for k, v in cur:
+                    if not k.startswith(prefix):
+                        break
+                    hits.append((k[len(prefix) :].decode(), v))
+        return hits
+
+    def get_persona(self) -> Persona:
+        record = self.record("persona", "persona")
+        return persona_of(record) if record is not None else Persona()
+
+    def get_skill(self, id: str) -> Skill:
+        check_id(id, "skill")
+        record = self.record("skill", id)
+        if record is None or not crdt.is_present(record):
+            raise NotFound(f"no skill {id!r}")
+        return skill_of(id, record)
+
+    def list_skills(self) -> list[Skill]:
+        return [skill_of(k, r) for k, r in self.records("skill") if crdt.is_present(r)]
+
+    # ---- embeddings ----------------------------------------------------------------------------
+
+    def embedding_record(self, kind: str, item_id: str, model: str) -> dict[str, Any] | None:
+        """The live stored vector record of an item under a model (None if none or erased)."""
+        with self.store.read() as txn:
+            raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
+        rec = None if raw is None else unpack(raw)
+        return None if rec is None or rec.get("erased") else rec
+
+    def embedding_records(self, keys: Sequence[tuple[str, str]], model: str) -> dict[int, Any]:
+        """``{position: record}`` of the live vector records of ``(kind, id)`` items."""
+        out = {}
+        with self.store.read() as txn:
+            for i, (kind, item_id) in enumerate(keys):
+                raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
+                rec = None if raw is None else unpack(raw)
+                if rec is not None and not rec.get("erased"):
+                    out[i] = rec
+        return out
+
+    def model_vectors(self, model: str) -> tuple[dict[str, int], list[tuple[str, str, Any]]]:
+        """The version vector and every live ``(kind, id, record)`` of one model, read at one
+        snapshot (an index rebuild)."""
+        out = []
+        with self.store.read() as txn:
+            watermark = self.store.version_vector(txn)
+            for k, v in txn.cursor(db=self.store.dbs["emb"]):
+                kind, item_id, rec_model = k.decode().split("\0")
+                if rec_model != model:
+                    continue
+                rec = unpack(v)
+                if not rec.get("erased"):
+                    out.append((kind, item_id, rec))
+        return watermark, out
+
+    def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:
+        """The stored vector; `NotFound` when none (or its item was forgotten)."""
+        check_id(item_id, item_kind)
+        rec = self.embedding_record(item_kind, item_id, model)
+        if rec is None:
+            raise NotFound(f"no {model!r} embedding for {item_kind} {item_id!r}")
+        fields = {
+            k: rec[k] for k in ("model", "dims", "provider", "text_hash", "vector", "created_at")
+        }
+        return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)  # type: ignore[arg-type]
+
+    # ---- what the search indexes hold ----------------------------------------------------------
+
+    def item_text(self, key: str) -> tuple[str, dict[str, Any]] | None:
+        """The text an item is indexed under, and its filter fields; None when not visible."""
+        kind, _, item_id = key.partition(":")
+        try:
+            if kind == "bead":
+                b = self.get_bead(item_id)
+                text = f"{b.source}: {b.content}" if b.source else b.content
+                fields = {"session": b.session_id, "role": b.role, "ts": b.ts,
+                          "importance": b.importance, "tags": b.tags}  # fmt: skip
+                return text, fields
+            if kind == "node":
+                n = self.get_node(item_id)
+                return " ".join([n.name or n.id, n.type, *n.labels]), {}
+            if kind == "skill":
+                s = self.get_skill(item_id)
+                return " ".join([s.name, s.description, s.signature, *s.examples, *s.tags]), {}
+            if kind == "persona":
+                p = self.get_persona()
+                text = " ".join([p.name, p.description, *p.goals, *p.norms]).strip()
+                return (text, {}) if text else None
+        except NotFound:
+            return None
+        return None
+
+    # ---- the log ---------------------------------------------------------------------------------
+
+    def version_vector(self) -> dict[str, int]:
+        """``{replica_id: highest contiguous seq applied}``."""
+        with self.store.read() as txn:
+            return self.store.version_vector(txn)
+
+    def ops_since(self, version_vector: Mapping[str, int], limit: int | None = None) -> list[Any]:
+        """The ops a replica at ``version_vector`` lacks (at most ``limit``), as wire dicts."""
+        for replica, seq in version_vector.items():
+            if not isinstance(replica, str) or not isinstance(seq, int) or seq < 0:
+                raise InvalidInput(f"invalid version vector entry {replica!r}: {seq!r}")
+        out = []
+        with self.store.read() as txn:
+            for op in self.store.ops_since(txn, dict(version_vector)):
+                out.append(op)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    def log_op(self, replica: str, seq: int) -> dict[str, Any] | None:
+        """One op as this replica logs it (erased content stays erased), or None."""
+        with self.store.read() as txn:
+            raw = txn.get(op_key(replica, seq), db=self.store.dbs["ops"])
+        return None if raw is None else unpack(raw)
+
+    def pending_ops(self) -> int:
+        """How many remote ops wait for a gap to fill."""
+        with self.store.read() as txn:
+            return int(txn.stat(self.store.dbs["pending"])["entries"])
+
+    def state_digest(self) -> str:
+        """A hash of the materialized state; equal on replicas that applied the same ops."""
+        with self.store.read() as txn:
+            return self.store.state_digest(txn)
+
+    def stats(self) -> dict[str, int]:
+        """Counts of what the store holds (entries per view, ops, pending)."""
+        with self.store.read() as txn:
+            return {name: int(txn.stat(db)["entries"]) for name, db in self.store.dbs.items()}
+
+
+# ---- decoding records into models ----------------------------------------------------------
+
+
+def _trusted(cls: type[Bead], values: dict[str, Any]) -> Bead:
+    """`model_construct` without its per-field bookkeeping, for complete, stored values.
+
+    `test_trusted_construction_matches_validation` pins it to what validation gives.
+    """
+    obj = cls.__new__(cls)
+    _set_attr(obj, "__dict__", values)
+    _set_attr(obj, "__pydantic_fields_set__", set(values))
+    _set_attr(obj, "__pydantic_extra__", None)
+    _set_attr(obj, "__pydantic_private__", None)
+    return obj
+
+
+def node_of(id: str, r: crdt.Record) -> Node:
+    return Node.model_construct(
+        id=id,
+        type=crdt.field_value(r, "type"),
+        name=crdt.field_value(r, "name"),
+        labels=crdt.set_values(r, "labels"),
+        metadata=crdt.field_value(r, "metadata", {}),
+    )
+
+
+def edge_of(id: str, r: crdt.Record) -> Edge:
+    return Edge.model_construct(
+        id=id,
+        source=crdt.field_value(r, "source"),
+        target=crdt.field_value(r, "target"),
+        predicate=crdt.field_value(r, "predicate"),
+        weight=crdt.field_value(r, "weight", 1.0),
+        evidence=crdt.set_values(r, "evidence"),
+        valid_at=crdt.field_value(r, "valid_at"),
+        invalid_at=crdt.field_value(r, "invalid_at"),
+    )
+
+
+def persona_of(r: crdt.Record) -> Persona:
+    traits = {
+        name.partition("/")[2]: entry[0]
+        for name, entry in sorted(r["f"].items())
+        if name.startswith("traits/") and entry[0] is not None
+    }
+    return Persona.model_construct(
+        id=crdt.field_value(r, "id", "default"),
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        goals=crdt.set_values(r, "goals"),
+        norms=crdt.set_values(r, "norms"),
+        skills=crdt.set_values(r, "skills"),
+        traits=traits,
+    )
+
+
+def skill_of(id: str, r: crdt.Record) -> Skill:
+    return Skill.model_construct(
+        id=id,
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        signature=crdt.field_value(r, "signature", ""),
+        examples=crdt.set_values(r, "examples"),
+        tags=crdt.set_values(r, "tags"),
+    )

@@ -1,0 +1,27 @@
+"""Search: the derived indexes and what queries them.
+
+    keyword.py   BM25 over item text in SQLite FTS5 (`KeywordIndex`)
+    vectors.py   FAISS per embedding model (`VectorIndex`)
+    indexer.py   the worker keeping both caught up with the op log, making missing vectors
+    fusion.py    fused retrieval with provenance (`Retriever`, `Weights`)
+    assisted.py  local fusion joined by a mirror's search when local hits are weak
+
+The package reads through `chrysalis.read.Reader` and writes only through a narrow callback
+(`indexer.IndexWrites`); it never imports `Memory`.
+"""
+
+from .fusion import Retriever, Weights, count_tokens
+from .indexer import Indexer, IndexWrites, text_hash
+from .keyword import KeywordIndex
+from .vectors import VectorIndex
+
+__all__ = [
+    "IndexWrites",
+    "Indexer",
+    "KeywordIndex",
+    "Retriever",
+    "VectorIndex",
+    "Weights",
+    "count_tokens",
+    "text_hash",
+]

@@ -1,0 +1,220 @@
+"""Vectors of one embedding model in FAISS, searchable by inner product (= cosine).
+
+Derived from LMDB and disposable: the index remembers the version vector of the op log it
+reflects (its watermark), catches up from there, and is rebuilt from LMDB when its files are
+missing or damaged. Items are named by a *key*, ``"<kind>:<id>"``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..atomic import atomic_write
+from ..keys import pack, unpack
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class VectorHit:
+    key: str
+    score: float  # inner product of unit vectors: cosine similarity
+
+
+class VectorIndex:
+    """Vectors of one embedding model in FAISS, searchable by inner product (= cosine).
+
+    Exact (``IndexFlatIP``) up to ``exact_limit`` vectors; past it, rebuilt as IVF
+    (``IndexIVFFlat``, ``nprobe`` lists searched). IVF, unlike HNSW, supports ``remove_ids``,
+    so a forgotten item leaves the index at once instead of waiting for a rebuild. Ids are
+    assigned sequentially and kept with the index. Saved as ``<dir>/<name>-<gen>.faiss`` plus
+    ``<dir>/<name>.meta`` (watermark, ids, the current file), the meta written last and
+    atomically: a crash leaves the previous consistent pair.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        model: str,
+        dims: int,
+        *,
+        exact_limit: int = 50_000,
+        nprobe: int = 32,
+    ) -> None:
+        import faiss  # the library stays importable without touching FAISS until needed
+
+        # One OpenMP thread: a single-query search on the exact index spread over 2 threads
+        # stalls when the cores are busy (p50 7-15 ms instead of 0.6 ms, bench/peers.py); on
+        # the IVF index one thread is as fast. Training gets slower, but it runs in the
+        # background worker.
+        faiss.omp_set_num_threads(1)
+        self._faiss = faiss
+        self.directory = directory
+        self.model = model
+        self.dims = dims
+        self.exact_limit = exact_limit
+        self.nprobe = nprobe
+        self.name = re.sub(r"[^A-Za-z0-9._-]", "_", model)
+        self._lock = threading.RLock()
+        self._ids: dict[str, int] = {}
+        self._keys: dict[int, str] = {}
+        self._next_id = 1
+        self._generation = 0
+        self.watermark: dict[str, int] = {}
+        self.dirty = 0
+        self.removed = 0  # since the last save: a forgotten vector must leave the file soon
+        self._index = self._new_flat()
+
+    def _new_flat(self) -> Any:
+        return self._faiss.IndexIDMap2(self._faiss.IndexFlatIP(self.dims))
+
+    @property
+    def kind(self) -> str:
+        return "ivf" if self._is_ivf() else "exact"
+
+    def _is_ivf(self) -> bool:
+        return isinstance(self._index, self._faiss.IndexIVF)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # ---- changes -------------------------------------------------------------------------
+
+    def upsert(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(keys):
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
+        with self._lock:
+            self.remove(keys)
+            ids = np.arange(self._next_id, self._next_id + len(keys), dtype=np.int64)
+            self._next_id += len(keys)
+            for key, i in zip(keys, ids.tolist(), strict=True):
+                self._ids[key] = i
+                self._keys[i] = key
+            self._index.add_with_ids(vectors, ids)
+            self.dirty += len(keys)
+            if not self._is_ivf() and len(self._ids) > self.exact_limit:
+                ids = np.asarray(sorted(self._keys), dtype=np.int64)
+                flat = np.vstack([self._index.reconstruct(int(i)) for i in ids])
+                self._index = self._build(flat, ids)
+
+    def remove(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            gone = [self._ids.pop(k) for k in keys if k in self._ids]
+            self.removed += len(gone)
+            if gone:
+                for i in gone:
+                    self._keys.pop(i, None)
+                self._index.remove_ids(np.asarray(gone, dtype=np.int64))
+                self.dirty += len(gone)
+
+    def rebuild_from(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Replace everything with these vectors (from LMDB): exact or IVF by size."""
+        with self._lock:
+            ids = np.arange(1, len(keys) + 1, dtype=np.int64)
+            self._ids = {k: int(i) for k, i in zip(keys, ids.tolist(), strict=True)}
+            self._keys = {i: k for k, i in self._ids.items()}
+            self._next_id = len(keys) + 1
+            matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
+            self._index = self._build(matrix, ids)
+            self.dirty += 1
+
+    def _build(self, vectors: np.ndarray, ids: np.ndarray) -> Any:
+        faiss = self._faiss
+        if len(ids) <= self.exact_limit:
+            index = self._new_flat()
+        else:
+            # ~4·sqrt(n) lists, but at least 39 training points per list (FAISS's floor)
+            nlist = int(max(8, min(4096, 4 * np.sqrt(len(ids)), len(ids) // 39)))
+            quantizer = faiss.IndexFlatIP(self.dims)
+            ivf = faiss.IndexIVFFlat(quantizer, self.dims, nlist, faiss.METRIC_INNER_PRODUCT)
+            sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: nlist * 64]]
+            ivf.train(sample)
+            ivf.nprobe = self.nprobe
+            index = ivf  # IVF keeps ids itself and supports remove_ids
+        if len(ids):
+            index.add_with_ids(vectors, ids)
+        return index
+
+    # ---- queries -------------------------------------------------------------------------
+
+    def search(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """The ``k`` nearest items."""
+        with self._lock:
+            n = len(self._ids)
+            if n == 0 or k <= 0:
+                return []
+            fetch = min(n, k)
+            query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dims)
+            scores, ids = self._index.search(query, fetch)
+            out = []
+            for score, i in zip(scores[0].tolist(), ids[0].tolist(), strict=True):
+                key = self._keys.get(i)
+                if key is None:
+                    continue
+                out.append(VectorHit(key, float(score)))
+                if len(out) == k:
+                    break
+            return out
+
+    def has(self, key: str) -> bool:
+        return key in self._ids
+
+    # ---- persistence ---------------------------------------------------------------------
+
+    @property
+    def meta_path(self) -> Path:
+        return self.directory / f"{self.name}.meta"
+
+    def save(self) -> None:
+        with self._lock:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            old = self.directory / f"{self.name}-{self._generation}.faiss"
+            self._generation += 1
+            path = self.directory / f"{self.name}-{self._generation}.faiss"
+            self._faiss.write_index(self._index, str(path))
+            meta = {
+                "model": self.model, "dims": self.dims, "file": path.name,
+                "generation": self._generation, "next_id": self._next_id,
+                "watermark": self.watermark, "ids": self._ids,
+            }  # fmt: skip
+            atomic_write(self.meta_path, pack(meta))
+            with contextlib.suppress(FileNotFoundError):
+                old.unlink()
+            self.dirty = 0
+            self.removed = 0
+
+    def load(self) -> bool:
+        """Load the saved index; False (and an empty index) when missing, damaged or stale."""
+        try:
+            meta = unpack(self.meta_path.read_bytes())
+            if meta["model"] != self.model or meta["dims"] != self.dims:
+                raise ValueError(f"saved for {meta['model']}/{meta['dims']}")
+            index = self._faiss.read_index(str(self.directory / meta["file"]))
+            if index.ntotal != len(meta["ids"]) or index.d != self.dims:
+                raise ValueError("index and its meta disagree")
+        except FileNotFoundError:
+            return False
+        except Exception as exc:
+            log.warning("vector index for %s is damaged (%s): rebuilding it", self.model, exc)
+            return False
+        with self._lock:
+            self._index = index
+            self._ids = dict(meta["ids"])
+            self._keys = {i: k for k, i in self._ids.items()}
+            self._next_id = meta["next_id"]
+            self._generation = meta["generation"]
+            self.watermark = dict(meta["watermark"])
+            if self._is_ivf():
+                self._index.nprobe = self.nprobe
+            self.dirty = 0
+        return True

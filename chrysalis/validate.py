@@ -1,0 +1,32 @@
+"""Input checks shared by the read and write sides: ids and pydantic models, with errors that
+name what is wrong (`errors.InvalidInput`), never a store failure."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from .errors import InvalidInput, from_pydantic
+from .models import ID_PATTERN
+
+_ID = re.compile(ID_PATTERN)
+
+
+def check_id(value: Any, what: str) -> str:
+    """Ids reach LMDB keys: a bad one is the caller's error, never a store failure."""
+    if not isinstance(value, str) or not _ID.match(value):
+        raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: ids match {ID_PATTERN}")
+    return value
+
+
+def validate(model: Any, value: Any, what: str) -> Any:
+    """``value`` validated by a pydantic model or `TypeAdapter`; `InvalidInput` naming each
+    bad field otherwise."""
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(value)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise from_pydantic(exc, what) from None
