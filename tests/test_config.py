@@ -11,6 +11,12 @@ from chrysalis.errors import InvalidInput
 from chrysalisd.config import Settings, default_config_file, default_data_dir, load_settings
 
 
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config.toml in the real home must not change what these tests read."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 def test_layers_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text('embedder = "deterministic"\npull_interval = 7\nmax_body_bytes = 4096\n')
