@@ -429,3 +429,28 @@ def test_every_cli_command_has_an_example() -> None:
 
     for path, cmd in walk(main, "chrysalis"):
         assert "Example:" in (cmd.help or ""), f"{path} --help has no example"
+
+
+def test_json_log_lines_hold_their_fields_only() -> None:
+    import logging
+
+    from chrysalisd.server import JsonFormatter
+
+    fmt = JsonFormatter()
+    record = logging.LogRecord(
+        "chrysalisd.x", logging.WARNING, __file__, 1, "hé %s", ("tea",), None
+    )
+    record.__dict__.update(color_message="uvicorn's", zep_api_key="s3cret")  # as extra= sets them
+    line = fmt.format(record)
+    assert "s3cret" not in line and "hé tea" in line  # one line, UTF-8 kept
+    got = json.loads(line)
+    assert list(got) == ["ts", "level", "logger", "msg"]
+    assert got["level"] == "warning" and got["logger"] == "chrysalisd.x"
+    assert got["ts"].endswith("+00:00") and len(got["ts"]) == len("2026-01-01T00:00:00.000+00:00")
+    try:
+        raise ZeroDivisionError("no")
+    except ZeroDivisionError:
+        failed = logging.LogRecord("x", logging.ERROR, __file__, 1, "boom", (), sys.exc_info())
+    got = json.loads(fmt.format(failed))
+    assert list(got) == ["ts", "level", "logger", "msg", "exc"]
+    assert got["exc"].startswith("Traceback") and got["exc"].endswith("ZeroDivisionError: no")

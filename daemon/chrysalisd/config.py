@@ -1,5 +1,9 @@
 """The daemon's settings: defaults, then a TOML file, then ``CHRYSALIS_*`` variables, then flags.
 
+pydantic-settings merges the layers (`load_settings`); platformdirs gives the default folders
+(on Linux ``$XDG_DATA_HOME/chrysalis`` and ``$XDG_CONFIG_HOME/chrysalis/config.toml``). The
+socket's default is the client's, `chrysalis.client.default_socket_path`, so both agree.
+
 Validated once at start; a bad value fails with a message naming where it came from::
 
     CHRYSALIS_MAX_BODY_BYTES: Input should be a valid integer (got 'lots')
@@ -11,33 +15,44 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from chrysalis.client import default_socket_path
 from chrysalis.errors import InvalidInput
 from chrysalis.models import ID_PATTERN, REPLICA_PATTERN
 
+APP = "chrysalis"
 ENV_PREFIX = "CHRYSALIS_"
 SECRETS = {"zep_api_key"}  # never echoed in an error
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "chrysalis"
+    return platformdirs.user_data_path(APP)
 
 
 def default_config_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "chrysalis" / "config.toml"
+    return platformdirs.user_config_path(APP) / "config.toml"
 
 
-class Settings(BaseModel):
-    """Everything the daemon can be told. Field ``x`` is ``x`` in TOML and ``CHRYSALIS_X``."""
+class Settings(BaseSettings):
+    """Everything the daemon can be told. Field ``x`` is ``x`` in TOML and ``CHRYSALIS_X``.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    `load_settings` reads the file and the variables; ``Settings(**values)`` alone takes only
+    the defaults and ``values`` (nothing from the environment)."""
+
+    model_config = SettingsConfigDict(extra="forbid", frozen=True, env_prefix=ENV_PREFIX)
 
     data_dir: Path = Field(default_factory=default_data_dir)
     socket: Path = Field(default_factory=default_socket_path)
@@ -87,6 +102,19 @@ class Settings(BaseModel):
     )
     zep_budget_ms: float = Field(400.0, gt=0, le=10_000, description="time Zep gets in a recall")
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The flags, then `load_settings`'s variables and file (the first that has a key
+        wins); never a .env file or a secrets folder."""
+        return (init_settings, *_LAYERS.get(()))
+
 
 def zep_api_key(settings: Settings) -> str:
     """The Zep API key from the setting or its file; `InvalidInput` naming what is missing."""
@@ -104,6 +132,54 @@ def zep_api_key(settings: Settings) -> str:
     return key
 
 
+class _Environment(EnvSettingsSource):
+    """The ``CHRYSALIS_*`` variables of ``environ``, by their exact (upper-case) names."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        names = (ENV_PREFIX + key.upper() for key in settings_cls.model_fields)
+        self.environ = {name: environ[name] for name in names if name in environ}
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # the base class reads os.environ; lower-cased as its (case-insensitive) lookup expects
+        return {name.lower(): value for name, value in self.environ.items()}
+
+    def origin(self, key: str) -> str | None:
+        name = ENV_PREFIX + key.upper()
+        return name if name in self.environ else None
+
+
+class _TomlFile(TomlConfigSettingsSource):
+    """A TOML file's table, refused whole if it cannot be read or names an unknown key."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        self.path = path
+        if not path.is_file():  # the base class would skip it without a word
+            try:
+                path.open("rb").close()
+            except OSError as exc:
+                raise InvalidInput(f"cannot read config file {path}: {exc.strerror}") from None
+        super().__init__(settings_cls, path)
+        for key in self.toml_data:
+            if key not in settings_cls.model_fields:
+                raise InvalidInput(f"{path}: unknown key {key!r}; known: {_known()}")
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        try:
+            return super()._read_file(file_path)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read config file {self.path}: {exc.strerror}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{self.path}: not valid TOML: {exc}") from None
+
+    def origin(self, key: str) -> str | None:
+        return str(self.path) if key in self.toml_data else None
+
+
+# What `load_settings` layers under the flags, for the `Settings` it builds (none otherwise).
+_LAYERS: ContextVar[tuple[_Environment | _TomlFile, ...]] = ContextVar("layers")
+
+
 def load_settings(
     config_file: str | Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -116,40 +192,23 @@ def load_settings(
     each bad key and where it came from.
     """
     environ = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    origin: dict[str, str] = {}
-
     path = config_file or environ.get(ENV_PREFIX + "CONFIG")
     if path is None and default_config_file().exists():
         path = default_config_file()
-    if path is not None:
-        path = Path(path).expanduser()
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InvalidInput(f"cannot read config file {path}: {exc.strerror}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"{path}: not valid TOML: {exc}") from None
-        for key, value in table.items():
-            if key not in Settings.model_fields:
-                raise InvalidInput(f"{path}: unknown key {key!r}; known: {_known()}")
-            values[key], origin[key] = value, str(path)
+    files = () if path is None else (_TomlFile(Settings, Path(path).expanduser()),)
+    layers = (_Environment(Settings, environ), *files)
+    flags = {key: value for key, value in (overrides or {}).items() if value is not None}
 
-    for key in Settings.model_fields:
-        env = ENV_PREFIX + key.upper()
-        if env in environ:
-            values[key], origin[key] = environ[env], env
-
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            values[key], origin[key] = value, f"--{key.replace('_', '-')}"
-
+    token = _LAYERS.set(layers)
     try:
-        return Settings.model_validate(values)
+        return Settings(**flags)
     except ValidationError as exc:
         problems = []
         for err in exc.errors(include_url=False):
             key = str(err["loc"][0]) if err["loc"] else "?"
+            origin = f"--{key.replace('_', '-')}" if key in flags else None
+            for layer in layers:
+                origin = origin or layer.origin(key)
             got = err.get("input")
             secret = key in SECRETS
             shown = (
@@ -157,8 +216,10 @@ def load_settings(
                 if isinstance(got, str | int | float | bool) and not secret
                 else ""
             )
-            problems.append(f"{origin.get(key, key)}: {err['msg']}{shown}")
+            problems.append(f"{origin or key}: {err['msg']}{shown}")
         raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
+    finally:
+        _LAYERS.reset(token)
 
 
 def _known() -> str:

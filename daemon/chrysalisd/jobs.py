@@ -3,22 +3,24 @@
 A job is a plain blocking function run on a worker thread (it may touch LMDB or the network);
 at most one run of a job at a time, missed runs coalesce, and runs are spread by a jitter of a
 tenth of the interval. What a job returns is kept as its ``last_result``; what it raises as
-``last_error``, and the next run comes sooner: after 2, 4, 8... seconds (with jitter), capped
-at ``retry_max``, then back on the schedule after a success.
+``last_error``, and the next run comes sooner: after 2, 4, 8... seconds (±25 % jitter), never
+more than ``retry_max`` (a `chrysalis.backoff.Backoff` per job), then back on the schedule
+after a success.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from chrysalis.backoff import Backoff
 
 log = logging.getLogger("chrysalisd.jobs")
 
@@ -28,15 +30,19 @@ class JobState:
     name: str
     interval: float
     func: Callable[[], Any]
+    backoff: Backoff = field(default_factory=Backoff)
     runs: int = 0
     failures: int = 0
-    consecutive_failures: int = 0
     last_started: float | None = None
     last_ok: float | None = None
     last_error: str | None = None
     last_duration_ms: float | None = None
     last_result: Any = None
     running: bool = False
+
+    @property
+    def consecutive_failures(self) -> int:
+        return self.backoff.failures
 
 
 class Jobs:
@@ -47,7 +53,7 @@ class Jobs:
 
     def add(self, name: str, func: Callable[[], Any], every: float, *, first: float = 0.0) -> None:
         """Run ``func`` every ``every`` seconds, the first time ``first`` seconds after start."""
-        state = JobState(name, every, func)
+        state = JobState(name, every, func, Backoff(first=2.0, cap=self.retry_max, jitter=0.25))
         self.jobs[name] = state
         self.scheduler.add_job(
             self._run,
@@ -75,17 +81,6 @@ class Jobs:
         if self.scheduler.running and name in self.jobs and not self.jobs[name].running:
             self.scheduler.modify_job(name, next_run_time=datetime.now(UTC))
 
-    def retry_delay(self, state: JobState) -> float:
-        """2, 4, 8... seconds after consecutive failures, capped, with ±25 % jitter."""
-        base = min(self.retry_max, 2.0 ** min(state.consecutive_failures, 30))
-        return base * random.uniform(0.75, 1.25)
-
-    async def run_now(self, name: str) -> JobState:
-        """Run a job at once (outside its schedule) and wait for it."""
-        state = self.jobs[name]
-        await self._run(state)
-        return state
-
     async def _run(self, state: JobState) -> None:
         state.running = True
         state.last_started = time.time()
@@ -94,15 +89,16 @@ class Jobs:
             state.last_result = await asyncio.to_thread(state.func)
         except Exception as exc:
             state.failures += 1
-            state.consecutive_failures += 1
             state.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("job %s failed: %s", state.name, state.last_error)
+            now = time.time()
+            delay = state.backoff.failure(now)
             if self.scheduler.running and self.scheduler.get_job(state.name):
-                retry = datetime.fromtimestamp(time.time() + self.retry_delay(state), UTC)
+                retry = datetime.fromtimestamp(now + delay, UTC)
                 self.scheduler.modify_job(state.name, next_run_time=retry)
         else:
             state.last_ok = time.time()
-            state.consecutive_failures = 0
+            state.backoff.success()
             state.last_error = None
         finally:
             state.runs += 1

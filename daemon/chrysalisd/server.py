@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pythonjsonlogger.json
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -52,19 +53,34 @@ MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL incl
 # ---- logging -------------------------------------------------------------------------------
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ts, level, logger, msg (and exc when there is one)."""
+class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
+    """One JSON object per line: ts, level, logger, msg (and exc when there is one).
 
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, ensure_ascii=False)
+    Only those fields: whatever else a record carries (``extra=``, uvicorn's
+    ``color_message``, a dict passed as the message) is left out, so a value handed to a
+    logger that way, a secret included, never reaches the log."""
+
+    FIELDS = ("ts", "level", "logger", "msg", "exc")
+
+    def __init__(self) -> None:
+        super().__init__(
+            ["asctime", "levelname", "name", "message"],
+            rename_fields={
+                "asctime": "ts",
+                "levelname": "level",
+                "name": "logger",
+                "message": "msg",
+                "exc_info": "exc",
+            },
+            json_ensure_ascii=False,
+        )
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+    def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
+        log_data["level"] = str(log_data["level"]).lower()
+        return {k: log_data[k] for k in self.FIELDS if k in log_data}
 
 
 def configure_logging(settings: Settings) -> None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 import chrysalis
 from chrysalis import Memory
@@ -19,46 +23,74 @@ from .config import Settings
 from .jobs import Jobs
 
 
-@dataclass
 class Metrics:
-    """Request counters and latency, for ``GET /metrics`` (Prometheus text)."""
+    """Request counters and latency for ``GET /metrics``, in a prometheus_client registry of
+    the daemon's own (never the process-global one, so two daemons in a process or a test never
+    share counts). `render` is the Prometheus text of everything registered on it."""
 
     BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-    requests: dict[tuple[str, str, int], int] = field(default_factory=dict)
-    seconds: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._requests = Counter(
+            "chrysalis_http_requests",  # exposed as chrysalis_http_requests_total
+            "HTTP requests answered.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self._seconds = Histogram(
+            "chrysalis_http_request_seconds",
+            "Time to answer, in the daemon.",
+            ["method", "route"],
+            buckets=self.BUCKETS,
+            registry=self.registry,
+        )
 
     def observe(self, method: str, route: str, status: int, elapsed: float) -> None:
-        key = (method, route, status)
-        self.requests[key] = self.requests.get(key, 0) + 1
-        hist = self.seconds.setdefault((method, route), [0.0] * (len(self.BUCKETS) + 2))
-        for i, bound in enumerate(self.BUCKETS):
-            if elapsed <= bound:
-                hist[i] += 1
-        hist[-2] += 1  # count (+Inf)
-        hist[-1] += elapsed  # sum
+        self._requests.labels(method, route, str(status)).inc()
+        self._seconds.labels(method, route).observe(elapsed)
+
+    @property
+    def requests(self) -> dict[tuple[str, str, int], int]:
+        """Requests answered so far, by method, route and status."""
+        return {
+            (s.labels["method"], s.labels["route"], int(s.labels["status"])): int(s.value)
+            for family in self._requests.collect()
+            for s in family.samples
+            if s.name.endswith("_total")
+        }
 
     def render(self) -> list[str]:
-        out = [
-            "# HELP chrysalis_http_requests_total HTTP requests answered.",
-            "# TYPE chrysalis_http_requests_total counter",
-        ]
-        for (method, route, status), n in sorted(self.requests.items()):
-            labels = f'method="{method}",route="{route}",status="{status}"'
-            out.append(f"chrysalis_http_requests_total{{{labels}}} {n}")
-        out += [
-            "# HELP chrysalis_http_request_seconds Time to answer, in the daemon.",
-            "# TYPE chrysalis_http_request_seconds histogram",
-        ]
-        for (method, route), hist in sorted(self.seconds.items()):
-            labels = f'method="{method}",route="{route}"'
-            for bound, count in zip(self.BUCKETS, hist, strict=False):
-                out.append(
-                    f'chrysalis_http_request_seconds_bucket{{{labels},le="{bound}"}} {count:g}'
-                )
-            out.append(f'chrysalis_http_request_seconds_bucket{{{labels},le="+Inf"}} {hist[-2]:g}')
-            out.append(f"chrysalis_http_request_seconds_count{{{labels}}} {hist[-2]:g}")
-            out.append(f"chrysalis_http_request_seconds_sum{{{labels}}} {hist[-1]:.6f}")
-        return out
+        """The lines of the Prometheus text exposition (what ``GET /metrics`` answers)."""
+        return generate_latest(self.registry).decode().splitlines()
+
+
+class _Figures(Collector):
+    """The daemon's store and index figures as gauges, read when ``/metrics`` is scraped."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def collect(self) -> Iterator[Metric]:
+        for name, value in self.daemon.counts().items():
+            yield GaugeMetricFamily(f"chrysalis_{name}", _COUNT_HELP[name], value=value)
+        behind = GaugeMetricFamily(
+            "chrysalis_index_behind_ops", "Ops an index has still to take in.", labels=["index"]
+        )
+        for index, n in self.daemon.memory.indexer.status()["behind"].items():
+            behind.add_metric([index], n)
+        yield behind
+
+
+_COUNT_HELP = {
+    "beads": "Visible beads (forgotten ones leave this count).",
+    "node_records": "Node records, tombstones included.",
+    "edge_records": "Edge records, tombstones included.",
+    "skill_records": "Skill records, tombstones included.",
+    "embeddings": "Stored embeddings.",
+    "ops": "Ops in the op log (this replica's and the ones pulled).",
+    "pending_ops": "Remote ops waiting for a gap in the log to fill.",
+}
 
 
 class Daemon:
@@ -67,6 +99,7 @@ class Daemon:
         self.memory = memory
         self.jobs = jobs or Jobs()
         self.metrics = Metrics()
+        self.metrics.registry.register(_Figures(self))
         self.started = time.time()
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
@@ -204,14 +237,8 @@ class Daemon:
         }
 
     def metrics_lines(self) -> list[str]:
-        out = self.metrics.render()
-        gauges = {f"chrysalis_{k}": v for k, v in self.counts().items()}
-        for name, value in gauges.items():
-            out += [f"# TYPE {name} gauge", f"{name} {value}"]
-        out.append("# TYPE chrysalis_index_behind_ops gauge")
-        for index, n in self.memory.indexer.status()["behind"].items():
-            out.append(f'chrysalis_index_behind_ops{{index="{index}"}} {n}')
-        return out
+        """``GET /metrics``: request figures, then the counts and index lag read now."""
+        return self.metrics.render()
 
 
 def _steps(report: dict[str, Any], steps: list[tuple[str, bool, Any]]) -> dict[str, Any]:
