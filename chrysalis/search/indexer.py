@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..backoff import Backoff
 from ..clock import vv_dominates, vv_merge
 from ..embed import Embedder
 from ..errors import ClosedError, EmbedderUnavailable
@@ -88,15 +89,13 @@ class Indexer:
         self.vectors: VectorIndex | None = None
         self.last_error: str | None = None
         self.errors = 0
-        self.embed_failures = 0  # consecutive: the embedder is down, not one bad text
         self.skipped: set[str] = set()  # items the embedder refused while others passed
         self._progress = threading.Condition()
         self._keyword_lock = threading.Lock()
         self._wake = threading.Event()
         self._halt = threading.Event()
         self._stop = False
-        self._retry_at = 0.0
-        self._backoff = 0.0
+        self._embed_backoff = Backoff(first=1.0, cap=60.0)  # while the embedder is down
         self._saved_at = time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
         if embedder is not None:
@@ -108,6 +107,11 @@ class Indexer:
         reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-indexer", daemon=True)
         self._thread.start()
+
+    @property
+    def embed_failures(self) -> int:
+        """Consecutive failures of the embedder: it is down, not one bad text."""
+        return self._embed_backoff.failures
 
     def _open_vectors(self) -> None:
         assert self.embedder is not None
@@ -153,20 +157,18 @@ class Indexer:
         failure; vectors that arrived from other replicas are indexed meanwhile.
         """
         more = self._catch_up_keyword()
-        if self.embedder is not None and time.monotonic() >= self._retry_at:
+        if self.embedder is not None and self._embed_backoff.ready(time.monotonic()):
             try:
                 if self.vectors is None:  # dims unknown until the embedder first answers
                     self.embedder.embed_query("dimension probe")
                     self._open_vectors()
                 more = self._embed_missing() or more
-                self.embed_failures, self._backoff = 0, 0.0
+                self._embed_backoff.success()
             except EmbedderUnavailable as exc:
-                self.embed_failures += 1
                 self.errors += 1
                 self.last_error = str(exc)
-                self._backoff = min(60.0, max(1.0, self._backoff * 2))
-                self._retry_at = time.monotonic() + self._backoff
-                log.warning("embedding paused %.0f s: %s", self._backoff, exc)
+                delay = self._embed_backoff.failure(time.monotonic())
+                log.warning("embedding paused %.0f s: %s", delay, exc)
         if self.vectors is not None:
             more = self._catch_up_vectors() or more
         with self._progress:
