@@ -33,16 +33,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .errors import ChrysalisError, DotConflict, InvalidInput, SegmentError, SyncKeyError
-from .errors import CloneDetected as CloneDetected  # re-exported: they live in errors.py
-from .errors import Decommissioned as Decommissioned
-from .faults import fault as _fault
-from .remotes import Remote, RemoteNotFound, open_remote
-from .segment import Kind, decode, derive_key, encode, read_key_file
-from .store import pack, same_op, unpack
+from ..errors import ChrysalisError, DotConflict, InvalidInput, SegmentError, SyncKeyError
+from ..errors import CloneDetected as CloneDetected  # re-exported: they live in errors.py
+from ..errors import Decommissioned as Decommissioned
+from ..faults import fault as _fault
+from ..remotes import Remote, RemoteNotFound, open_remote
+from ..segment import Kind, decode, derive_key, encode, read_key_file
+from ..store import pack, same_op, unpack
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -579,7 +579,7 @@ class Sync:
 
     def _join_from_snapshot(self, hbs: dict[str, dict[str, Any]], out: Outcome) -> None:
         """An empty data dir starts from the most complete snapshot, loaded whole."""
-        from .store import digest_of
+        from ..store import digest_of
 
         for info in self._snapshots(hbs):
             try:
