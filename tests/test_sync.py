@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis import sync as sync_module
 from chrysalis.errors import NotFound
 from chrysalis.remotes import Remote, RemoteUnavailable, open_remote
 from chrysalis.segment import Kind, SyncKeyError, encode
 from chrysalis.sync import CloneDetected, Decommissioned, Sync
+from chrysalis.sync import push as sync_push
 
 Opener = Callable[..., Memory]
 
@@ -148,7 +148,7 @@ def test_a_crash_between_put_and_cursor_resends_nothing(
         if point == "after-segment-put":
             raise SystemExit("killed")  # what SIGKILL leaves: the put done, the cursor not
 
-    monkeypatch.setattr(sync_module, "_fault", crash)
+    monkeypatch.setattr(sync_push, "_fault", crash)
     with pytest.raises(SystemExit):
         sa.push()
     monkeypatch.undo()

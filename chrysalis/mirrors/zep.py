@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, MirrorError, NotFound
+from ..models import OpKind
 from . import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ class ZepMirror(OpLogMirror):
     # ---- push --------------------------------------------------------------------------------
 
     def _group(self, op: dict[str, Any]) -> list[Any] | None:
-        if op["kind"] != "bead.add" or op["data"].get("erased"):
+        if op["kind"] != OpKind.BEAD_ADD or op["data"].get("erased"):
             return None
         return ["bead", self.session_of(op["data"].get("session_id"))]
 

@@ -20,6 +20,7 @@ import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, MirrorError, NotFound
+from ..models import OpKind
 from . import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
@@ -104,9 +105,11 @@ class ZepCloudMirror(OpLogMirror):
     # ---- push --------------------------------------------------------------------------------
 
     def _group(self, op: dict[str, Any]) -> list[Any] | None:
-        if op["kind"] == "bead.add" and not op["data"].get("erased"):
+        if op["kind"] == OpKind.BEAD_ADD and not op["data"].get("erased"):
             return ["bead", op["data"].get("session_id") or "default"]
-        predicate = op["data"].get("set", {}).get("predicate") if op["kind"] == "edge.put" else None
+        predicate = (
+            op["data"].get("set", {}).get("predicate") if op["kind"] == OpKind.EDGE_PUT else None
+        )
         if predicate and predicate != "zep_fact":  # facts that came from Zep do not go back
             return ["edge", None]
         return None

@@ -1,0 +1,55 @@
+"""Replication through a `Remote`: push our ops, pull the others', converge by the CRDT rules.
+
+The remote's layout (layout.py names every key; docs/sync-protocol.md has every detail):
+
+    format.json                          format, id, created_at, encryption (salt, key check)
+    replicas/<replica>.json              heartbeat: host, generation, pushed, vv, snapshot, time
+    ops/<replica>/<first:016x>.seg       consecutive ops of one replica, written once
+    snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
+    blobs/<sha256>                       large bead content, content-addressed
+    changed                              a token rewritten after each push; idle pulls GET it
+
+A replica writes only its own keys (and ``changed``). Push sends blobs, then each segment by a
+create-only put, and moves its cursor (in LMDB) only after the remote confirmed. A segment's
+name is its first seq, so a retried push after a crash meets its own earlier object under the
+same name: the same ops mean it landed; other ops mean another copy of this data dir pushed
+first (a clone), and push stops. Pull reads segments past what we hold, verifies each (checksum,
+authentication, replica and seq run), and applies it; a rejected segment stops only its replica.
+
+The modules:
+
+    engine.py         `Sync`, the coordinator: opens the format once, runs each step, keeps status
+    protocol.py       the decisions, as pure functions (segment cutting, clone verdicts, gaps,
+                      which snapshot, the compaction floor)
+    layout.py         every key name in the remote
+    local.py          `Local`: everything sync needs from the memory and its store
+    remote_format.py  format.json: create, read, check the key
+    session.py        `Session` (memory + opened remote), `Outcome`, `Health`
+    objects.py        segments and blobs: encode, create-only put, read and verify
+    heartbeats.py     replicas/<r>.json: ours written, everyone's read; decommission
+    push.py, pull.py, snapshots.py, compaction.py    the four runs
+"""
+
+from __future__ import annotations
+
+from ..errors import CloneDetected, Decommissioned  # re-exported: they live in errors.py
+from .engine import Sync
+from .layout import seg_key
+from .local import APPLY_BATCH
+from .protocol import HEARTBEAT_EVERY, KEEP_SNAPSHOTS, SEGMENT_BYTES, SEGMENT_OPS
+from .remote_format import FORMAT
+from .session import Outcome
+
+__all__ = [
+    "APPLY_BATCH",
+    "FORMAT",
+    "HEARTBEAT_EVERY",
+    "KEEP_SNAPSHOTS",
+    "SEGMENT_BYTES",
+    "SEGMENT_OPS",
+    "CloneDetected",
+    "Decommissioned",
+    "Outcome",
+    "Sync",
+    "seg_key",
+]

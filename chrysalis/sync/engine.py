@@ -1,0 +1,195 @@
+"""`Sync`: push, pull, snapshot and compact one memory against one remote.
+
+A thin coordinator: it opens the remote's format once, then hands each run to its module
+(push.py, pull.py, snapshots.py, compaction.py, heartbeats.py) and keeps the health status.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChrysalisError
+from ..remotes import Remote, open_remote
+from ..segment import read_key_file
+from . import compaction, protocol, snapshots
+from .heartbeats import Heartbeats
+from .local import Local
+from .protocol import SEGMENT_OPS
+from .pull import Puller
+from .push import Pusher
+from .remote_format import open_format
+from .session import Health, Outcome, Session
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Open:
+    """The parts bound to the remote once its format is read."""
+
+    session: Session
+    heartbeats: Heartbeats
+    pusher: Pusher
+    puller: Puller
+
+
+class Sync:
+    """Push and pull one memory against one remote. Thread-safe: a push and a pull may run at
+    once; two pushes (or two pulls) take turns."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        remote: Remote | str,
+        *,
+        key_file: str | os.PathLike[str] | None = None,
+        host: str | None = None,
+        segment_ops: int = SEGMENT_OPS,
+    ) -> None:
+        self.memory = memory
+        self.local = Local(memory)
+        self.remote = open_remote(remote) if isinstance(remote, str) else remote
+        self._secret = None if key_file is None else read_key_file(key_file)
+        self.key: bytes | None = None
+        self.host = host or socket.gethostname()
+        self.segment_ops = segment_ops
+        self.format: dict[str, Any] | None = None
+        self.health = Health()
+        self._push_lock = threading.Lock()
+        self._pull_lock = threading.Lock()
+        self._open_lock = threading.Lock()
+        self._bound: _Open | None = None
+
+    # ---- the remote's format -------------------------------------------------------------------
+
+    def _connect(self) -> _Open:
+        """Read (or create) ``format.json`` and settle the key, once; fail closed on any
+        mismatch (remote_format.py)."""
+        with self._open_lock:
+            if self._bound is None:
+                fmt, key = open_format(self.remote, self._secret, self.local.replica_id)
+                s = Session(self.remote, self.local, fmt, key, self.health)
+                hb = Heartbeats(s, self.host)
+                self._bound = _Open(s, hb, Pusher(s, hb, self.segment_ops), Puller(s, hb))
+                self.format, self.key = fmt, key
+            return self._bound
+
+    def _open(self) -> dict[str, Any]:
+        """``format.json`` as read (see `_connect`)."""
+        return self._connect().session.format
+
+    def pushed(self, replica: str | None = None) -> int:
+        """The last seq of ``replica`` (ours by default) this remote confirmed."""
+        return self._connect().session.pushed(replica)
+
+    @property
+    def peers(self) -> dict[str, dict[str, Any]]:
+        """The heartbeats the last full pull read."""
+        return {} if self._bound is None else self._bound.puller.peers
+
+    # ---- runs ------------------------------------------------------------------------------------
+
+    def push(self) -> dict[str, Any]:
+        """Send our ops the remote lacks; returns what moved."""
+        return self._run("push", self._push_lock, lambda b, out: b.pusher.run(out))
+
+    def pull(self, *, force: bool = False) -> dict[str, Any]:
+        """Apply the ops other replicas pushed that we lack; returns what moved.
+
+        When nobody pushed since the last pull (the ``changed`` marker is as we saw it), this
+        costs one small GET, unless ``force``.
+        """
+        return self._run("pull", self._pull_lock, lambda b, out: b.puller.run(out, force=force))
+
+    def _run(
+        self, what: str, lock: threading.Lock, step: Callable[[_Open, Outcome], bool]
+    ) -> dict[str, Any]:
+        """One push or pull: its outcome kept for status, errors counted; ``step`` says
+        whether it spoke to the remote (only that resets the error count)."""
+        with lock:
+            out = Outcome(at=time.time())
+            try:
+                spoke = step(self._connect(), out)
+            except Exception as exc:
+                out.ok = False
+                out.error = f"{type(exc).__name__}: {exc}"
+                self.health.last_error = out.error
+                self.health.consecutive_errors += 1
+                setattr(self.health, f"last_{what}", out)
+                raise
+            out.ok = True
+            setattr(self.health, f"last_{what}", out)
+            if spoke:
+                self.health.consecutive_errors = 0
+            if out.ops:
+                log.info(
+                    "%s: %d ops in %d objects, %s", what, out.ops, out.objects, self.remote.url
+                )
+            return out.as_dict()
+
+    def snapshot(self) -> dict[str, Any]:
+        """Publish the replicated databases as one object, so a new laptop starts fast.
+
+        Pushes first (the snapshot's blobs and our ops must be in the remote before it); does
+        nothing if nothing changed since our last snapshot.
+        """
+        self.push()
+        b = self._connect()
+        return snapshots.publish(b.session, b.heartbeats)
+
+    def compact(self) -> dict[str, Any]:
+        """Delete segments every live replica holds and a snapshot covers (never by age)."""
+        b = self._connect()
+        return compaction.compact(b.session, b.heartbeats)
+
+    def decommission(self, replica: str) -> dict[str, Any]:
+        """Retire a laptop that will not come back: it stops gating compaction."""
+        return self._connect().heartbeats.decommission(replica)
+
+    def heartbeat(self) -> None:
+        """Publish who we are and exactly which ops we hold (gates compaction)."""
+        self._connect().heartbeats.beat()
+
+    def heartbeats(self) -> dict[str, dict[str, Any]]:
+        """Every replica's heartbeat (unreadable ones are skipped and logged)."""
+        return self._connect().heartbeats.read_all()
+
+    # ---- status ----------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        me = self.local.replica_id
+        vv = self.local.version_vector()
+        try:
+            pushed = self.pushed(me) if self.format else None
+        except ChrysalisError:
+            pushed = None
+        h = self.health
+        return {
+            "url": self.remote.url,
+            "encrypted": self.key is not None,
+            "replica": me,
+            "pushed": pushed,
+            "pending_ops": None if pushed is None else max(0, vv.get(me, 0) - pushed),
+            "last_push": h.last_push.as_dict(),
+            "last_pull": h.last_pull.as_dict(),
+            "last_error": h.last_error,
+            "consecutive_errors": h.consecutive_errors,
+            "stopped": h.stopped,
+            "rejected": [{"key": k, "error": v} for k, v in sorted(h.rejected.items())],
+            "gaps": dict(h.gaps),
+            "peers": protocol.peer_rows(self.peers, me, vv),
+            "requests": dict(self.remote.requests),
+        }
+
+    def close(self) -> None:
+        self.remote.close()

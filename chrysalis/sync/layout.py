@@ -1,0 +1,60 @@
+"""Every key name in the remote, in one place (docs/sync-protocol.md §2).
+
+    format.json                          format, id, created_at, encryption (salt, key check)
+    replicas/<replica>.json              heartbeat: host, generation, pushed, vv, snapshot, time
+    ops/<replica>/<first:016x>.seg       consecutive ops of one replica, written once
+    snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
+    blobs/<sha256>                       large bead content, content-addressed
+    changed                              a token rewritten after each push; idle pulls GET it
+
+Numbers are lowercase hex zero-padded to 16 digits, so a listing sorts them as numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+FORMAT_KEY = "format.json"
+CHANGED_KEY = "changed"
+REPLICAS = "replicas/"  # prefix of every heartbeat
+OPS = "ops/"  # prefix of every segment
+
+
+def heartbeat_key(replica: str) -> str:
+    return f"{REPLICAS}{replica}.json"
+
+
+def is_heartbeat_key(key: str) -> bool:
+    return key.endswith(".json")
+
+
+def segments_of(replica: str) -> str:
+    """The prefix every segment of ``replica`` starts with."""
+    return f"{OPS}{replica}/"
+
+
+def seg_key(replica: str, first: int) -> str:
+    return f"{segments_of(replica)}{first:016x}.seg"
+
+
+def parse_seg_key(key: str) -> tuple[str, int, str] | None:
+    """``(replica, first, key)`` for a segment's key; None for any other key."""
+    parts = key.split("/")
+    if len(parts) != 3 or parts[0] != OPS[:-1] or not parts[2].endswith(".seg"):
+        return None
+    with contextlib.suppress(ValueError):
+        return parts[1], int(parts[2][:-4], 16), key
+    return None
+
+
+def snapshots_of(replica: str) -> str:
+    """The prefix every snapshot of ``replica`` starts with."""
+    return f"snapshots/{replica}-"
+
+
+def snapshot_key(replica: str, hlc: int) -> str:
+    return f"{snapshots_of(replica)}{hlc:016x}.snap"
+
+
+def blob_key(sha256: str) -> str:
+    return f"blobs/{sha256}"

@@ -1,0 +1,171 @@
+"""The local side of sync: the one place the sync package touches the core (Memory, Store).
+
+Sync needs these from the core, and nothing else:
+
+- ``memory.store.replica_id`` (str), ``memory.store.generation`` (int)
+- ``memory.store.get_meta(name) -> Any`` and ``memory.store.put_meta(name, value)``: small
+  durable values (``lineage``, our cursors per remote)
+- ``memory.store.read()``: a context manager giving a read transaction ``txn``, and with it
+  ``store.last_seq(txn, replica) -> int``, ``store.ops_range(txn, replica, after, limit)
+  -> list[op]`` (ops of ``replica`` after seq ``after``, in order, at most ``limit``),
+  ``store.version_vector(txn) -> dict[str, int]``, ``store.dump(txn) -> dict[str, list[(k, v)]]``
+  and ``store.state_digest(txn) -> str``
+- ``memory.store.clock.now() -> int`` (an HLC)
+- ``memory.store.is_empty() -> bool`` and ``memory.store.load(dbs)``: a snapshot written whole
+- ``memory.store.blobs``: ``has(sha) -> bool``, ``get(sha) -> bytes`` (raises a
+  ``ChrysalisError`` if absent), ``put(data) -> sha``
+- ``memory.version_vector() -> dict[str, int]`` and ``memory.apply_ops(ops) -> ApplyResult``
+  (``.applied``; raises ``InvalidInput`` / ``DotConflict``, applying nothing)
+- from ``chrysalis.store``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
+  erasure) and ``digest_of(dbs)`` (the state digest of dumped pairs); the key layout of the
+  dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs`` (``<sha>\\0...``) databases.
+
+A reshaped core only needs this file edited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..keys import pack, same_op, unpack
+from ..store import digest_of
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+Op = dict[str, Any]
+Dump = dict[str, list[tuple[bytes, bytes]]]
+
+APPLY_BATCH = 4096  # ops per apply_ops call
+
+
+class Local:
+    """One memory, as sync sees it. ``fid`` arguments are the remote's id (``format.json``):
+    cursors are kept per remote, so a recreated bucket gets every op pushed again."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._memory = memory
+        self._store = memory.store
+
+    # ---- who we are ------------------------------------------------------------------------------
+
+    @property
+    def replica_id(self) -> str:
+        return self._store.replica_id
+
+    @property
+    def generation(self) -> int:
+        return self._store.generation
+
+    def lineage(self) -> list[dict[str, Any]]:
+        """The ids this data dir was before a new generation: ``[{replica, upto}]``."""
+        return self._store.get_meta("lineage") or []
+
+    # ---- our cursors (durable, per remote) -------------------------------------------------------
+
+    def pushed(self, fid: str, replica: str) -> int:
+        """The last seq of ``replica`` this remote confirmed."""
+        return int(self._store.get_meta(f"sync:{fid}:pushed:{replica}") or 0)
+
+    def set_pushed(self, fid: str, replica: str, seq: int) -> None:
+        self._store.put_meta(f"sync:{fid}:pushed:{replica}", seq)
+
+    def announced(self, fid: str) -> int:
+        """Our cursor as of the last ``changed`` marker we wrote."""
+        return int(self._store.get_meta(f"sync:{fid}:announced") or 0)
+
+    def set_announced(self, fid: str, seq: int) -> None:
+        self._store.put_meta(f"sync:{fid}:announced", seq)
+
+    def last_snapshot(self, fid: str) -> dict[str, Any] | None:
+        """``{key, vv, bytes}`` of our latest snapshot in this remote, or None."""
+        return self._store.get_meta(f"sync:{fid}:snapshot")  # type: ignore[no-any-return]
+
+    def set_last_snapshot(self, fid: str, info: dict[str, Any]) -> None:
+        self._store.put_meta(f"sync:{fid}:snapshot", info)
+
+    # ---- the op log ------------------------------------------------------------------------------
+
+    def version_vector(self) -> dict[str, int]:
+        return self._memory.version_vector()
+
+    def last_seqs(self, replicas: list[str]) -> dict[str, int]:
+        """The last seq we hold of each of ``replicas`` (read together)."""
+        with self._store.read() as txn:
+            return {r: self._store.last_seq(txn, r) for r in replicas}
+
+    def ops_after(self, replica: str, after: int, limit: int) -> list[Op]:
+        """``replica``'s ops after seq ``after``, in order, at most ``limit``."""
+        with self._store.read() as txn:
+            return self._store.ops_range(txn, replica, after, limit)
+
+    def apply(self, ops: list[Op]) -> int:
+        """Apply remote ops (validated, idempotent); returns how many were new. Raises
+        ``InvalidInput`` or ``DotConflict`` for a batch it refuses whole."""
+        applied = 0
+        for i in range(0, len(ops), APPLY_BATCH):
+            applied += int(self._memory.apply_ops(ops[i : i + APPLY_BATCH]).applied)
+        return applied
+
+    @staticmethod
+    def op_size(op: Op) -> int:
+        """An op's encoded size in bytes (what a segment's byte cap counts)."""
+        return len(pack(op))
+
+    @staticmethod
+    def same_op(ours: Op, theirs: Op) -> bool:
+        """Equal, or equal but for one side's content erased by a forget."""
+        return same_op(ours, theirs)
+
+    # ---- snapshots -------------------------------------------------------------------------------
+
+    def dump_unless(
+        self, unchanged: Callable[[dict[str, int]], bool]
+    ) -> tuple[dict[str, int], Dump | None, str | None]:
+        """``(vv, dbs, digest)`` of the replicated databases, read in one transaction; when
+        ``unchanged(vv)`` is true, ``(vv, None, None)`` without dumping."""
+        with self._store.read() as txn:
+            vv = self._store.version_vector(txn)
+            if unchanged(vv):
+                return vv, None, None
+            return vv, self._store.dump(txn), self._store.state_digest(txn)
+
+    def hlc_now(self) -> int:
+        return self._store.clock.now()
+
+    def is_empty(self) -> bool:
+        """No ops and no views: a data dir that may start from a snapshot."""
+        return self._store.is_empty()
+
+    @staticmethod
+    def digest_of(dbs: Dump) -> str:
+        return digest_of(dbs)
+
+    def load(self, dbs: Dump) -> None:
+        """Write a snapshot's pairs as they are (an empty store only)."""
+        self._store.load(dbs)
+
+    @staticmethod
+    def ops_in(dbs: dict[str, Any], replica: str) -> list[Op]:
+        """``replica``'s ops in a snapshot's ``ops`` pairs."""
+        prefix = replica.encode() + b"\0"
+        return [unpack(bytes(v)) for k, v in dbs.get("ops", ()) if bytes(k).startswith(prefix)]
+
+    @staticmethod
+    def blobs_in(dbs: Dump) -> list[str]:
+        """The blobs a snapshot's live beads use (its ``blobrefs`` pairs name them), sorted."""
+        return sorted({k.split(b"\0", 1)[0].decode() for k, _ in dbs.get("blobrefs", ())})
+
+    # ---- blobs -----------------------------------------------------------------------------------
+
+    def has_blob(self, sha: str) -> bool:
+        return self._store.blobs.has(sha)
+
+    def get_blob(self, sha: str) -> bytes:
+        """Raises a ``ChrysalisError`` when the blob is gone (forgotten)."""
+        return self._store.blobs.get(sha)
+
+    def put_blob(self, data: bytes) -> str:
+        """Store content; returns its sha256."""
+        return self._store.blobs.put(data)

@@ -1,0 +1,72 @@
+"""Segments and blobs in the remote, in the container format (segment.py) under the remote's
+key: written create-only, verified when read (docs/sync-protocol.md §4, §6, §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..errors import ChrysalisError, SegmentError
+from ..segment import Kind, decode, encode
+from . import protocol
+from .layout import blob_key, seg_key
+from .session import Outcome, Session
+
+Op = dict[str, Any]
+
+
+def put_segment(s: Session, replica: str, ops: Sequence[Op]) -> tuple[str, int | None]:
+    """Create ``replica``'s segment of ``ops`` under its name; returns the key and the bytes
+    written, or None for the bytes when the name was taken (nothing written)."""
+    key = seg_key(replica, ops[0]["seq"])
+    data = encode(Kind.SEGMENT, protocol.segment_payload(replica, ops), object_key=key, key=s.key)
+    return key, (len(data) if s.remote.put_if_absent(key, data) else None)
+
+
+def get_segment(s: Session, key: str, replica: str, first: int) -> tuple[list[Op], int]:
+    """The ops of segment ``key`` and its size. Raises RemoteNotFound, SegmentError (damaged,
+    forged, not ``replica``'s consecutive ops from ``first``) or SyncKeyError."""
+    data = s.remote.get(key)
+    return verify_segment(s, key, data, replica, first), len(data)
+
+
+def verify_segment(s: Session, key: str, data: bytes, replica: str, first: int) -> list[Op]:
+    payload = decode(data, kind=Kind.SEGMENT, object_key=key, key=s.key)
+    return protocol.check_segment(payload, key, replica, first)
+
+
+def push_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
+    """Create the blobs ``ops`` name (before the segment naming them)."""
+    for op in ops:
+        blob = protocol.op_blob(op)
+        if not blob:
+            continue
+        sha = blob["sha256"]
+        try:
+            raw = s.local.get_blob(sha)
+        except ChrysalisError:
+            continue  # forgotten meanwhile: the op we send is about to be erased too
+        key = blob_key(sha)
+        data = encode(Kind.BLOB, raw, object_key=key, key=s.key)
+        if s.remote.put_if_absent(key, data):
+            out.objects += 1
+            out.bytes += len(data)
+
+
+def fetch_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
+    """Fetch the blobs ``ops`` name that we lack, each checked against its sha256."""
+    for op in ops:
+        blob = protocol.op_blob(op)
+        if not blob or not isinstance(blob, dict) or s.local.has_blob(blob.get("sha256", "")):
+            continue
+        fetch_blob(s, blob["sha256"], out)
+
+
+def fetch_blob(s: Session, sha: str, out: Outcome) -> None:
+    key = blob_key(sha)
+    data = s.remote.get(key)
+    raw = decode(data, kind=Kind.BLOB, object_key=key, key=s.key)
+    if not isinstance(raw, bytes) or s.local.put_blob(raw) != sha:
+        raise SegmentError(f"{key}: content does not match its name")
+    out.objects += 1
+    out.bytes += len(data)

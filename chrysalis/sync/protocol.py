@@ -1,0 +1,282 @@
+"""The protocol's decisions, as pure functions: no I/O, no Memory, no Remote.
+
+Each takes what was read (heartbeats, segment lists, version vectors, ops) and says what to do;
+push.py, pull.py, snapshots.py and compaction.py do the reading and writing around them.
+docs/sync-protocol.md gives the rules these implement (section numbers below are its own).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SegmentError
+from ..models import OpKind
+
+Op = dict[str, Any]
+Heartbeats = Mapping[str, Mapping[str, Any]]  # replica -> its heartbeat
+
+SEGMENT_OPS = 4096  # ops per segment at most
+SEGMENT_BYTES = 4 << 20  # and about this many bytes of ops
+KEEP_SNAPSHOTS = 2  # of our own snapshots, the newest this many stay
+HEARTBEAT_EVERY = 3600.0  # an idle replica still says it is alive this often
+
+
+# ---- push (§6) -------------------------------------------------------------------------------
+
+
+def owned(me: str, lineage: Sequence[Mapping[str, Any]]) -> list[tuple[str, int | None]]:
+    """Whose ops we push, as ``(replica, upto)``: ours (no bound), and those of the ids this
+    data dir was before a new generation, up to where it held them when it was copied (§8)."""
+    return [(me, None)] + [(g["replica"], g["upto"]) for g in lineage]
+
+
+def unpushed(last: int, upto: int | None, pushed: int) -> bool:
+    """Does a replica we push hold ops (up to ``upto``) past what the remote confirmed?"""
+    return min(last, upto if upto is not None else last) > pushed
+
+
+def cut_segment(
+    ops: Sequence[Op],
+    *,
+    upto: int | None,
+    size: Callable[[Op], int],
+    max_ops: int = SEGMENT_OPS,
+    max_bytes: int = SEGMENT_BYTES,
+) -> list[Op]:
+    """The next segment from ``ops`` (the ops after the cursor, in seq order): a prefix of at
+    most ``max_ops`` ops, none past ``upto``, and no more than ``max_bytes`` by ``size`` unless
+    its first op alone is larger. Empty when nothing is left to push."""
+    cut = [op for op in ops[:max_ops] if upto is None or op["seq"] <= upto]
+    total = 0
+    for i, op in enumerate(cut):
+        total += size(op)
+        if total > max_bytes and i:
+            return cut[:i]
+    return cut
+
+
+def segment_payload(replica: str, ops: Sequence[Op]) -> dict[str, Any]:
+    """What a segment object holds: ``replica``'s consecutive ``ops``."""
+    return {"replica": replica, "first": ops[0]["seq"], "last": ops[-1]["seq"], "ops": list(ops)}
+
+
+@dataclass(frozen=True)
+class Landed:
+    """The object under our segment's name holds our ops (an earlier attempt): ``last`` is
+    pushed."""
+
+    last: int
+
+
+@dataclass(frozen=True)
+class Clone:
+    """Another copy of this data dir pushed as us."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class Retired:
+    """Our replica id was decommissioned: we push no more."""
+
+    why: str
+
+
+def judge_taken(
+    key: str,
+    replica: str,
+    ours: Sequence[Op],
+    theirs: Sequence[Op],
+    *,
+    own: bool,
+    same: Callable[[Op, Op], bool],
+) -> Landed | Clone:
+    """Our segment's name ``key`` is taken by ``theirs`` (§6 step 6): by our own earlier put
+    (its reply lost, or a crash before the cursor moved), or by a clone.
+
+    Landed if every op of theirs that we also hold is ``same`` as ours (equal, or equal but
+    erased); Clone if one differs, or if ``own`` (our own id) and it holds an op we never
+    wrote. A lineage id (not ``own``) may hold more: the original went on past our fork."""
+    mine = {op["seq"]: op for op in ours}
+    for op in theirs:
+        if op["seq"] not in mine:
+            if own:
+                return Clone(f"{key} holds op {replica}:{op['seq']}, which we never wrote")
+            break
+        if not same(mine[op["seq"]], op):
+            return Clone(f"{key} holds other content for op {replica}:{op['seq']}")
+    return Landed(min(int(theirs[-1]["seq"]), int(ours[-1]["seq"])))
+
+
+def judge_own_heartbeat(
+    hb: Mapping[str, Any] | None, me: str, pushed: int
+) -> Retired | Clone | None:
+    """Our heartbeat as the remote has it (None: none, or unreadable) against our cursor
+    ``pushed`` (§6 step 2): None means push may go on."""
+    if hb is None:
+        return None
+    if hb.get("decommissioned"):
+        return Retired(
+            f"replica {me} was decommissioned by {hb.get('by')}; it no longer pushes "
+            "(move this data dir aside and start a new one to rejoin)"
+        )
+    announced = int(hb.get("pushed", 0))
+    if announced > pushed:
+        return Clone(
+            f"the remote says replica {me} pushed up to {announced} but this data dir "
+            f"pushed only {pushed}"
+        )
+    return None
+
+
+def clone_message(detail: str, me: str) -> str:
+    return (
+        f"clone detected: {detail}; another copy of this data dir writes as "
+        f"{me}. Push stopped; nothing of this copy was published past "
+        "the fork. Keep one copy and move the other aside."
+    )
+
+
+def op_blob(op: Mapping[str, Any]) -> Any:
+    """The blob reference a ``bead.add`` op carries (``{sha256, ...}``), else None."""
+    return op["data"].get("blob") if op["kind"] == OpKind.BEAD_ADD else None
+
+
+# ---- pull (§7) -------------------------------------------------------------------------------
+
+
+def check_segment(payload: Any, key: str, replica: str, first: int) -> list[Op]:
+    """The ops of a decoded segment named ``key``; SegmentError unless they are ``replica``'s
+    consecutive ops from ``first`` (its name's) to its ``last``."""
+    try:
+        ops = payload["ops"]
+        ok = (
+            payload["replica"] == replica
+            and payload["first"] == first
+            and isinstance(ops, list)
+            and len(ops) > 0
+            and payload["last"] == first + len(ops) - 1
+            and all(
+                isinstance(op, dict) and op.get("replica") == replica and op.get("seq") == first + i
+                for i, op in enumerate(ops)
+            )
+        )
+    except (TypeError, KeyError):
+        ok = False
+    if not ok:
+        raise SegmentError(f"{key}: its ops are not {replica}'s consecutive ops from {first}")
+    return ops  # type: ignore[no-any-return]
+
+
+def up_to_date(firsts: Sequence[int], *, pushed: int, have: int) -> bool:
+    """Nothing to read of a replica whose segments start at ``firsts`` (sorted): its heartbeat
+    is current (no segment starts past its ``pushed``) and we hold all it pushed."""
+    return firsts[-1] <= pushed <= have
+
+
+def gap(firsts: Sequence[int], have: int) -> tuple[int, int] | None:
+    """The seqs ``(first, last)`` compacted away before we held them (the oldest segment
+    starts past ``have + 1``), or None: segments alone cannot fill that hole."""
+    return (have + 1, firsts[0] - 1) if firsts[0] > have + 1 else None
+
+
+def read_from(firsts: Sequence[int], have: int) -> int:
+    """The index of the segment holding ``have + 1`` (the oldest if none starts before it)."""
+    return max(0, bisect.bisect_right(firsts, have + 1) - 1)
+
+
+def held(firsts: Sequence[int], i: int, have: int) -> bool:
+    """Is every op of segment ``i`` already here? (Its successor starts by ``have + 1``.)"""
+    return i + 1 < len(firsts) and firsts[i + 1] <= have + 1
+
+
+def idle(marker: bytes | None, seen: bytes | None, *, force: bool) -> bool:
+    """Nobody pushed since our last complete pull: the ``changed`` token is as we saw it."""
+    return not force and marker is not None and marker == seen
+
+
+def heartbeat_due(now: float, last: float) -> bool:
+    """An idle replica's heartbeat is older than `HEARTBEAT_EVERY` (monotonic seconds)."""
+    return now - last > HEARTBEAT_EVERY
+
+
+# ---- snapshots (§10) -------------------------------------------------------------------------
+
+
+def announced_snapshots(hbs: Heartbeats) -> list[dict[str, Any]]:
+    """The snapshots heartbeats announce, the most complete (highest vv sum) first."""
+    found = [hb["snapshot"] for hb in hbs.values() if isinstance(hb.get("snapshot"), dict)]
+    return sorted(found, key=lambda s: -sum(s.get("vv", {}).values()))
+
+
+def snapshots_covering(hbs: Heartbeats, replica: str, upto: int) -> list[dict[str, Any]]:
+    """The announced snapshots holding ``replica``'s ops up to ``upto``, most complete first."""
+    return [s for s in announced_snapshots(hbs) if s.get("vv", {}).get(replica, 0) >= upto]
+
+
+def snapshot_current(last: Mapping[str, Any] | None, vv: Mapping[str, int]) -> bool:
+    """Our last snapshot (``{key, vv, bytes}``) already holds exactly ``vv``."""
+    return bool(last and last["vv"] == vv)
+
+
+def snapshots_to_delete(ours: Sequence[str], keep: int = KEEP_SNAPSHOTS) -> list[str]:
+    """Of our snapshot keys (sorted, so oldest first), all but the newest ``keep``."""
+    return list(ours[:-keep])
+
+
+# ---- compaction (§11) ------------------------------------------------------------------------
+
+
+def compaction_floors(hbs: Heartbeats, me: str) -> dict[str, int] | None:
+    """For each replica whose segments we may delete (ours and decommissioned ones, sorted):
+    the highest seq every live replica has applied and some snapshot covers. None while the
+    remote has no live heartbeat of ours (we would not gate our own compaction)."""
+    live = [hb for hb in hbs.values() if not hb.get("decommissioned")]
+    if not any(hb["replica"] == me for hb in live):
+        return None
+    covered: dict[str, int] = {}
+    for info in announced_snapshots(hbs):
+        for r, seq in info.get("vv", {}).items():
+            covered[r] = max(covered.get(r, 0), int(seq))
+    mine = {me} | {r for r, hb in hbs.items() if hb.get("decommissioned")}
+    return {
+        replica: min(
+            [int(hb.get("vv", {}).get(replica, 0)) for hb in live] + [covered.get(replica, 0)]
+        )
+        for replica in sorted(mine)
+    }
+
+
+def compactable(segs: Sequence[tuple[int, str]], floor: int) -> list[str]:
+    """Of one replica's segments ``(first, key)`` (sorted), those whose last op (the next
+    one's first - 1) is at or below ``floor``. The newest always stays."""
+    return [key for (_, key), (nxt, _) in itertools.pairwise(segs) if nxt - 1 <= floor]
+
+
+# ---- heartbeats and status (§9, §12) ---------------------------------------------------------
+
+
+def tombstone(hb: Mapping[str, Any], *, by: str, at: float) -> dict[str, Any]:
+    """A decommissioned replica's heartbeat."""
+    return {**hb, "decommissioned": True, "by": by, "at": at}
+
+
+def peer_rows(peers: Heartbeats, me: str, vv: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Status rows for the other replicas' heartbeats, with their lag behind us."""
+    return [
+        {
+            "replica": r,
+            "host": hb.get("host"),
+            "pushed": hb.get("pushed", 0),
+            "applied_here": vv.get(r, 0),
+            "lag": max(0, int(hb.get("pushed", 0)) - vv.get(r, 0)),
+            "last_seen": hb.get("time"),
+            "decommissioned": bool(hb.get("decommissioned")),
+        }
+        for r, hb in sorted(peers.items())
+        if r != me
+    ]

@@ -1,0 +1,104 @@
+"""Pull: read the segments other replicas pushed past what we hold, verify and apply them in
+order; a rejected segment stops only its replica (docs/sync-protocol.md §7)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import DotConflict, InvalidInput, SegmentError, SyncKeyError
+from ..remotes import RemoteNotFound
+from . import objects, protocol, snapshots
+from .heartbeats import Heartbeats
+from .layout import CHANGED_KEY, OPS, parse_seg_key
+from .session import Outcome, Session
+
+log = logging.getLogger(__name__)
+
+
+class Puller:
+    """Pulls of one memory from one remote; the caller runs one at a time."""
+
+    def __init__(self, session: Session, heartbeats: Heartbeats) -> None:
+        self.s = session
+        self.heartbeats = heartbeats
+        self.peers: dict[str, dict[str, Any]] = {}  # the heartbeats the last full pull read
+        self._marker_seen: bytes | None = None
+
+    def run(self, out: Outcome, *, force: bool) -> bool:
+        """One pull (a full one unless nobody pushed since the last, or ``force``)."""
+        s = self.s
+        try:
+            marker: bytes | None = s.remote.get(CHANGED_KEY)
+        except RemoteNotFound:
+            marker = None
+        if protocol.idle(marker, self._marker_seen, force=force):
+            if self.heartbeats.due():
+                self.heartbeats.beat()
+            return True
+        hbs = self.heartbeats.read_all()
+        segments: dict[str, list[tuple[int, str]]] = {}
+        for obj in s.remote.list(OPS):
+            parsed = parse_seg_key(obj.key)
+            if parsed:
+                segments.setdefault(parsed[0], []).append((parsed[1], obj.key))
+        if s.local.is_empty() and hbs:
+            snapshots.join(s, hbs, out)
+        complete = True
+        for replica, segs in sorted(segments.items()):
+            if replica == s.me:
+                continue
+            complete &= self._pull_replica(replica, sorted(segs), hbs, out)
+        self.peers = hbs
+        if out.ops or self.heartbeats.due():
+            self.heartbeats.beat()
+        if complete:
+            self._marker_seen = marker  # else the next poll looks again
+        return True
+
+    def _pull_replica(
+        self,
+        replica: str,
+        segs: list[tuple[int, str]],
+        hbs: dict[str, dict[str, Any]],
+        out: Outcome,
+    ) -> bool:
+        """Apply ``replica``'s segments past what we hold; False if something is left."""
+        s = self.s
+        have = s.local.version_vector().get(replica, 0)
+        firsts = [f for f, _ in segs]
+        pushed = int(hbs.get(replica, {}).get("pushed", 0))
+        if protocol.up_to_date(firsts, pushed=pushed, have=have):
+            return True
+        hole = protocol.gap(firsts, have)
+        if hole is not None:
+            # Compacted away: a snapshot that covers the hole fills it, or it waits.
+            if not snapshots.fill(s, replica, hole[1], hbs, out):
+                s.health.gaps[replica] = (
+                    f"ops {replica}:{hole[0]}..{hole[1]} are compacted and no snapshot "
+                    "covers them yet"
+                )
+                return False
+            have = s.local.version_vector().get(replica, 0)
+        s.health.gaps.pop(replica, None)
+        for i in range(protocol.read_from(firsts, have), len(segs)):
+            first, key = segs[i]
+            if key in s.health.rejected:
+                return False
+            if protocol.held(firsts, i, have):
+                continue  # every op in it is already here
+            try:
+                ops, size = objects.get_segment(s, key, replica, first)
+                objects.fetch_blobs(s, ops, out)
+                applied = s.local.apply(ops)
+            except (SegmentError, SyncKeyError, InvalidInput, DotConflict) as exc:
+                s.health.rejected[key] = str(exc)
+                log.error("rejected %s: %s", key, exc)
+                return False
+            except RemoteNotFound:
+                return False  # compacted between list and get: the next pull sees why
+            out.objects += 1
+            out.bytes += size
+            out.ops += applied
+            have = max(have, ops[-1]["seq"])
+        return True

@@ -1,0 +1,70 @@
+"""What push, pull, snapshots and compaction share once the remote's format is read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..remotes import Remote
+from .local import Local
+
+
+@dataclass
+class Outcome:
+    """What one push or pull did (kept for status)."""
+
+    at: float | None = None
+    ok: bool | None = None
+    ops: int = 0
+    objects: int = 0
+    bytes: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "ok": self.ok,
+            "ops": self.ops,
+            "objects": self.objects,
+            "bytes": self.bytes,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Health:
+    last_push: Outcome = field(default_factory=Outcome)
+    last_pull: Outcome = field(default_factory=Outcome)
+    last_error: str | None = None
+    consecutive_errors: int = 0
+    stopped: str | None = None  # why push refuses to run (clone, decommissioned)
+    rejected: dict[str, str] = field(default_factory=dict)  # object key -> why
+    gaps: dict[str, str] = field(default_factory=dict)  # replica -> what is missing
+
+
+@dataclass
+class Session:
+    """One memory bound to one opened remote."""
+
+    remote: Remote
+    local: Local
+    format: dict[str, Any]  # format.json as read
+    key: bytes | None  # the data key; None for a plaintext remote
+    health: Health
+
+    @property
+    def fid(self) -> str:
+        """The remote's id: our cursors are kept under it."""
+        return str(self.format["id"])
+
+    @property
+    def me(self) -> str:
+        return self.local.replica_id
+
+    def pushed(self, replica: str | None = None) -> int:
+        """The last seq of ``replica`` (ours by default) this remote confirmed."""
+        return self.local.pushed(self.fid, replica or self.me)
+
+    def announced(self) -> int:
+        """Our cursor as of the last ``changed`` marker we wrote (durable, in LMDB)."""
+        return self.local.announced(self.fid)
