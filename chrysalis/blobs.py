@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from pathlib import Path
 
 from .atomic import atomic_write
 from .errors import NotFound, StoreError
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class BlobStore:
@@ -22,6 +25,10 @@ class BlobStore:
         root.mkdir(parents=True, exist_ok=True)
 
     def path(self, sha256: str) -> Path:
+        """Where the blob named ``sha256`` lives; `NotFound` for a name that is not a SHA-256
+        (an empty one would name the blob folder itself)."""
+        if not _SHA256.fullmatch(sha256):
+            raise NotFound(f"no blob {sha256[:80]!r}: blob names are 64 hex digits")
         return self.root / sha256[:2] / sha256
 
     def put(self, data: bytes) -> str:
@@ -47,7 +54,7 @@ class BlobStore:
         return data
 
     def has(self, sha256: str) -> bool:
-        return self.path(sha256).exists()
+        return bool(_SHA256.fullmatch(sha256)) and self.path(sha256).is_file()
 
     def delete(self, sha256: str) -> None:
         with contextlib.suppress(FileNotFoundError):

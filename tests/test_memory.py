@@ -235,3 +235,10 @@ def test_meta_values_persist(tmp_path: Path) -> None:
         Memory.open(tmp_path / "d", replica_id="someone-else")
     with Memory.open(tmp_path / "d", sync=False):  # the refusal released the lock
         pass
+
+
+def test_a_blob_name_that_is_not_a_sha256_names_no_blob(mem: Memory) -> None:
+    blobs = mem.store.blobs
+    assert not blobs.has("") and not blobs.has("../..") and not blobs.has("ab")
+    with pytest.raises(NotFound, match="64 hex digits"):
+        blobs.get("")
