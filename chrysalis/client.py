@@ -21,6 +21,7 @@ import select
 import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
@@ -113,6 +114,11 @@ def _seg(id: str) -> str:
 
 def _drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+def _ts(value: Any) -> Any:
+    """A timestamp as JSON can carry it: a datetime as ISO 8601, anything else as given."""
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def _error(r: httpx.Response) -> ChrysalisError:
@@ -225,6 +231,24 @@ class Routes:
              "weight": weight, "evidence": list(evidence)}
         )  # fmt: skip
         return Call("POST", "/v1/kg/edges", _model("Edge"), json=body)
+
+    @staticmethod
+    def add_fact(
+        subject: str,
+        predicate: str,
+        object: str,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Call[Edge]:
+        body = _drop_none(
+            {"subject": subject, "predicate": predicate, "object": object, "type": type,
+             "weight": weight, "evidence": list(evidence), "valid_at": _ts(valid_at),
+             "invalid_at": _ts(invalid_at)}
+        )  # fmt: skip
+        return Call("POST", "/v1/kg/facts", _model("Edge"), json=body)
 
     @staticmethod
     def get_edge(id: str) -> Call[Edge]:
@@ -518,6 +542,27 @@ class Client(_Transport):
         """An edge between existing nodes; without ``id`` it is named by the triple."""
         return self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
 
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        """Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
+        (named by their text, made with ``type``) and the edge. The same fact twice is one
+        edge. Returns the edge."""
+        return self._do(
+            Routes.add_fact(
+                subject, predicate, object, type, weight, evidence, valid_at, invalid_at
+            )
+        )
+
     def get_edge(self, id: str) -> Edge:
         return self._do(Routes.get_edge(id))
 
@@ -706,6 +751,24 @@ class AsyncClient(_Transport):
         evidence: Iterable[str] = (),
     ) -> Edge:
         return await self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
+
+    async def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        return await self._do(
+            Routes.add_fact(
+                subject, predicate, object, type, weight, evidence, valid_at, invalid_at
+            )
+        )
 
     async def get_edge(self, id: str) -> Edge:
         return await self._do(Routes.get_edge(id))

@@ -115,3 +115,17 @@ def test_mcp_says_plainly_when_the_daemon_is_down(tmp_path: Path) -> None:
     assert first.is_error and second.is_error
     text = first.content[0].text
     assert "not running" in text and "chrysalis daemon" in text
+
+
+def test_mcp_add_fact_is_one_request(daemon: DaemonProcess) -> None:
+    async def steps(session: Any) -> dict[str, Any]:
+        before = daemon.request_counts()
+        args = {"subject": "Miso", "predicate": "is_a", "object": "Cat", "evidence": ["b-1"]}
+        fact = payload(await session.call_tool("add_fact", args))
+        return {"fact": fact, "requests": daemon.requests_since(before)}
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    assert out["requests"] == {("POST", "/v1/kg/facts", 201): 1}
+    fact = out["fact"]
+    assert fact == {"edge": fact["edge"], "source": "miso", "target": "cat", "predicate": "is_a"}
+    assert daemon.once("get_edge", fact["edge"]).evidence == ["b-1"]

@@ -35,6 +35,7 @@ import chrysalis
 from chrysalis import errors
 from chrysalis.models import (
     MAX_LIST_ITEMS,
+    MAX_SHORT_CHARS,
     Bead,
     Content,
     Edge,
@@ -142,6 +143,23 @@ class EdgeIn(_In):
     target: Id
     predicate: Annotated[str, Field(min_length=1, max_length=128)]
     id: Id | None = None
+    weight: Score = 1.0
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+
+
+NodeName = Annotated[str, Field(min_length=1, max_length=MAX_SHORT_CHARS)]
+
+
+class FactIn(_In):
+    """``subject -[predicate]-> object``: the nodes are named by their text (`chrysalis.graph`),
+    made with ``type`` when missing, and the edge by the triple; all in one write."""
+
+    subject: NodeName
+    predicate: Annotated[str, Field(min_length=1, max_length=128)]
+    object: NodeName
+    type: Annotated[str, Field(min_length=1, max_length=64)] = "entity"
     weight: Score = 1.0
     evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
     valid_at: Timestamp | None = None
@@ -462,6 +480,19 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
         """Add or replace an edge between two existing nodes (404 when one is missing)."""
         edge = d.memory.add_edge(
             body.source, body.target, body.predicate, id=body.id, weight=body.weight,
+            evidence=body.evidence, valid_at=body.valid_at, invalid_at=body.invalid_at,
+        )  # fmt: skip
+        return _json(edge, 201)
+
+    @app.post(
+        "/v1/kg/facts", status_code=201, response_model=Edge, tags=["kg"], responses={400: {}}
+    )
+    def add_fact(d: D, body: FactIn) -> Response:
+        """Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
+        (named by their text, so "Alice" in two facts is one node) and the edge (the same fact
+        twice is one edge). Existing nodes keep their type and name. Answers the edge."""
+        edge = d.memory.add_fact(
+            body.subject, body.predicate, body.object, type=body.type, weight=body.weight,
             evidence=body.evidence, valid_at=body.valid_at, invalid_at=body.invalid_at,
         )  # fmt: skip
         return _json(edge, 201)

@@ -8,9 +8,7 @@ import none of the storage engine, so they start fast. Every command that prints
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +19,7 @@ import click
 
 from chrysalis import __version__
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, InvalidInput, NotFound
+from chrysalis.errors import ChrysalisError, InvalidInput
 
 F = TypeVar("F", bound=Callable[..., Any])
 IMPORT_CHUNK_LINES = 1000
@@ -546,7 +544,8 @@ def fact(
     evidence: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Record SUBJECT PREDICATE OBJECT in the knowledge graph (nodes made as needed).
+    """Record SUBJECT PREDICATE OBJECT in the knowledge graph (nodes made as needed), in one
+    atomic write.
 
     Nodes are named by their text (lowercased, spaces to dashes), so "Alice" in two facts
     is one node; the same fact twice is one edge.
@@ -556,29 +555,12 @@ def fact(
       chrysalis fact Alice works_at "Acme Corp"
       chrysalis fact alice prefers tea --evidence 0190c3a2-...
     """
-    client = _client(ctx)
-    ids = [_ensure_node(client, name, type_) for name in (subject, object_)]
-    edge = client.raw(Routes.add_edge(ids[0], ids[1], predicate, None, 1.0, evidence))
+    call = Routes.add_fact(subject, predicate, object_, type_, 1.0, evidence)
+    edge = _client(ctx).raw(call)
     if as_json:
         _print_json(edge)
     else:
-        click.echo(f"{ids[0]} -[{predicate}]-> {ids[1]}  (edge {edge['id']})")
-
-
-def node_id(name: str) -> str:
-    """A node id from a name: lowercase, runs of other characters to "-"; a hash when
-    nothing is left (a name in another script)."""
-    slug = re.sub(r"[^a-z0-9._:@]+", "-", name.strip().lower()).strip("-._:@")[:100]
-    return slug or "n-" + hashlib.blake2b(name.encode(), digest_size=6).hexdigest()
-
-
-def _ensure_node(client: Client, name: str, type_: str) -> str:
-    id_ = node_id(name)
-    try:
-        client.raw(Routes.get_node(id_))
-    except NotFound:
-        client.raw(Routes.add_node(id_, type_, name, (), None))
-    return id_
+        click.echo(f"{edge['source']} -[{predicate}]-> {edge['target']}  (edge {edge['id']})")
 
 
 @main.command()

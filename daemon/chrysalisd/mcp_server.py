@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, DaemonNotRunning, NotFound
+from chrysalis.errors import ChrysalisError, DaemonNotRunning
 
 T = TypeVar("T")
 # Tool parameter types live at module level: the SDK reads the annotations by name.
@@ -110,18 +110,10 @@ def build(socket: str | Path | None = None) -> Any:
             list[str] | None, Field(description="ids of memories that support it")
         ] = None,
     ) -> dict[str, Any]:
-        from .cli import node_id
-
-        ids = []
-        for name in (subject, object):
-            id_ = node_id(name)
-            try:
-                client.raw(Routes.get_node(id_))
-            except NotFound:
-                client.raw(Routes.add_node(id_, "entity", name, (), None))
-            ids.append(id_)
-        edge = client.raw(Routes.add_edge(ids[0], ids[1], predicate, None, 1.0, evidence or []))
-        return {"edge": edge["id"], "source": ids[0], "target": ids[1], "predicate": predicate}
+        call = Routes.add_fact(subject, predicate, object, "entity", 1.0, evidence or [])
+        edge = client.raw(call)
+        return {"edge": edge["id"], "source": edge["source"], "target": edge["target"],
+                "predicate": predicate}  # fmt: skip
 
     @server.tool(description="Forget a memory by id: its text is erased on every laptop.")
     @daemon_call
