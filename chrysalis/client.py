@@ -269,6 +269,10 @@ class Routes:
         return Call("PUT", "/v1/persona", _model("Persona"), json=body)
 
     @staticmethod
+    def update_persona(fields: Mapping[str, Any]) -> Call[Persona]:
+        return Call("PATCH", "/v1/persona", _model("Persona"), json=dict(fields))
+
+    @staticmethod
     def get_skill(id: str) -> Call[Skill]:
         return Call("GET", f"/v1/skills/{_seg(id)}", _model("Skill"))
 
@@ -307,6 +311,21 @@ def _ingest_body(
 ) -> dict[str, Any]:
     body = {"path": path, "text": text, "source": source, "kind": kind, "session_id": session}
     return {k: v for k, v in body.items() if v is not None}
+
+
+def _persona_patch(
+    name: str | None,
+    description: str | None,
+    goals: Iterable[str] | None,
+    norms: Iterable[str] | None,
+    skills: Iterable[str] | None,
+    traits: Mapping[str, str | None] | None,
+) -> dict[str, Any]:
+    lists = {"goals": goals, "norms": norms, "skills": skills}
+    body: dict[str, Any] = {k: list(v) for k, v in lists.items() if v is not None}
+    if traits is not None:
+        body["traits"] = dict(traits)
+    return _drop_none({"name": name, "description": description}) | body
 
 
 class _UnixBackend(httpcore.SyncBackend):
@@ -580,6 +599,23 @@ class Client(_Transport):
         """Replace the persona."""
         return self._do(Routes.put_persona(persona))
 
+    def update_persona(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        goals: Iterable[str] | None = None,
+        norms: Iterable[str] | None = None,
+        skills: Iterable[str] | None = None,
+        traits: Mapping[str, str | None] | None = None,
+    ) -> Persona:
+        """Change only the fields given (None: unchanged), in one write; concurrent changes
+        to other fields survive. A list replaces the list; ``traits`` merge key by key and a
+        trait set to None is deleted. Returns the persona."""
+        return self._do(
+            Routes.update_persona(_persona_patch(name, description, goals, norms, skills, traits))
+        )
+
     def list_skills(self) -> list[Skill]:
         return self._do(Routes.skills)
 
@@ -784,6 +820,20 @@ class AsyncClient(_Transport):
 
     async def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         return await self._do(Routes.put_persona(persona))
+
+    async def update_persona(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        goals: Iterable[str] | None = None,
+        norms: Iterable[str] | None = None,
+        skills: Iterable[str] | None = None,
+        traits: Mapping[str, str | None] | None = None,
+    ) -> Persona:
+        return await self._do(
+            Routes.update_persona(_persona_patch(name, description, goals, norms, skills, traits))
+        )
 
     async def list_skills(self) -> list[Skill]:
         return await self._do(Routes.skills)

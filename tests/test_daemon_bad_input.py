@@ -152,6 +152,8 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
         400,
     ),
     ("persona goals not a list", "PUT", "/v1/persona", {"json": {"goals": "be good"}}, 400),
+    ("persona patch with a null name", "PATCH", "/v1/persona", {"json": {"name": None}}, 400),
+    ("persona patch with an id", "PATCH", "/v1/persona", {"json": {"id": "other"}}, 400),
     (
         "fact with a blank subject",
         "POST",

@@ -1,10 +1,11 @@
-"""The daemon's one-call verbs, on a real socket: a fact (both nodes and the edge in one
-write)."""
+"""The daemon's one-call verbs, on a real socket: a fact (both nodes and the edge in one write)
+and a persona patch (only the given fields, so concurrent patches to other fields survive)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -110,11 +111,92 @@ def test_a_bad_fact_through_the_client_raises_invalid_input(daemon: DaemonProces
             c.get_node("alice")
 
 
-def test_the_async_client_adds_facts(daemon: DaemonProcess) -> None:
+# ---- persona --------------------------------------------------------------------------------
+
+
+def test_a_patch_changes_only_the_given_fields_in_one_request(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        c.put_persona(
+            {"name": "Ada", "description": "careful", "goals": ["ship"],
+             "traits": {"tone": "dry", "pace": "slow"}}
+        )  # fmt: skip
+        before = daemon.request_counts()
+        p = c.update_persona(goals=["ship", "test"], traits={"pace": None, "humour": "some"})
+        assert daemon.requests_since(before) == {("PATCH", "/v1/persona", 200): 1}
+        assert (p.name, p.description) == ("Ada", "careful")
+        assert p.goals == ["ship", "test"]
+        assert p.traits == {"tone": "dry", "humour": "some"}  # merged; "pace" deleted
+        assert c.get_persona() == p
+        assert c.update_persona() == p  # nothing given: nothing changes
+
+
+def test_a_bad_patch_is_400_and_writes_nothing(http: httpx.Client) -> None:
+    http.patch("/v1/persona", json={"name": "Before"}).raise_for_status()
+    persona, before = http.get("/v1/persona").json(), digest(http)
+    for body, where in [
+        ({"name": None}, "body.name"),
+        ({"name": "After", "goals": [5]}, "body.goals.0"),  # one bad field: nothing applied
+        ({"goals": "be good"}, "body.goals"),
+        ({"traits": {"": "x"}}, "body.traits"),
+        ({"id": "other"}, "body.id"),
+        ({"colour": "red"}, "body.colour"),
+        ([{"name": "x"}], "body"),
+    ]:
+        r = http.patch("/v1/persona", json=body)
+        assert r.status_code == 400, (body, r.text)
+        err = r.json()["error"]
+        assert set(err) == {"code", "message", "details"} and err["code"] == "invalid"
+        assert where in err["message"], (body, err["message"])
+    r = http.patch("/v1/persona", content=b"{not json")
+    assert r.status_code == 400 and "malformed JSON" in r.json()["error"]["message"]
+    assert http.get("/v1/persona").json() == persona
+    assert digest(http) == before
+
+
+def test_concurrent_patches_to_different_fields_both_survive(daemon: DaemonProcess) -> None:
+    daemon.once("put_persona", {"name": "start"})
+    rounds = 40
+    start = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def patcher(patch: Any) -> None:
+        try:
+            with daemon.client() as c:
+                start.wait()
+                for i in range(rounds):
+                    patch(c, i)
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+
+    threads = [
+        threading.Thread(
+            target=patcher,
+            args=(lambda c, i: c.update_persona(name=f"name-{i}", traits={"a": str(i)}),),
+        ),
+        threading.Thread(
+            target=patcher,
+            args=(lambda c, i: c.update_persona(goals=[f"goal-{i}"], traits={"b": str(i)}),),
+        ),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures
+    p = daemon.once("get_persona")
+    last = str(rounds - 1)
+    assert (p.name, p.goals, p.traits) == (f"name-{last}", [f"goal-{last}"], {"a": last, "b": last})
+
+
+def test_the_async_client_has_both_verbs(daemon: DaemonProcess) -> None:
     async def go() -> None:
         async with AsyncClient(daemon.socket) as c:
             edge = await c.add_fact("Async", "uses", "asyncio")
             assert (edge.source, edge.target) == ("async", "asyncio")
+            p = await c.update_persona(norms=["be brief"])
+            assert p.norms == ["be brief"]
+            with pytest.raises(InvalidInput):
+                await c.update_persona(traits={"": "x"})
             with pytest.raises(InvalidInput):
                 await c.add_fact("", "uses", "asyncio")
 

@@ -189,6 +189,28 @@ class PersonaIn(Persona):
     model_config = ConfigDict(defer_build=False)
 
 
+def _no_defaults(schema: dict[str, Any]) -> None:
+    # A field left out of a patch keeps its value: the schema shows no default.
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
+
+
+class PersonaPatch(_In):
+    """The persona fields to change; those left out keep their value. A list given replaces
+    the list (additions made concurrently on other laptops are kept); ``traits`` merge key by
+    key, and a trait set to null is deleted."""
+
+    model_config = ConfigDict(json_schema_extra=_no_defaults)
+
+    # Only the fields sent are applied (`exclude_unset`): these defaults are never written.
+    name: ShortText = ""
+    description: Text = ""
+    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = {}
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
@@ -269,7 +291,7 @@ class Guard:
                 f"requests carrying {which} are refused: the memory is not for web pages",
             )  # fmt: skip
             return
-        if scope["method"] in ("POST", "PUT") and scope["path"] != "/v1/import":
+        if scope["method"] in ("POST", "PUT", "PATCH") and scope["path"] != "/v1/import":
             # Every body here is JSON, whatever the client labelled it (`curl -d` says
             # form-urlencoded): parse it as JSON so a mistake is reported as one.
             scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"content-type"] + [
@@ -516,6 +538,15 @@ def create_app(daemon: Daemon | None = None) -> FastAPI:
     def put_persona(d: D, body: PersonaIn) -> Response:
         """Replace the persona (fields left out take their defaults)."""
         return _json(d.memory.put_persona(body))
+
+    @app.patch("/v1/persona", response_model=Persona, tags=["persona"], responses={400: {}})
+    def update_persona(d: D, body: PersonaPatch) -> Response:
+        """Change only the fields given, in one write, so concurrent changes to other fields
+        (here or on other laptops) are kept; an empty object changes nothing."""
+        fields = body.model_dump(exclude_unset=True)
+        if not fields:
+            return _json(d.memory.get_persona())
+        return _json(d.memory.update_persona(**fields))
 
     @app.get("/v1/skills", response_model=list[Skill], tags=["skills"])
     def list_skills(d: D) -> Response:

@@ -128,7 +128,7 @@ def build(socket: str | Path | None = None) -> Any:
 
     @server.tool(
         description="Change the persona. Fields left out keep their value; goals and norms "
-        "given replace the lists."
+        "given replace the lists; traits merge key by key (a trait set to null is removed)."
     )
     @daemon_call
     def update_persona(
@@ -136,14 +136,12 @@ def build(socket: str | Path | None = None) -> Any:
         description: str | None = None,
         goals: list[str] | None = None,
         norms: list[str] | None = None,
-        traits: dict[str, str] | None = None,
+        traits: dict[str, str | None] | None = None,
     ) -> dict[str, Any]:
-        persona = client.raw(Routes.persona)
-        changes = {"name": name, "description": description, "goals": goals, "norms": norms}
-        persona.update({k: v for k, v in changes.items() if v is not None})
-        if traits is not None:
-            persona["traits"] = {**persona.get("traits", {}), **traits}
-        return client.raw(Routes.put_persona(persona))  # type: ignore[no-any-return]
+        changes = {"name": name, "description": description, "goals": goals, "norms": norms,
+                   "traits": traits}  # fmt: skip
+        call = Routes.update_persona({k: v for k, v in changes.items() if v is not None})
+        return client.raw(call)  # type: ignore[no-any-return]
 
     @server.tool(description="The skills the agent has: id, name and description of each.")
     @daemon_call
