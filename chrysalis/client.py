@@ -15,21 +15,16 @@ hint. Both clients are safe to share between threads (sync) or tasks (async).
 
 from __future__ import annotations
 
-import functools
-import os
-import select
-import socket
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-import httpcore
 import httpx
 
-from .errors import ChrysalisError, DaemonNotRunning, InternalError, NotReady, error_class
+from .routes import Call, Routes, bead_body, ingest_body, persona_patch, raw_answer
+from .transport import ClientBase, default_socket_path, sync_transport
 
 if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
@@ -40,358 +35,13 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 
 
-def default_socket_path() -> Path:
-    """``$CHRYSALIS_SOCKET``, else ``$XDG_RUNTIME_DIR/chrysalis/chrysalis.sock``, else
-    ``/tmp/chrysalis-$UID/chrysalis.sock``."""
-    if env := os.environ.get("CHRYSALIS_SOCKET"):
-        return Path(env).expanduser()
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "chrysalis" if runtime else Path(f"/tmp/chrysalis-{os.getuid()}")
-    return base / "chrysalis.sock"
-
-
-@dataclass(frozen=True)
-class Call(Generic[T]):
-    """One request and how to read its answer (`Routes` makes them; both clients send them)."""
-
-    method: str
-    path: str
-    parse: Callable[[httpx.Response], T]
-    json: Any = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    content: bytes | None = None
-
-
-def _json(r: httpx.Response) -> Any:
-    return r.json()
-
-
-def _nothing(r: httpx.Response) -> None:
-    return None
-
-
-# pydantic and the models are imported at the first answer that needs them, not with the
-# client: the CLI prints raw JSON and starts ~80 ms faster without them.
-
-
-def _model(name: str) -> Callable[[httpx.Response], Any]:
-    def parse(r: httpx.Response) -> Any:
-        from . import models
-
-        return getattr(models, name).model_validate_json(r.content)
-
-    return parse
-
-
-def _list(name: str) -> Callable[[httpx.Response], Any]:
-    return lambda r: _adapter(name).validate_json(r.content)
-
-
-@functools.cache
-def _adapter(name: str) -> Any:
-    from pydantic import TypeAdapter
-
-    from . import models
-
-    return TypeAdapter(list[getattr(models, name)])  # type: ignore[arg-type,misc]
-
-
-def _raw(r: httpx.Response) -> Any:
-    """An answer as it came: decoded JSON, text, bytes, or None for 204."""
-    if r.status_code == 204:
-        return None
-    kind = r.headers.get("content-type", "")
-    if kind.startswith("application/json"):
-        return r.json()
-    return r.text if kind.startswith("text/") else r.content
-
-
-def _seg(id: str) -> str:
-    """An id as one path segment: whatever it holds, it cannot climb out of its route."""
-    return quote(id, safe="")
-
-
-def _drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def _error(r: httpx.Response) -> ChrysalisError:
-    """The `ChrysalisError` an error answer names (its ``code``), with its message."""
-    try:
-        body = r.json()["error"]
-        cls = error_class(str(body["code"]))
-        return cls(str(body["message"]), details=body.get("details"))
-    except (ValueError, KeyError, TypeError):
-        cls = InternalError if r.status_code >= 500 else ChrysalisError
-        return cls(f"daemon answered {r.status_code}: {r.text[:200]}")
-
-
-def _bead_body(
-    content: str,
-    id: str | None,
-    role: str,
-    session_id: str | None,
-    turn_id: str | None,
-    ts: Any,
-    importance: float,
-    tags: Iterable[str],
-    source: str | None,
-    span_refs: Iterable[Any],
-) -> dict[str, Any]:
-    body = {
-        "content": content, "id": id, "role": role, "session_id": session_id,
-        "turn_id": turn_id, "ts": ts, "importance": importance, "tags": list(tags),
-        "source": source,
-        "span_refs": [s if isinstance(s, Mapping) else s.model_dump() for s in span_refs],
-    }  # fmt: skip
-    return _drop_none(body)
-
-
-class Routes:
-    """Each route as a `Call`: the one place that knows paths, bodies and answer types.
-
-    ``client.raw(Routes.recall("tea", 5, None, "fusion", None))`` sends one and returns the
-    answer as decoded JSON (what the CLI prints)."""
-
-    ping: Call[bool] = Call("GET", "/_ping", lambda r: r.text == "OK")
-    health: Call[dict[str, Any]] = Call("GET", "/v1/health", _json)
-    status: Call[dict[str, Any]] = Call("GET", "/v1/status", _json)
-    persona: Call[Persona] = Call("GET", "/v1/persona", _model("Persona"))
-    skills: Call[list[Skill]] = Call("GET", "/v1/skills", _list("Skill"))
-    export: Call[bytes] = Call("GET", "/v1/export", lambda r: r.content)
-    doctor: Call[dict[str, Any]] = Call("GET", "/v1/doctor", _json)
-    metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
-
-    @staticmethod
-    def remember(body: dict[str, Any]) -> Call[Bead]:
-        return Call("POST", "/v1/beads", _model("Bead"), json=body)
-
-    @staticmethod
-    def remember_many(beads: Iterable[Mapping[str, Any]]) -> Call[list[Bead]]:
-        return Call("POST", "/v1/beads", _list("Bead"), json=[dict(b) for b in beads])
-
-    @staticmethod
-    def get_bead(id: str) -> Call[Bead]:
-        return Call("GET", f"/v1/beads/{_seg(id)}", _model("Bead"))
-
-    @staticmethod
-    def last_beads(n: int, session_id: str | None) -> Call[list[Bead]]:
-        params = _drop_none({"limit": n, "session_id": session_id})
-        return Call("GET", "/v1/beads", _list("Bead"), params=params)
-
-    @staticmethod
-    def forget(id: str) -> Call[None]:
-        return Call("DELETE", f"/v1/beads/{_seg(id)}", _nothing)
-
-    @staticmethod
-    def recall(
-        query: str, k: int, token_budget: int | None, strategy: str, filters: Any
-    ) -> Call[RetrievalResult]:
-        body = _drop_none(
-            {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
-             "filters": dict(filters) if filters else None}
-        )  # fmt: skip
-        return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
-
-    @staticmethod
-    def add_node(
-        id: str, type: str, name: str | None, labels: Iterable[str], metadata: Any
-    ) -> Call[Node]:
-        body = _drop_none(
-            {"id": id, "type": type, "name": name, "labels": list(labels),
-             "metadata": dict(metadata) if metadata else None}
-        )  # fmt: skip
-        return Call("POST", "/v1/kg/nodes", _model("Node"), json=body)
-
-    @staticmethod
-    def get_node(id: str) -> Call[Node]:
-        return Call("GET", f"/v1/kg/nodes/{_seg(id)}", _model("Node"))
-
-    @staticmethod
-    def remove_node(id: str) -> Call[None]:
-        return Call("DELETE", f"/v1/kg/nodes/{_seg(id)}", _nothing)
-
-    @staticmethod
-    def add_edge(
-        source: str,
-        target: str,
-        predicate: str,
-        id: str | None,
-        weight: float,
-        evidence: Iterable[str],
-    ) -> Call[Edge]:
-        body = _drop_none(
-            {"source": source, "target": target, "predicate": predicate, "id": id,
-             "weight": weight, "evidence": list(evidence)}
-        )  # fmt: skip
-        return Call("POST", "/v1/kg/edges", _model("Edge"), json=body)
-
-    @staticmethod
-    def get_edge(id: str) -> Call[Edge]:
-        return Call("GET", f"/v1/kg/edges/{_seg(id)}", _model("Edge"))
-
-    @staticmethod
-    def remove_edge(id: str) -> Call[None]:
-        return Call("DELETE", f"/v1/kg/edges/{_seg(id)}", _nothing)
-
-    @staticmethod
-    def neighbors(node_id: str, depth: int) -> Call[list[Neighbor]]:
-        path = f"/v1/kg/nodes/{_seg(node_id)}/neighbors"
-        return Call("GET", path, _list("Neighbor"), params={"depth": depth})
-
-    @staticmethod
-    def put_persona(persona: Persona | Mapping[str, Any]) -> Call[Persona]:
-        body = persona.model_dump() if hasattr(persona, "model_dump") else dict(persona)
-        return Call("PUT", "/v1/persona", _model("Persona"), json=body)
-
-    @staticmethod
-    def get_skill(id: str) -> Call[Skill]:
-        return Call("GET", f"/v1/skills/{_seg(id)}", _model("Skill"))
-
-    @staticmethod
-    def put_skill(skill: Skill | Mapping[str, Any]) -> Call[Skill]:
-        body = skill.model_dump() if hasattr(skill, "model_dump") else dict(skill)
-        return Call(
-            "PUT", f"/v1/skills/{_seg(str(body.get('id', '')))}", _model("Skill"), json=body
-        )
-
-    @staticmethod
-    def delete_skill(id: str) -> Call[None]:
-        return Call("DELETE", f"/v1/skills/{_seg(id)}", _nothing)
-
-    @staticmethod
-    def import_lines(lines: bytes) -> Call[dict[str, Any]]:
-        return Call("POST", "/v1/import", _json, content=lines)
-
-    @staticmethod
-    def ingest(body: dict[str, Any]) -> Call[dict[str, Any]]:
-        return Call("POST", "/v1/ingest", _json, json=body)
-
-    @staticmethod
-    def sync(
-        push: bool = True,
-        pull: bool = True,
-        snapshot: bool = False,
-        decommission: str | None = None,
-    ) -> Call[dict[str, Any]]:
-        body = {"push": push, "pull": pull, "snapshot": snapshot, "decommission": decommission}
-        return Call("POST", "/v1/sync", _json, json=body)
-
-
-def _ingest_body(
-    path: str | None, text: str | None, source: str | None, kind: str | None, session: str | None
-) -> dict[str, Any]:
-    body = {"path": path, "text": text, "source": source, "kind": kind, "session_id": session}
-    return {k: v for k, v in body.items() if v is not None}
-
-
-class _UnixBackend(httpcore.SyncBackend):
-    """httpcore's blocking Unix-socket connect, closing the socket when the connect fails
-    (httpcore's own leaves it to the garbage collector, with a ResourceWarning)."""
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.NetworkStream:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(timeout)
-            sock.connect(path)
-        except TimeoutError as exc:
-            sock.close()
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            sock.close()
-            raise httpcore.ConnectError(str(exc)) from exc
-        return _UnixStream(sock)
-
-
-class _UnixStream(httpcore.NetworkStream):
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock = sock
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        try:
-            self._sock.settimeout(timeout)
-            return self._sock.recv(max_bytes)
-        except TimeoutError as exc:
-            raise httpcore.ReadTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ReadError(str(exc)) from exc
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        try:
-            self._sock.settimeout(timeout)
-            self._sock.sendall(buffer)
-        except TimeoutError as exc:
-            raise httpcore.WriteTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.WriteError(str(exc)) from exc
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            # httpcore asks before reusing an idle keep-alive connection: readable means the
-            # daemon closed it (an idle timeout, a restart), so a fresh one is opened
-            return _readable(self._sock)
-        return self._sock if info == "socket" else None
-
-
-def _readable(sock: socket.socket) -> bool:
-    if sock.fileno() < 0:
-        return True
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    return bool(poller.poll(0))
-
-
-def _sync_transport(path: str) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport(uds=path)
-    transport._pool = httpcore.ConnectionPool(uds=path, network_backend=_UnixBackend())
-    return transport
-
-
-class _Transport:
-    """What both clients share: where the socket is, and how answers become values or errors."""
-
-    def __init__(self, socket: str | Path | None, timeout: float) -> None:
-        self.socket = Path(socket).expanduser() if socket is not None else default_socket_path()
-        self.timeout = timeout
-
-    def _not_running(self, exc: Exception) -> DaemonNotRunning:
-        return DaemonNotRunning(
-            f"no daemon at {self.socket}; start it with `chrysalis daemon`"
-            + (f" (or set CHRYSALIS_SOCKET): {exc}" if str(exc) else "")
-        )
-
-    def _broke(self, exc: Exception) -> DaemonNotRunning:
-        return DaemonNotRunning(
-            f"the connection to the daemon at {self.socket} broke mid-request (it stopped or "
-            f"restarted; the request may or may not have been applied): {exc}"
-        )
-
-    def _check_socket(self) -> None:
-        if not self.socket.exists():  # the usual "not running": say so without a connect
-            raise self._not_running(FileNotFoundError())
-
-    def _timed_out(self) -> NotReady:
-        return NotReady(f"the daemon at {self.socket} did not answer within {self.timeout:g} s")
-
-    @staticmethod
-    def _read(call: Call[T], r: httpx.Response) -> T:
-        if r.status_code >= 400:
-            raise _error(r)
-        return call.parse(r)
-
-
-class Client(_Transport):
+class Client(ClientBase):
     """The daemon's API, blocking. ``Client(socket=None, timeout=30.0)``."""
 
     def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
         super().__init__(socket, timeout)
         self._http = httpx.Client(
-            transport=_sync_transport(str(self.socket)),
+            transport=sync_transport(str(self.socket)),
             base_url="http://chrysalis",
             timeout=timeout,
         )
@@ -421,7 +71,7 @@ class Client(_Transport):
 
     def raw(self, call: Call[Any]) -> Any:
         """Send ``call`` and return the answer undecoded by models: JSON, text or bytes."""
-        return self._do(replace(call, parse=_raw))
+        return self._do(replace(call, parse=raw_answer))
 
     # ---- the routes (AsyncClient has the same, awaitable) ----------------------------------
 
@@ -454,7 +104,7 @@ class Client(_Transport):
         """Append one bead; returns it with its id. The same id and fields again is a no-op."""
         return self._do(
             Routes.remember(
-                _bead_body(
+                bead_body(
                     content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
                 )
             )
@@ -518,6 +168,27 @@ class Client(_Transport):
         """An edge between existing nodes; without ``id`` it is named by the triple."""
         return self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
 
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        """Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
+        (named by their text, made with ``type``) and the edge. The same fact twice is one
+        edge. Returns the edge."""
+        return self._do(
+            Routes.add_fact(
+                subject, predicate, object, type, weight, evidence, valid_at, invalid_at
+            )
+        )
+
     def get_edge(self, id: str) -> Edge:
         return self._do(Routes.get_edge(id))
 
@@ -534,6 +205,23 @@ class Client(_Transport):
     def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         """Replace the persona."""
         return self._do(Routes.put_persona(persona))
+
+    def update_persona(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        goals: Iterable[str] | None = None,
+        norms: Iterable[str] | None = None,
+        skills: Iterable[str] | None = None,
+        traits: Mapping[str, str | None] | None = None,
+    ) -> Persona:
+        """Change only the fields given (None: unchanged), in one write; concurrent changes
+        to other fields survive. A list replaces the list; ``traits`` merge key by key and a
+        trait set to None is deleted. Returns the persona."""
+        return self._do(
+            Routes.update_persona(persona_patch(name, description, goals, norms, skills, traits))
+        )
 
     def list_skills(self) -> list[Skill]:
         return self._do(Routes.skills)
@@ -567,7 +255,7 @@ class Client(_Transport):
     ) -> dict[str, Any]:
         """Chunk a file, a directory (an absolute path the daemon reads) or ``text`` into
         beads with span refs; unchanged input changes nothing."""
-        return self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
+        return self._do(Routes.ingest(ingest_body(path, text, source, kind, session_id)))
 
     def sync(
         self,
@@ -590,7 +278,7 @@ class Client(_Transport):
         return self._do(Routes.doctor)
 
 
-class AsyncClient(_Transport):
+class AsyncClient(ClientBase):
     """The daemon's API for asyncio; the same methods as `Client`, awaitable."""
 
     def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
@@ -649,7 +337,7 @@ class AsyncClient(_Transport):
     ) -> Bead:
         return await self._do(
             Routes.remember(
-                _bead_body(
+                bead_body(
                     content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
                 )
             )
@@ -707,6 +395,24 @@ class AsyncClient(_Transport):
     ) -> Edge:
         return await self._do(Routes.add_edge(source, target, predicate, id, weight, evidence))
 
+    async def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        type: str = "entity",
+        weight: float = 1.0,
+        evidence: Iterable[str] = (),
+        valid_at: Any = None,
+        invalid_at: Any = None,
+    ) -> Edge:
+        return await self._do(
+            Routes.add_fact(
+                subject, predicate, object, type, weight, evidence, valid_at, invalid_at
+            )
+        )
+
     async def get_edge(self, id: str) -> Edge:
         return await self._do(Routes.get_edge(id))
 
@@ -721,6 +427,20 @@ class AsyncClient(_Transport):
 
     async def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         return await self._do(Routes.put_persona(persona))
+
+    async def update_persona(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        goals: Iterable[str] | None = None,
+        norms: Iterable[str] | None = None,
+        skills: Iterable[str] | None = None,
+        traits: Mapping[str, str | None] | None = None,
+    ) -> Persona:
+        return await self._do(
+            Routes.update_persona(persona_patch(name, description, goals, norms, skills, traits))
+        )
 
     async def list_skills(self) -> list[Skill]:
         return await self._do(Routes.skills)
@@ -749,7 +469,7 @@ class AsyncClient(_Transport):
         kind: str | None = None,
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        return await self._do(Routes.ingest(_ingest_body(path, text, source, kind, session_id)))
+        return await self._do(Routes.ingest(ingest_body(path, text, source, kind, session_id)))
 
     async def sync(
         self,

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from chrysalis.client import Client
 from chrysalis.errors import DaemonNotRunning
+
+_REQUESTS = re.compile(
+    r'chrysalis_http_requests_total\{method="(?P<method>[A-Z]+)",route="(?P<route>[^"]*)",'
+    r'status="(?P<status>\d+)"\} (?P<n>\d+)(?:\.0)?'  # prometheus_client prints 1.0
+)
 
 
 class DaemonProcess:
@@ -99,6 +106,27 @@ class DaemonProcess:
         """One Client call on a connection closed right after."""
         with self.client() as c:
             return getattr(c, method)(*args, **kw)
+
+    def request_counts(self) -> Counter[tuple[str, str, int]]:
+        """Requests answered so far, by (method, route, status), from ``GET /metrics``; the
+        metrics requests themselves left out."""
+        counts: Counter[tuple[str, str, int]] = Counter()
+        for line in self.once("metrics").splitlines():
+            m = _REQUESTS.fullmatch(line)
+            if m and m["route"] != "/metrics":
+                counts[(m["method"], m["route"], int(m["status"]))] = int(m["n"])
+        return counts
+
+    def requests_since(
+        self, before: Counter[tuple[str, str, int]], timeout: float = 5.0
+    ) -> Counter[tuple[str, str, int]]:
+        """The requests answered since ``before`` was taken (counted just after each answer
+        is sent: wait for the first to show, then a moment for any straggler)."""
+        deadline = time.monotonic() + timeout
+        while not (self.request_counts() - before) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        return self.request_counts() - before
 
     def cli(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

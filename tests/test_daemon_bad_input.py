@@ -152,6 +152,22 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
         400,
     ),
     ("persona goals not a list", "PUT", "/v1/persona", {"json": {"goals": "be good"}}, 400),
+    ("persona patch with a null name", "PATCH", "/v1/persona", {"json": {"name": None}}, 400),
+    ("persona patch with an id", "PATCH", "/v1/persona", {"json": {"id": "other"}}, 400),
+    (
+        "fact with a blank subject",
+        "POST",
+        "/v1/kg/facts",
+        {"json": {"subject": " ", "predicate": "knows", "object": "seed-node"}},
+        400,
+    ),
+    (
+        "fact with a bad evidence id",
+        "POST",
+        "/v1/kg/facts",
+        {"json": {"subject": "a", "predicate": "knows", "object": "b", "evidence": ["../x"]}},
+        400,
+    ),
     ("neighbors depth 99", "GET", "/v1/kg/nodes/seed-node/neighbors?depth=99", {}, 400),
     (
         "import: a bad line after a good one",

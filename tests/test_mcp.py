@@ -115,3 +115,41 @@ def test_mcp_says_plainly_when_the_daemon_is_down(tmp_path: Path) -> None:
     assert first.is_error and second.is_error
     text = first.content[0].text
     assert "not running" in text and "chrysalis daemon" in text
+
+
+def test_mcp_add_fact_is_one_request(daemon: DaemonProcess) -> None:
+    async def steps(session: Any) -> dict[str, Any]:
+        before = daemon.request_counts()
+        args = {"subject": "Miso", "predicate": "is_a", "object": "Cat", "evidence": ["b-1"]}
+        fact = payload(await session.call_tool("add_fact", args))
+        return {"fact": fact, "requests": daemon.requests_since(before)}
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    assert out["requests"] == {("POST", "/v1/kg/facts", 201): 1}
+    fact = out["fact"]
+    assert fact == {"edge": fact["edge"], "source": "miso", "target": "cat", "predicate": "is_a"}
+    assert daemon.once("get_edge", fact["edge"]).evidence == ["b-1"]
+
+
+def test_mcp_update_persona_is_one_patch(daemon: DaemonProcess) -> None:
+    daemon.once("put_persona", {"name": "Ada", "goals": ["ship"], "traits": {"tone": "dry"}})
+
+    async def steps(session: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        before = daemon.request_counts()
+        args = {"norms": ["be kind"], "traits": {"tone": None, "pace": "calm"}}
+        out["persona"] = payload(await session.call_tool("update_persona", args))
+        out["requests"] = daemon.requests_since(before)
+        before = daemon.request_counts()
+        out["bad"] = await session.call_tool("update_persona", {"traits": {"": "x"}})
+        out["bad requests"] = daemon.requests_since(before)
+        return out
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    assert out["requests"] == {("PATCH", "/v1/persona", 200): 1}
+    persona = out["persona"]
+    assert (persona["name"], persona["goals"], persona["norms"]) == ("Ada", ["ship"], ["be kind"])
+    assert persona["traits"] == {"pace": "calm"}  # merged key by key; "tone" deleted
+    assert out["bad requests"] == {("PATCH", "/v1/persona", 400): 1}
+    assert out["bad"].is_error and "invalid" in out["bad"].content[0].text
+    assert daemon.once("get_persona").model_dump() == persona

@@ -66,6 +66,17 @@ def test_async_client_has_every_route_of_the_sync_client() -> None:
     assert routes(chrysalis.Client) == routes(chrysalis.AsyncClient)
 
 
+def test_the_client_imports_no_storage_module() -> None:
+    code = "import sys, chrysalis.client; print(sorted(m for m in sys.modules if m.startswith('chrysalis')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    loaded = set(json.loads(out.stdout.replace("'", '"')))
+    assert loaded == {
+        "chrysalis", "chrysalis.client", "chrysalis.errors", "chrysalis.routes",
+        "chrysalis.transport",
+    }  # fmt: skip
+
+
 def test_load_bench_quick_run_prints_its_figures() -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "load_bench.py"), "--quick", "--json"],

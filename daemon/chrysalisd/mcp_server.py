@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, DaemonNotRunning, NotFound
+from chrysalis.errors import ChrysalisError, DaemonNotRunning
 
 T = TypeVar("T")
 # Tool parameter types live at module level: the SDK reads the annotations by name.
@@ -110,18 +110,10 @@ def build(socket: str | Path | None = None) -> Any:
             list[str] | None, Field(description="ids of memories that support it")
         ] = None,
     ) -> dict[str, Any]:
-        from .cli import node_id
-
-        ids = []
-        for name in (subject, object):
-            id_ = node_id(name)
-            try:
-                client.raw(Routes.get_node(id_))
-            except NotFound:
-                client.raw(Routes.add_node(id_, "entity", name, (), None))
-            ids.append(id_)
-        edge = client.raw(Routes.add_edge(ids[0], ids[1], predicate, None, 1.0, evidence or []))
-        return {"edge": edge["id"], "source": ids[0], "target": ids[1], "predicate": predicate}
+        call = Routes.add_fact(subject, predicate, object, "entity", 1.0, evidence or [])
+        edge = client.raw(call)
+        return {"edge": edge["id"], "source": edge["source"], "target": edge["target"],
+                "predicate": predicate}  # fmt: skip
 
     @server.tool(description="Forget a memory by id: its text is erased on every laptop.")
     @daemon_call
@@ -136,7 +128,7 @@ def build(socket: str | Path | None = None) -> Any:
 
     @server.tool(
         description="Change the persona. Fields left out keep their value; goals and norms "
-        "given replace the lists."
+        "given replace the lists; traits merge key by key (a trait set to null is removed)."
     )
     @daemon_call
     def update_persona(
@@ -144,14 +136,12 @@ def build(socket: str | Path | None = None) -> Any:
         description: str | None = None,
         goals: list[str] | None = None,
         norms: list[str] | None = None,
-        traits: dict[str, str] | None = None,
+        traits: dict[str, str | None] | None = None,
     ) -> dict[str, Any]:
-        persona = client.raw(Routes.persona)
-        changes = {"name": name, "description": description, "goals": goals, "norms": norms}
-        persona.update({k: v for k, v in changes.items() if v is not None})
-        if traits is not None:
-            persona["traits"] = {**persona.get("traits", {}), **traits}
-        return client.raw(Routes.put_persona(persona))  # type: ignore[no-any-return]
+        changes = {"name": name, "description": description, "goals": goals, "norms": norms,
+                   "traits": traits}  # fmt: skip
+        call = Routes.update_persona({k: v for k, v in changes.items() if v is not None})
+        return client.raw(call)  # type: ignore[no-any-return]
 
     @server.tool(description="The skills the agent has: id, name and description of each.")
     @daemon_call

@@ -1,0 +1,185 @@
+"""The HTTP API's request bodies (and the answers that are not library models).
+
+Strict and closed: a field of the wrong type or one not listed is a 400 naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, model_validator
+from pydantic import Tag as UnionTag
+
+from chrysalis.models import (
+    MAX_LIST_ITEMS,
+    MAX_SHORT_CHARS,
+    Content,
+    Filters,
+    Id,
+    Node,
+    Persona,
+    Role,
+    Score,
+    ShortText,
+    SpanRef,
+    Strategy,
+    Tag,
+    Text,
+    Timestamp,
+)
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class BeadIn(_In):
+    """A bead to append. Without ``id`` one is generated; without ``ts``, now."""
+
+    content: Content
+    id: Id | None = None
+    role: Role = "user"
+    session_id: Id | None = None
+    turn_id: Id | None = None
+    ts: Timestamp | None = None
+    importance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+    source: ShortText | None = None
+    span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class BeadsIn(
+    RootModel[
+        Annotated[
+            Annotated[BeadIn, UnionTag("one")]
+            | Annotated[Annotated[list[BeadIn], Field(max_length=10_000)], UnionTag("many")],
+            Discriminator(lambda v: "many" if isinstance(v, list) else "one"),
+        ]
+    ]
+):
+    """One bead (an object) or a batch (an array)."""
+
+
+class RetrieveIn(_In):
+    query: Annotated[Text, Field(min_length=1)]
+    k: Annotated[int, Field(ge=1, le=1000)] = 10
+    token_budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    strategy: Strategy = "fusion"
+    filters: Filters | None = None
+
+
+class IngestIn(_In):
+    """Exactly one of ``path`` (a file or directory the daemon reads, absolute) or ``text``."""
+
+    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    text: str | None = None
+    source: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    kind: Literal["markdown", "python", "code", "text"] | None = None
+    session_id: Id | None = None
+
+    @model_validator(mode="after")
+    def one_input(self) -> IngestIn:
+        if (self.path is None) == (self.text is None):
+            raise ValueError("give exactly one of path or text")
+        if self.path is not None and not self.path.startswith("/"):
+            raise ValueError("path must be absolute (the daemon's working directory is not yours)")
+        return self
+
+
+class EdgeIn(_In):
+    """An edge between existing nodes; without ``id`` it is named by the triple."""
+
+    source: Id
+    target: Id
+    predicate: Annotated[str, Field(min_length=1, max_length=128)]
+    id: Id | None = None
+    weight: Score = 1.0
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+
+
+NodeName = Annotated[str, Field(min_length=1, max_length=MAX_SHORT_CHARS)]
+
+
+class FactIn(_In):
+    """``subject -[predicate]-> object``: the nodes are named by their text (`chrysalis.graph`),
+    made with ``type`` when missing, and the edge by the triple; all in one write."""
+
+    subject: NodeName
+    predicate: Annotated[str, Field(min_length=1, max_length=128)]
+    object: NodeName
+    type: Annotated[str, Field(min_length=1, max_length=64)] = "entity"
+    weight: Score = 1.0
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    valid_at: Timestamp | None = None
+    invalid_at: Timestamp | None = None
+
+
+class SkillIn(_In):
+    """A skill; its id is the path's (a body ``id``, if given, must agree)."""
+
+    id: Id | None = None
+    name: ShortText
+    description: Text = ""
+    signature: Text = ""
+    examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+
+
+class NodeIn(Node):
+    """A node to add or replace."""
+
+    model_config = ConfigDict(defer_build=False)  # FastAPI builds bodies eagerly
+
+
+class PersonaIn(Persona):
+    """The whole persona; fields left out take their defaults."""
+
+    model_config = ConfigDict(defer_build=False)
+
+
+def _no_defaults(schema: dict[str, Any]) -> None:
+    # A field left out of a patch keeps its value: the schema shows no default.
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
+
+
+class PersonaPatch(_In):
+    """The persona fields to change; those left out keep their value. A list given replaces
+    the list (additions made concurrently on other laptops are kept); ``traits`` merge key by
+    key, and a trait set to null is deleted."""
+
+    model_config = ConfigDict(json_schema_extra=_no_defaults)
+
+    # Only the fields sent are applied (`exclude_unset`): these defaults are never written.
+    name: ShortText = ""
+    description: Text = ""
+    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
+    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = {}
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    replica_id: str
+
+
+class SyncIn(BaseModel):
+    """What to do now: push, then pull (both by default), then a snapshot if asked."""
+
+    model_config = ConfigDict(extra="forbid")
+    push: bool = True
+    pull: bool = True
+    snapshot: bool = False
+    decommission: Id | None = Field(
+        None, description="a replica id of a laptop that will not come back"
+    )
+
+
+class ImportResult(BaseModel):
+    added: dict[str, int]
+    unchanged: dict[str, int]
+    forgotten: int = Field(description="beads left out because they were forgotten here")

@@ -1,0 +1,48 @@
+"""What the commands share: the client for the context's socket, ``--json``, and output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chrysalis.client import Client
+from chrysalis.errors import InvalidInput
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def client_for(ctx: click.Context) -> Client:
+    obj = ctx.ensure_object(dict)
+    if "client" not in obj:
+        obj["client"] = ctx.with_resource(Client(obj.get("socket")))
+    client: Client = obj["client"]
+    return client
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def read_json(file: str) -> Any:
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{file}: not JSON: {exc}") from None
+
+
+def ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"

@@ -1,0 +1,218 @@
+"""What the memory holds: remember, recall, fact, forget, ingest."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import click
+
+from chrysalis.client import Client, Routes
+from chrysalis.errors import InvalidInput
+
+from .common import client_for, json_option, print_json
+
+
+@click.command()
+@click.argument("text")
+@click.option("--id", "id_", help="The bead's id (default: a new UUIDv7).")
+@click.option(
+    "--role",
+    default="user",
+    show_default=True,
+    type=click.Choice(["user", "assistant", "system", "tool", "note"]),
+)
+@click.option("--session", help="The session (conversation) it belongs to.")
+@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@json_option
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: str,
+    id_: str | None,
+    role: str,
+    session: str | None,
+    importance: float,
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Store TEXT as a bead ("-" reads it from stdin) and print its id.
+
+    \b
+    Example:
+      chrysalis remember "deploys go out on Tuesdays" --session ops --tag process
+      git log -1 | chrysalis remember - --role tool --json
+    """
+    body = {
+        "content": sys.stdin.read() if text == "-" else text, "id": id_, "role": role,
+        "session_id": session, "importance": importance, "tags": list(tags),
+    }  # fmt: skip
+    bead = client_for(ctx).raw(Routes.remember({k: v for k, v in body.items() if v is not None}))
+    if as_json:
+        print_json(bead)
+    else:
+        where = f" in session {bead['session_id']}" if bead.get("session_id") else ""
+        click.echo(f"remembered {bead['id']} ({bead['role']}{where})")
+
+
+@click.command()
+@click.argument("query")
+@click.option("-k", type=int, default=10, show_default=True, help="How many items.")
+@click.option("--budget", type=int, help="A token budget for the items' text.")
+@click.option(
+    "--strategy",
+    default="fusion",
+    show_default=True,
+    type=click.Choice(["fusion", "emb", "keyword", "kg", "beads"]),
+)
+@json_option
+@click.pass_context
+def recall(
+    ctx: click.Context, query: str, k: int, budget: int | None, strategy: str, as_json: bool
+) -> None:
+    """Find what the memory holds about QUERY, and say why each item matched.
+
+    \b
+    Example:
+      chrysalis recall "when do deploys go out?" -k 5
+      chrysalis recall "tea" --budget 500 --json | jq '.items[].provenance'
+    """
+    result = client_for(ctx).raw(Routes.recall(query, k, budget, strategy, None))
+    if as_json:
+        print_json(result)
+        return
+    if not result["items"]:
+        click.echo("nothing found")
+    for n, item in enumerate(result["items"], start=1):
+        text = " ".join(item["text"].split())
+        click.echo(f"{n:>2}. [{item['kind']}] {item['score']:.3f}  {text[:110]}")
+        ranked = sorted(item["signals"].items(), key=lambda kv: -kv[1])
+        why = ", ".join(f"{name} {value:.2f}" for name, value in ranked)
+        origin = item["provenance"].get("origin_replica")
+        source = f" · from {origin}" if origin else ""
+        click.echo(f"    why: {why}{source} · id {item['id']}")
+    for note in result["notes"]:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.command()
+@click.argument("subject")
+@click.argument("predicate")
+@click.argument("object_")
+@click.option("--type", "type_", default="entity", show_default=True, help="Type of new nodes.")
+@click.option("--evidence", multiple=True, help="A bead id the fact comes from; repeatable.")
+@json_option
+@click.pass_context
+def fact(
+    ctx: click.Context,
+    subject: str,
+    predicate: str,
+    object_: str,
+    type_: str,
+    evidence: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Record SUBJECT PREDICATE OBJECT in the knowledge graph (nodes made as needed), in one
+    atomic write.
+
+    Nodes are named by their text (lowercased, spaces to dashes), so "Alice" in two facts
+    is one node; the same fact twice is one edge.
+
+    \b
+    Example:
+      chrysalis fact Alice works_at "Acme Corp"
+      chrysalis fact alice prefers tea --evidence 0190c3a2-...
+    """
+    call = Routes.add_fact(subject, predicate, object_, type_, 1.0, evidence)
+    edge = client_for(ctx).raw(call)
+    if as_json:
+        print_json(edge)
+    else:
+        click.echo(f"{edge['source']} -[{predicate}]-> {edge['target']}  (edge {edge['id']})")
+
+
+@click.command()
+@click.argument("bead_id")
+@click.pass_context
+def forget(ctx: click.Context, bead_id: str) -> None:
+    """Forget a bead: its content leaves this laptop now and the others when they sync.
+
+    \b
+    Example:
+      chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab
+    """
+    client_for(ctx).forget(bead_id)
+    click.echo(f"forgot {bead_id}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--session", help="Put every chunk in this session (default: one per file).")
+@click.option(
+    "--kind",
+    type=click.Choice(["markdown", "python", "code", "text"]),
+    help="How to chunk (default: by the file's extension).",
+)
+@click.option("--source", default="stdin", show_default=True, help="The name of text read from -.")
+@json_option
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    session: str | None,
+    kind: str | None,
+    source: str,
+    as_json: bool,
+) -> None:
+    """Store files (text, Markdown, source code) or stdin as memories, chunked on headings,
+    paragraphs and functions, each pointing back at its file and lines. Ingesting an unchanged
+    file again changes nothing; a changed file replaces its old chunks.
+
+    \b
+    Example:
+      chrysalis ingest README.md docs/
+      git log -5 | chrysalis ingest - --source git-log
+    """
+    obj = ctx.ensure_object(dict)
+    client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
+    opts = {"kind": kind, "session_id": session}
+    replies = []
+    for arg in paths:
+        if arg == "-":
+            replies.append(client.ingest(text=sys.stdin.read(), source=source, **opts))
+            continue
+        path = Path(arg).expanduser().absolute()
+        if path.is_dir():
+            from chrysalis.ingest import iter_files
+
+            found, each = list(iter_files(path)), []
+            with click.progressbar(
+                found, label=f"ingesting {arg}", file=sys.stderr, hidden=as_json or len(found) < 2
+            ) as bar:
+                for file in bar:  # binary or not UTF-8: refused, the folder pass reports it
+                    with contextlib.suppress(InvalidInput):
+                        each.append(client.ingest(path=str(file), **opts))
+            # once more for the whole folder: each file is unchanged now; files ingested from
+            # it before that are gone get their chunks forgotten, binary ones are reported
+            folder = client.ingest(path=str(path), **opts)
+            merged = {k: sum(r[k] for r in each) for k in ("chunks", "added", "unchanged")}
+            merged["removed"] = sum(r["removed"] for r in each) + folder["removed"]
+            merged["files"] = [f for r in each for f in r["files"]]
+            merged["skipped_files"] = folder["skipped_files"]
+            replies.append(merged)
+        else:
+            replies.append(client.ingest(path=str(path), **opts))
+    totals = {k: sum(r[k] for r in replies) for k in ("chunks", "added", "unchanged", "removed")}
+    if as_json:
+        print_json({"inputs": replies, **totals})
+        return
+    for reply in replies:
+        for skip in reply["skipped_files"]:
+            click.echo(f"skipped {skip['path']}: {skip['why']}", err=True)
+    files = sum(len(r["files"]) for r in replies)
+    click.echo(
+        f"{files} file(s), {totals['chunks']} chunks: {totals['added']} added, "
+        f"{totals['unchanged']} unchanged, {totals['removed']} removed"
+    )

@@ -1,0 +1,190 @@
+"""The daemon itself: run it, show its status, check it (`daemon`, `status`, `doctor`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from chrysalis.errors import ChrysalisError, InvalidInput
+
+from .common import ago, client_for, json_option, print_json
+
+
+@click.command()
+@click.option(
+    "--data-dir", type=click.Path(file_okay=False, path_type=Path), help="[env CHRYSALIS_DATA_DIR]"
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A TOML file [env CHRYSALIS_CONFIG; default $XDG_CONFIG_HOME/chrysalis/config.toml].",
+)
+@click.option(
+    "--embedder",
+    help='"auto", "deterministic", "ollama[:MODEL]" or "sentence-transformers:PATH" '
+    "[env CHRYSALIS_EMBEDDER].",
+)
+@click.option(
+    "--remote",
+    help="Sync through file:///shared/folder or s3://bucket/prefix [env CHRYSALIS_REMOTE].",
+)
+@click.option(
+    "--sync-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Encrypt what goes to the remote: a file with 64 hex digits or a passphrase "
+    "[env CHRYSALIS_SYNC_KEY_FILE].",
+)
+@click.pass_context
+def daemon(
+    ctx: click.Context,
+    data_dir: Path | None,
+    config_file: Path | None,
+    embedder: str | None,
+    remote: str | None,
+    sync_key_file: Path | None,
+) -> None:
+    """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it).
+
+    Settings come from defaults, then the TOML file, then CHRYSALIS_* variables, then flags.
+
+    \b
+    Example:
+      chrysalis daemon --data-dir ~/agent-memory
+      chrysalis daemon --remote s3://my-bucket/agent --sync-key-file ~/.config/chrysalis/key
+      CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
+    """
+    from ..config import load_settings
+    from ..server import main as serve
+
+    socket = ctx.obj.get("socket")
+    overrides = {
+        "data_dir": data_dir,
+        "socket": socket,
+        "embedder": embedder,
+        "remote": remote,
+        "sync_key_file": sync_key_file,
+    }
+    try:
+        settings = load_settings(config_file, overrides)
+    except InvalidInput as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        ctx.exit(2)
+    ctx.exit(serve(settings))
+
+
+@click.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show the replica, its state digest, counts, indexes, embedder, jobs and sync state.
+
+    \b
+    Example:
+      chrysalis status
+      chrysalis status --json | jq .state_digest
+    """
+    s = client_for(ctx).status()
+    if as_json:
+        print_json(s)
+        return
+    c = s["counts"]
+    index = s["index"]
+    behind = index["behind"]
+    vectors = index.get("vectors")
+    lines = [
+        f"replica   {s['replica_id']}  (chrysalis {s['version']}, pid {s['pid']}, "
+        f"up {ago(s['uptime_s'])})",
+        f"data      {s['data_dir']}",
+        f"socket    {s['socket']}",
+        f"digest    {s['state_digest']}",
+        f"beads     {c['beads']:,}   ops {c['ops']:,}   pending {c['pending_ops']:,}   "
+        f"embeddings {c['embeddings']:,}",
+        f"keyword   {index['keyword']['items']:,} items, {behind['keyword']} ops behind",
+    ]
+    if vectors:
+        lines.append(
+            f"vectors   {vectors['items']:,} items ({vectors['kind']}), "
+            f"{behind.get('vectors', 0)} ops behind"
+        )
+    emb = s.get("embedder")
+    lines.append(f"embedder  {emb['provider']} {emb['model']}" if emb else "embedder  none")
+    if index.get("last_error"):
+        lines.append(f"index err {index['last_error']}")
+    for job in s["jobs"]:
+        state = f"error: {job['last_error']}" if job["last_error"] else "ok"
+        lines.append(f"job       {job['name']}: {job['runs']} runs, {state}")
+    lines += _remote_lines(s["sync"]["remote"])
+    click.echo("\n".join(lines))
+
+
+def _remote_lines(r: dict[str, Any] | None) -> list[str]:
+    if r is None:
+        return ["sync      no remote configured"]
+    lock = " (encrypted)" if r["encrypted"] else ""
+    out = [f"sync      {r['url']}{lock}"]
+    for verb in ("push", "pull"):
+        last = r[f"last_{verb}"]
+        if last["at"] is None:
+            out.append(f"  {verb}    not yet")
+        else:
+            state = "ok" if last["ok"] else f"failed: {last['error']}"
+            out.append(
+                f"  {verb}    {ago(time.time() - last['at'])} ago, {state}, {last['ops']} ops"
+            )
+    pending = "?" if r["pending_ops"] is None else f"{r['pending_ops']:,}"
+    out.append(f"  pending {pending} ops to push; {r['consecutive_errors']} errors in a row")
+    if r["stopped"]:
+        out.append(f"  STOPPED {r['stopped']}")
+    for rej in r["rejected"]:
+        out.append(f"  rejected {rej['key']}: {rej['error']}")
+    for peer in r["peers"]:
+        seen = ago(time.time() - peer["last_seen"]) + " ago" if peer["last_seen"] else "never"
+        gone = "  (decommissioned)" if peer["decommissioned"] else ""
+        out.append(
+            f"  peer    {peer['replica']} on {peer['host']}: lag {peer['lag']} ops, "
+            f"seen {seen}{gone}"
+        )
+    return out
+
+
+@click.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the socket, the data dir, the indexes against LMDB, the embedder (Ollama), the
+    remote (reachable, writable, format, clock skew), sync and Zep; say what to do for each
+    problem. Exits 1 if any check fails.
+
+    \b
+    Example:
+      chrysalis doctor
+    """
+    from chrysalis.client import default_socket_path
+
+    from ..doctor import local_checks
+
+    socket = Path(ctx.ensure_object(dict).get("socket") or default_socket_path())
+    checks = local_checks(socket)
+    if all(c["status"] != "error" for c in checks):
+        try:
+            checks += client_for(ctx).doctor()["checks"]
+        except ChrysalisError as exc:
+            checks.append(
+                {"check": "daemon", "status": "error", "detail": exc.message,
+                 "fix": "restart it: `chrysalis daemon`"}
+            )  # fmt: skip
+    ok = all(c["status"] != "error" for c in checks)
+    if as_json:
+        print_json({"ok": ok, "checks": checks})
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "error": "FAIL"}
+        for c in checks:
+            click.echo(f"{marks[c['status']]}  {c['check']:<13} {c['detail']}")
+            if c["status"] != "ok" and c["fix"]:
+                click.echo(f"      {'':<13} -> {c['fix']}")
+    if not ok:
+        ctx.exit(1)

@@ -1,0 +1,17 @@
+"""The HTTP API's routes, one module per area; `ROUTERS` in the order the app mounts them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from . import beads, exchange, kg, meta, persona
+
+ROUTERS: tuple[APIRouter, ...] = (
+    meta.router,
+    beads.router,
+    kg.router,
+    persona.router,
+    exchange.router,
+)
+
+__all__ = ["ROUTERS"]

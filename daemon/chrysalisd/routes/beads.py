@@ -1,0 +1,97 @@
+"""Beads: append, read, forget; ingest files or text as beads; fused retrieval."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from chrysalis.models import Bead, RetrievalResult
+
+from ..bodies import BeadsIn, IngestIn, RetrieveIn
+from .common import D, PathId, json_answer, json_list
+
+router = APIRouter()
+
+
+@router.post(
+    "/v1/beads",
+    status_code=201,
+    response_model=Bead | list[Bead],
+    tags=["beads"],
+    responses={400: {}, 409: {}, 413: {}},
+)
+def append_beads(d: D, body: BeadsIn) -> Response:
+    """Append a bead (an object) or many in one commit (an array); returns what was stored.
+
+    The same id with the same fields again is a no-op; with other fields, 409.
+    """
+    if isinstance(body.root, list):
+        rows = [b.model_dump(exclude_none=True) for b in body.root]
+        return json_list(d.memory.append_beads(rows), 201)
+    return json_answer(d.memory.append_bead(**body.root.model_dump(exclude_none=True)), 201)
+
+
+@router.get("/v1/beads", response_model=list[Bead], tags=["beads"])
+def last_beads(
+    d: D,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    session_id: Annotated[str | None, Query(max_length=256)] = None,
+) -> Response:
+    """The newest ``limit`` beads (of one session), oldest first."""
+    return json_list(d.memory.last_beads(limit, session_id=session_id))
+
+
+@router.get("/v1/beads/{id}", response_model=Bead, tags=["beads"], responses={404: {}})
+def get_bead(d: D, id: PathId) -> Response:
+    return json_answer(d.memory.get_bead(id))
+
+
+@router.delete("/v1/beads/{id}", status_code=204, tags=["beads"], responses={404: {}})
+def forget(d: D, id: PathId) -> Response:
+    """Forget a bead: its content leaves this replica and, through sync, every other."""
+    d.memory.forget(id)
+    return Response(status_code=204)
+
+
+@router.post("/v1/retrieve", response_model=RetrievalResult, tags=["retrieval"])
+def retrieve(d: D, body: RetrieveIn) -> Response:
+    """Fused retrieval: recent beads, vector and keyword hits, graph expansion; each
+    item says why it matched (``signals``) and where it came from (``provenance``)."""
+    result = d.retrieve(
+        body.query,
+        k=body.k,
+        token_budget=body.token_budget,
+        strategy=body.strategy,
+        filters=body.filters,
+    )
+    return json_answer(result)
+
+
+@router.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})
+def ingest(d: D, body: IngestIn) -> dict[str, Any]:
+    """Files (text, Markdown, source code) or text as beads, chunked on natural boundaries
+    (headings, paragraphs, functions), each with a span ref (path, lines). Unchanged input
+    changes nothing; a changed file replaces its old chunks; under a directory, binary
+    files are skipped and files gone since the last ingest are forgotten."""
+    from chrysalis.ingest import ingest_path, ingest_text
+
+    skipped: list[dict[str, str]] = []
+    if body.path is not None:
+        results = ingest_path(
+            d.memory, body.path, kind=body.kind, session_id=body.session_id,
+            on_skip=lambda p, why: skipped.append({"path": str(p), "why": why}),
+        )  # fmt: skip
+    else:
+        assert body.text is not None
+        results = [
+            ingest_text(
+                d.memory, body.text, source=body.source or "stdin", kind=body.kind,
+                session_id=body.session_id,
+            )
+        ]  # fmt: skip
+    files = [{k: v for k, v in dataclasses.asdict(r).items() if k != "bead_ids"} for r in results]
+    totals = {k: sum(f[k] for f in files) for k in ("chunks", "added", "unchanged", "removed")}
+    return {"files": files, "skipped_files": skipped, **totals}

@@ -1,0 +1,31 @@
+"""What every route module shares: the daemon as a dependency, the id path parameter, and
+answers serialized straight from the models (no re-validation on the way out)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Request
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from ..state import Daemon
+
+
+async def _daemon(request: Request) -> Daemon:
+    daemon: Daemon = request.app.state.daemon
+    return daemon
+
+
+D = Annotated[Daemon, Depends(_daemon)]
+PathId = Annotated[str, Path(description="an item id", max_length=256)]
+JSON = "application/json"
+
+
+def json_answer(model: BaseModel, status: int = 200) -> Response:
+    return Response(model.model_dump_json(), status_code=status, media_type=JSON)
+
+
+def json_list(models: list[Any], status: int = 200) -> Response:
+    body = b"[" + b",".join(m.__pydantic_serializer__.to_json(m) for m in models) + b"]"
+    return Response(body, status_code=status, media_type=JSON)

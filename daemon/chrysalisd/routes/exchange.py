@@ -1,0 +1,47 @@
+"""Moving memory in and out: export and import as JSON Lines, sync with the remote now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from ..bodies import ImportResult, SyncIn
+from ..exchange import export_lines, import_lines
+from .common import D
+
+router = APIRouter()
+
+
+@router.get(
+    "/v1/export",
+    tags=["exchange"],
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
+def export(d: D) -> Response:
+    """Every visible item as JSON Lines: a header, then persona, skills, nodes, edges,
+    beads (one ``{"kind": ..., "item": {...}}`` per line)."""
+    return Response(b"".join(export_lines(d.memory)), media_type="application/x-ndjson")
+
+
+@router.post("/v1/import", response_model=ImportResult, tags=["exchange"])
+async def import_(d: D, request: Request) -> ImportResult:
+    """Load JSON Lines made by ``/v1/export``. Every line is checked before anything is
+    written (400 names the first bad line); items already here are left alone, so
+    importing the same file twice changes nothing."""
+    body = await request.body()
+    return ImportResult(**await run_in_threadpool(import_lines, d.memory, body))
+
+
+@router.post("/v1/sync", tags=["sync"], responses={409: {}})
+async def sync_now(d: D, body: SyncIn | None = None) -> dict[str, Any]:
+    """Push our ops to the remote and pull the others' now, without waiting for the
+    schedule. ``ok`` is false when a step failed; each step says what moved or why not.
+    409 when no remote is configured."""
+    body = body or SyncIn()
+    return await run_in_threadpool(
+        d.sync_now, body.push, body.pull, body.snapshot, body.decommission
+    )

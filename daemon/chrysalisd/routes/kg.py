@@ -1,0 +1,79 @@
+"""The knowledge graph: nodes, edges, facts (nodes and edge in one write), neighbors."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from chrysalis.models import Edge, Neighbor, Node
+
+from ..bodies import EdgeIn, FactIn, NodeIn
+from .common import D, PathId, json_answer, json_list
+
+router = APIRouter()
+
+
+@router.post("/v1/kg/nodes", status_code=201, response_model=Node, tags=["kg"])
+def add_node(d: D, body: NodeIn) -> Response:
+    """Add or replace a node."""
+    node = d.memory.add_node(
+        body.id, body.type, name=body.name, labels=body.labels, metadata=body.metadata
+    )
+    return json_answer(node, 201)
+
+
+@router.get("/v1/kg/nodes/{id}", response_model=Node, tags=["kg"], responses={404: {}})
+def get_node(d: D, id: PathId) -> Response:
+    return json_answer(d.memory.get_node(id))
+
+
+@router.delete("/v1/kg/nodes/{id}", status_code=204, tags=["kg"], responses={404: {}})
+def remove_node(d: D, id: PathId) -> Response:
+    d.memory.remove_node(id)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/v1/kg/nodes/{id}/neighbors",
+    response_model=list[Neighbor],
+    tags=["kg"],
+    responses={404: {}},
+)
+def neighbors(d: D, id: PathId, depth: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
+    """Nodes within ``depth`` hops, each with the edge taken and its direction."""
+    return json_list(d.memory.neighbors(id, depth=depth))
+
+
+@router.post("/v1/kg/edges", status_code=201, response_model=Edge, tags=["kg"])
+def add_edge(d: D, body: EdgeIn) -> Response:
+    """Add or replace an edge between two existing nodes (404 when one is missing)."""
+    edge = d.memory.add_edge(
+        body.source, body.target, body.predicate, id=body.id, weight=body.weight,
+        evidence=body.evidence, valid_at=body.valid_at, invalid_at=body.invalid_at,
+    )  # fmt: skip
+    return json_answer(edge, 201)
+
+
+@router.post("/v1/kg/facts", status_code=201, response_model=Edge, tags=["kg"], responses={400: {}})
+def add_fact(d: D, body: FactIn) -> Response:
+    """Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
+    (named by their text, so "Alice" in two facts is one node) and the edge (the same fact
+    twice is one edge). Existing nodes keep their type and name. Answers the edge."""
+    edge = d.memory.add_fact(
+        body.subject, body.predicate, body.object, type=body.type, weight=body.weight,
+        evidence=body.evidence, valid_at=body.valid_at, invalid_at=body.invalid_at,
+    )  # fmt: skip
+    return json_answer(edge, 201)
+
+
+@router.get("/v1/kg/edges/{id}", response_model=Edge, tags=["kg"], responses={404: {}})
+def get_edge(d: D, id: PathId) -> Response:
+    return json_answer(d.memory.get_edge(id))
+
+
+@router.delete("/v1/kg/edges/{id}", status_code=204, tags=["kg"], responses={404: {}})
+def remove_edge(d: D, id: PathId) -> Response:
+    d.memory.remove_edge(id)
+    return Response(status_code=204)
