@@ -8,6 +8,7 @@ told at commit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -48,32 +49,40 @@ class ItemEvent:
 
 def events_of(op: dict[str, Any]) -> tuple[ItemEvent, ...]:
     """The items ``op`` touched and how (ops of any replica, as logged or as received)."""
-    kind = OpKind(op["kind"])
+    kind = op["kind"]  # compared as str: an OpKind is its value, and constructing one costs
     data, target = op["data"], op["target"]
-    if kind is OpKind.BEAD_ADD:
+    if kind == OpKind.BEAD_ADD:
         return (ItemEvent("bead", target, Change.ERASED if data.get("erased") else Change.CHANGED),)
-    if kind is OpKind.BEAD_FORGET:
+    if kind == OpKind.BEAD_FORGET:
         return (ItemEvent("bead", target, Change.ERASED),)
-    if kind is OpKind.EMBEDDING_PUT:
+    if kind == OpKind.EMBEDDING_PUT:
         if data.get("erased"):
             return (ItemEvent(data["item_kind"], target, Change.ERASED),)
         return (ItemEvent(data["item_kind"], target, Change.VECTOR),)
-    return (ItemEvent(kind.collection, target, Change.CHANGED),)
+    return (ItemEvent(kind.partition(".")[0], target, Change.CHANGED),)
 
 
 @dataclass
 class Committed:
-    """What one commit applied, told to `Store.listeners` after it is durable."""
+    """What one commit applied, told to `Store.listeners` after it is durable.
 
-    events: list[ItemEvent] = field(default_factory=list)
+    The events are derived when first asked for: applying 100k pulled ops must not pay for
+    objects no listener reads.
+    """
+
+    ops: list[dict[str, Any]] = field(default_factory=list)
     local_ops: int = 0  # ops this replica made in the commit
     local_bytes: int = 0  # and the bytes of bead content they carry
 
     def add(self, op: dict[str, Any], local: bool) -> None:
-        self.events.extend(events_of(op))
+        self.ops.append(op)
         if local:
             self.local_ops += 1
             self.local_bytes += len(op["data"].get("content") or "")
+
+    @functools.cached_property
+    def events(self) -> list[ItemEvent]:
+        return [event for op in self.ops for event in events_of(op)]
 
 
 def keys_changed(ops: Iterable[dict[str, Any]]) -> tuple[set[str], set[str]]:

@@ -199,7 +199,7 @@ def _update_adjacency(
 
 def apply(ctx: WriteContext, op: dict[str, Any], *, local: bool) -> dict[str, Any]:
     """Apply one op to the views by its kind's rule; returns the op as it is to be logged."""
-    logged = RULES[OpKind(op["kind"])](ctx, op)
+    logged = RULES[op["kind"]](ctx, op)  # an OpKind is its str: no conversion per op
     ctx.committed.add(op, local)
     return logged
 

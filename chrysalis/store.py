@@ -348,7 +348,7 @@ class Store:
                     action()
                 except Exception:
                     log.exception("post-commit action failed")
-            if committed.events:
+            if committed.ops:
                 for listener in self.listeners:
                     try:
                         listener(committed)
