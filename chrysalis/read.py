@@ -402,6 +402,27 @@ class Reader:
                     break
         return out
 
+    def ops_range(self, replica: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` of ``replica``'s logged ops after seq ``after``, in seq order."""
+        with self.store.read() as txn:
+            return self.store.ops_range(txn, replica, after, limit)
+
+    def last_seqs(self, replicas: Sequence[str]) -> dict[str, int]:
+        """The last seq held of each of ``replicas``, read in one transaction."""
+        with self.store.read() as txn:
+            return {r: self.store.last_seq(txn, r) for r in replicas}
+
+    def dump_unless(
+        self, unchanged: Callable[[dict[str, int]], bool]
+    ) -> tuple[dict[str, int], dict[str, list[tuple[bytes, bytes]]] | None, str | None]:
+        """``(vv, dbs, digest)`` of the replicated databases read in one transaction (a
+        snapshot); when ``unchanged(vv)`` is true, ``(vv, None, None)`` without dumping."""
+        with self.store.read() as txn:
+            vv = self.store.version_vector(txn)
+            if unchanged(vv):
+                return vv, None, None
+            return vv, self.store.dump(txn), self.store.state_digest(txn)
+
     def log_op(self, replica: str, seq: int) -> dict[str, Any] | None:
         """One op as this replica logs it (erased content stays erased), or None."""
         with self.store.read() as txn:

@@ -216,8 +216,7 @@ class OpLogMirror(Mirror):
             store.put_metas(self._done(inflight))
         cursor = int(store.get_meta(self._meta + "cursor") or 0)
         while True:
-            with store.read() as txn:
-                ops = store.ops_range(txn, store.replica_id, cursor, 1000)
+            ops = self.memory.reader.ops_range(store.replica_id, cursor, 1000)
             if not ops:
                 return sent
             group, ids, first, last = None, list[str](), 0, cursor

@@ -5,20 +5,20 @@ Sync needs these from the core, and nothing else:
 - ``memory.store.replica_id`` (str), ``memory.store.generation`` (int)
 - ``memory.store.get_meta(name) -> Any`` and ``memory.store.put_meta(name, value)``: small
   durable values (``lineage``, our cursors per remote)
-- ``memory.store.read()``: a context manager giving a read transaction ``txn``, and with it
-  ``store.last_seq(txn, replica) -> int``, ``store.ops_range(txn, replica, after, limit)
-  -> list[op]`` (ops of ``replica`` after seq ``after``, in order, at most ``limit``),
-  ``store.version_vector(txn) -> dict[str, int]``, ``store.dump(txn) -> dict[str, list[(k, v)]]``
-  and ``store.state_digest(txn) -> str``
+- the read side, ``memory.reader``: ``last_seqs(replicas) -> dict[str, int]``,
+  ``ops_range(replica, after, limit) -> list[op]`` (ops of ``replica`` after seq ``after``, in
+  order, at most ``limit``) and ``dump_unless(unchanged) -> (vv, dbs | None, digest | None)``
+  (the replicated databases and their digest, read in one transaction)
 - ``memory.store.clock.now() -> int`` (an HLC)
 - ``memory.store.is_empty() -> bool`` and ``memory.store.load(dbs)``: a snapshot written whole
 - ``memory.store.blobs``: ``has(sha) -> bool``, ``get(sha) -> bytes`` (raises a
   ``ChrysalisError`` if absent), ``put(data) -> sha``
 - ``memory.version_vector() -> dict[str, int]`` and ``memory.apply_ops(ops) -> ApplyResult``
   (``.applied``; raises ``InvalidInput`` / ``DotConflict``, applying nothing)
-- from ``chrysalis.store``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
-  erasure) and ``digest_of(dbs)`` (the state digest of dumped pairs); the key layout of the
-  dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs`` (``<sha>\\0...``) databases.
+- from ``chrysalis.keys``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
+  erasure); from ``chrysalis.store``: ``digest_of(dbs)`` (the state digest of dumped pairs);
+  the key layout of the dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs``
+  (``<sha>\\0...``) databases.
 
 A reshaped core only needs this file edited.
 """
@@ -92,13 +92,11 @@ class Local:
 
     def last_seqs(self, replicas: list[str]) -> dict[str, int]:
         """The last seq we hold of each of ``replicas`` (read together)."""
-        with self._store.read() as txn:
-            return {r: self._store.last_seq(txn, r) for r in replicas}
+        return self._memory.reader.last_seqs(replicas)
 
     def ops_after(self, replica: str, after: int, limit: int) -> list[Op]:
         """``replica``'s ops after seq ``after``, in order, at most ``limit``."""
-        with self._store.read() as txn:
-            return self._store.ops_range(txn, replica, after, limit)
+        return self._memory.reader.ops_range(replica, after, limit)
 
     def apply(self, ops: list[Op]) -> int:
         """Apply remote ops (validated, idempotent); returns how many were new. Raises
@@ -125,11 +123,7 @@ class Local:
     ) -> tuple[dict[str, int], Dump | None, str | None]:
         """``(vv, dbs, digest)`` of the replicated databases, read in one transaction; when
         ``unchanged(vv)`` is true, ``(vv, None, None)`` without dumping."""
-        with self._store.read() as txn:
-            vv = self._store.version_vector(txn)
-            if unchanged(vv):
-                return vv, None, None
-            return vv, self._store.dump(txn), self._store.state_digest(txn)
+        return self._memory.reader.dump_unless(unchanged)
 
     def hlc_now(self) -> int:
         return self._store.clock.now()
