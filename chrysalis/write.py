@@ -350,6 +350,8 @@ class Writer:
         validate(Persona, {k: v for k, v in fields.items() if k != "traits"}, "persona")
         if traits is not None:
             validate(PersonaScalars, {"traits": traits}, "persona")
+        if not fields:
+            return self.reader.get_persona()  # nothing to set: no op
         return self._write_persona(fields, replace_traits=False)
 
     def _write_persona(self, fields: Mapping[str, Any], *, replace_traits: bool) -> Persona:

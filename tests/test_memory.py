@@ -242,3 +242,10 @@ def test_a_blob_name_that_is_not_a_sha256_names_no_blob(mem: Memory) -> None:
     assert not blobs.has("") and not blobs.has("../..") and not blobs.has("ab")
     with pytest.raises(NotFound, match="64 hex digits"):
         blobs.get("")
+
+
+def test_an_empty_persona_update_writes_no_op(mem: Memory) -> None:
+    mem.update_persona(name="Ada")
+    before = mem.version_vector()
+    assert mem.update_persona().name == "Ada"
+    assert mem.version_vector() == before
