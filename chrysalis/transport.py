@@ -62,8 +62,8 @@ def default_socket_path() -> Path:
 
 # ---- whose socket is it -------------------------------------------------------------------
 
-# root may own the directory (``/tmp`` itself, a ``--socket /run/x.sock``) or a symlink to it
-# (macOS's ``/tmp`` -> ``/private/tmp``): root can do anything anyway. Another user may not.
+# root may own the directory (``/tmp`` itself, a ``--socket /run/x.sock``): root can do
+# anything anyway. Another user may not.
 _TRUSTED_DIR_OWNERS = frozenset({0})
 _SOL_LOCAL, _LOCAL_PEERCRED = 0, 0x001  # <sys/un.h> on macOS and the BSDs
 _XUCRED_SIZE = 128  # struct xucred is 76 bytes on macOS, a little more on FreeBSD
@@ -78,16 +78,23 @@ def who(uid: int) -> str:
 
 
 def check_socket_owner(path: Path, refusing: str = "refusing to send") -> None:
-    """Raise `Forbidden` unless ``path``'s directory is the caller's (or root's) and not a
-    symlink (one root owns is followed), and ``path``, when it exists, is not a symlink and is
-    the caller's. Missing paths pass: connecting to them fails with "not running".
-    Uses lstat only, so nothing is followed that another user could have planted."""
+    """Raise `Forbidden` unless ``path``, when it exists, is not a symlink and is the caller's,
+    and its directory is not a symlink and is the caller's (or root's). Missing paths pass:
+    connecting to them fails with "not running". lstat only: symlinks higher up the path
+    (macOS's ``/tmp``) are followed, the last two components are not."""
     me = os.getuid()
+    try:  # the socket first: it is what an impostor plants, so the message names it
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            raise Forbidden(f"the socket {path} is a symlink owned by {who(st.st_uid)}: {refusing}")
+        if st.st_uid != me:
+            raise Forbidden(f"the socket {path} belongs to {who(st.st_uid)}, not you: {refusing}")
     directory = path.parent
     try:
         st = directory.lstat()
-        if stat.S_ISLNK(st.st_mode) and st.st_uid in _TRUSTED_DIR_OWNERS:
-            st = directory.stat()
     except FileNotFoundError:
         return
     if stat.S_ISLNK(st.st_mode):
@@ -98,14 +105,6 @@ def check_socket_owner(path: Path, refusing: str = "refusing to send") -> None:
         raise Forbidden(
             f"the socket directory {directory} belongs to {who(st.st_uid)}, not you: {refusing}"
         )
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise Forbidden(f"the socket {path} is a symlink owned by {who(st.st_uid)}: {refusing}")
-    if st.st_uid != me:
-        raise Forbidden(f"the socket {path} belongs to {who(st.st_uid)}, not you: {refusing}")
 
 
 def peer_uid(sock: socket.socket | None) -> int | None:

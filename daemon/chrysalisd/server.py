@@ -108,8 +108,8 @@ def configure_logging(settings: Settings) -> None:
 
 def prepare_socket_dir(path: Path) -> None:
     """Make the socket's directory 0700 if we create it (and keep the default one 0700).
-    Raises `Forbidden` when it is a symlink (one root owns is followed, like macOS's
-    ``/tmp``) or belongs to another user."""
+    Raises `Forbidden` when it is a symlink, not a directory, or another user's (root's is
+    accepted: ``/tmp`` itself)."""
     directory = path.parent
     is_default = directory == default_socket_path().parent and "CHRYSALIS_SOCKET" not in os.environ
     created = False
@@ -118,10 +118,6 @@ def prepare_socket_dir(path: Path) -> None:
         created = True
     except FileExistsError:
         pass
-    with contextlib.suppress(OSError):
-        st = directory.lstat()
-        if stat.S_ISLNK(st.st_mode) and st.st_uid == 0:
-            directory = Path(os.path.realpath(directory))
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:  # ELOOP: a symlink; ENOTDIR: a file
