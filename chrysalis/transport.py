@@ -245,7 +245,13 @@ def sync_transport(path: str) -> httpx.HTTPTransport:
 
 def async_transport(path: str) -> httpx.AsyncHTTPTransport:
     transport = httpx.AsyncHTTPTransport(uds=path)
-    transport._pool = httpcore.AsyncConnectionPool(uds=path, network_backend=_AsyncUnixBackend())
+    transport._pool = httpcore.AsyncConnectionPool(
+        uds=path,
+        network_backend=_AsyncUnixBackend(),
+        max_connections=100,  # httpx's default limits, which its own pool would have had
+        max_keepalive_connections=20,
+        keepalive_expiry=5.0,
+    )
     return transport
 
 

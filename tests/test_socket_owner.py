@@ -364,6 +364,37 @@ def test_clients_check_the_peer_not_only_the_file(mallory: pwd.struct_passwd, sh
         impostor.close()
 
 
+def test_a_pooled_client_checks_each_new_connection(
+    mallory: pwd.struct_passwd, shared: Path, tmp_path: Path
+) -> None:
+    """httpx pools connections: a client that talked to our daemon, which then stopped and
+    left its path to an impostor, checks the next connection it opens."""
+    d = DaemonProcess(tmp_path / "data").start()
+    impostor = None
+    try:
+        with Client(d.socket) as c:
+            assert c.ping()
+            assert d.stop() == 0, d.output()
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(d.socket))
+            try:
+                impostor = Impostor(
+                    mallory, d.socket, shared / "impostor.log", listener=listener.fileno()
+                )
+            finally:
+                listener.close()
+            with pytest.raises(Forbidden, match=f"runs as user {MALLORY}"):
+                c.remember("my bank PIN is 4321")
+        deadline = time.monotonic() + 10
+        while not impostor.bytes_received() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert impostor.bytes_received() == [0]
+    finally:
+        if impostor is not None:
+            impostor.close()
+        d.close()
+
+
 def test_without_peer_credentials_the_client_refuses_plainly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
