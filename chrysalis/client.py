@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 import httpx
 
 from .routes import Call, Routes, bead_body, ingest_body, persona_patch, raw_answer
-from .transport import ClientBase, default_socket_path, sync_transport
+from .transport import ClientBase, async_transport, default_socket_path, sync_transport
 
 if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
@@ -284,7 +284,7 @@ class AsyncClient(ClientBase):
     def __init__(self, socket: str | Path | None = None, *, timeout: float = DEFAULT_TIMEOUT):
         super().__init__(socket, timeout)
         self._http = httpx.AsyncClient(
-            transport=httpx.AsyncHTTPTransport(uds=str(self.socket)),
+            transport=async_transport(str(self.socket)),
             base_url="http://chrysalis",
             timeout=timeout,
         )

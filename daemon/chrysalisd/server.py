@@ -2,10 +2,13 @@
 
 - The socket is bound here, not by uvicorn (which chmods sockets it creates to 0666): under a
   0o177 umask, then chmod 0600, so no other user can connect even for an instant.
-- Its directory is made 0700 when we create it; a default directory someone else owns is
-  refused (``/tmp/chrysalis-$UID`` could be planted).
-- Each connection's peer uid is read (SO_PEERCRED, where the OS has it) and another user's
-  connection gets a 403 and is closed.
+- Its directory is made 0700 when we create it (the default one is kept 0700); a directory
+  that is a symlink or that another user owns is refused, as is a socket path that is a
+  symlink or another user's (``/tmp/chrysalis-$UID`` could be planted on a shared host).
+  The directory is checked and chmodded through a descriptor opened with O_NOFOLLOW, so what
+  is checked is what is changed.
+- Each connection's peer uid is read (SO_PEERCRED / LOCAL_PEERCRED, where the OS has it) and
+  another user's connection gets a 403 and is closed.
 - A socket file that exists is replaced only when nothing answers on it.
 - SIGTERM / SIGINT: stop accepting, let in-flight requests finish (``shutdown_timeout``),
   stop the jobs, close the memory (indexes saved, LMDB synced), remove the socket, exit 0.
@@ -21,7 +24,6 @@ import os
 import signal
 import socket
 import stat
-import struct
 import sys
 import time
 import warnings
@@ -40,6 +42,7 @@ from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.mirrors import Mirror
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
+from chrysalis.transport import check_socket_owner, peer_uid, who
 
 from .app import create_app
 from .config import Settings, zep_api_key
@@ -104,23 +107,37 @@ def configure_logging(settings: Settings) -> None:
 
 
 def prepare_socket_dir(path: Path) -> None:
-    """Make the socket's directory 0700 if we create it; refuse a default one we do not own."""
+    """Make the socket's directory 0700 if we create it (and keep the default one 0700).
+    Raises `Forbidden` when it is a symlink, not a directory, or another user's (root's is
+    accepted: ``/tmp`` itself)."""
     directory = path.parent
     is_default = directory == default_socket_path().parent and "CHRYSALIS_SOCKET" not in os.environ
-    if not directory.exists():
+    created = False
+    try:
         directory.mkdir(mode=0o700, parents=True)
-        directory.chmod(0o700)  # mkdir's mode passes through the umask
-        return
-    st = directory.stat()
-    if st.st_uid != os.getuid():
-        if is_default:
+        created = True
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:  # ELOOP: a symlink; ENOTDIR: a file
+        st = directory.lstat()
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a directory"
+        raise Forbidden(
+            f"the socket directory {directory} is {what}, owned by {who(st.st_uid)}: refusing "
+            "to listen there; remove it or pass --socket"
+        ) from exc
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() and st.st_uid != 0:
             raise Forbidden(
-                f"socket directory {directory} belongs to uid {st.st_uid}, not you "
-                f"({os.getuid()}): refusing to listen there; remove it or pass --socket"
+                f"the socket directory {directory} belongs to {who(st.st_uid)}, not you: "
+                "refusing to listen there; remove it or pass --socket"
             )
-        log.warning("socket directory %s belongs to uid %d", directory, st.st_uid)
-    elif is_default and stat.S_IMODE(st.st_mode) != 0o700:
-        directory.chmod(0o700)
+        if (created or is_default) and stat.S_IMODE(st.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)  # mkdir's mode passes through the umask
+    finally:
+        os.close(fd)
 
 
 def claim_socket_path(path: Path) -> None:
@@ -130,6 +147,7 @@ def claim_socket_path(path: Path) -> None:
             f"socket path {path} is {len(os.fsencode(path))} bytes; Unix sockets allow "
             f"{MAX_SOCKET_PATH}: choose a shorter --socket"
         )
+    check_socket_owner(path, "refusing to listen there; remove it or pass --socket")
     try:
         st = path.lstat()
     except FileNotFoundError:
@@ -164,17 +182,6 @@ def bind_socket(path: Path) -> socket.socket:
     sock.listen(512)
     sock.setblocking(False)
     return sock
-
-
-def peer_uid(sock: socket.socket | None) -> int | None:
-    """The connecting process's uid, or None where the OS does not say (no SO_PEERCRED)."""
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return None
-    try:
-        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
-        return None
-    return int(struct.unpack("3i", raw)[1])
 
 
 _REFUSED = json.dumps(
