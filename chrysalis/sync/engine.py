@@ -186,7 +186,8 @@ class Sync:
             "consecutive_errors": h.consecutive_errors,
             "stopped": h.stopped,
             "rejected": [{"key": k, "error": v} for k, v in sorted(h.rejected.items())],
-            "gaps": dict(h.gaps),
+            "gaps": {r: dict(g) for r, g in sorted(h.gaps.items())},
+            "tampered": [{"key": k, "what": v} for k, v in sorted(h.tampered.items())],
             "peers": protocol.peer_rows(self.peers, me, vv),
             "requests": dict(self.remote.requests),
         }

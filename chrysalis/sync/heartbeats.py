@@ -41,6 +41,8 @@ class Heartbeats:
                 "pushed": s.pushed(),
                 "vv": s.local.version_vector(),
                 "snapshot": s.local.last_snapshot(s.fid),
+                # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
+                "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
                 "time": time.time(),
                 "format": FORMAT,
             }

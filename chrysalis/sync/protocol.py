@@ -113,10 +113,12 @@ def judge_taken(
 
 
 def judge_own_heartbeat(
-    hb: Mapping[str, Any] | None, me: str, pushed: int
+    hb: Mapping[str, Any] | None, me: str, pushed: int, *, beyond: bool = True
 ) -> Retired | Clone | None:
     """Our heartbeat as the remote has it (None: none, or unreadable) against our cursor
-    ``pushed`` (§6 step 2): None means push may go on."""
+    ``pushed`` (§6 step 2): None means push may go on. ``beyond``: a segment of ours starts
+    past our cursor. A claim of more pushed than we did is a clone only when such a segment
+    backs it; a bare claim is a forged heartbeat (the caller reports it and goes on)."""
     if hb is None:
         return None
     if hb.get("decommissioned"):
@@ -125,7 +127,7 @@ def judge_own_heartbeat(
             "(move this data dir aside and start a new one to rejoin)"
         )
     announced = int(hb.get("pushed", 0))
-    if announced > pushed:
+    if announced > pushed and beyond:
         return Clone(
             f"the remote says replica {me} pushed up to {announced} but this data dir "
             f"pushed only {pushed}"
@@ -182,6 +184,28 @@ def gap(firsts: Sequence[int], have: int) -> tuple[int, int] | None:
     """The seqs ``(first, last)`` compacted away before we held them (the oldest segment
     starts past ``have + 1``), or None: segments alone cannot fill that hole."""
     return (have + 1, firsts[0] - 1) if firsts[0] > have + 1 else None
+
+
+def hole_before(first: int, have: int) -> tuple[int, int] | None:
+    """The seqs ``(from, to)`` missing between what we hold (``have``) and the next segment
+    we can read (starting at ``first``), or None if it continues our run. Segments of one
+    replica are contiguous (§6), so a hole means a segment was deleted or never landed."""
+    return (have + 1, first - 1) if first > have + 1 else None
+
+
+def republish_range(
+    firsts: Sequence[int], reported: tuple[int, int], pushed: int
+) -> tuple[int, int] | None:
+    """What of a hole a peer ``reported`` in our own run we should put again, given our
+    segments as listed (``firsts``, sorted) and our cursor ``pushed``: from its start up to
+    the next segment that exists (never past our cursor), or None if a segment starts there
+    (the report is stale or forged: nothing is missing)."""
+    start, end = reported
+    if start < 1 or start > pushed or start in firsts:
+        return None
+    later = [f for f in firsts if f > start]
+    end = min(end, pushed, (later[0] - 1) if later else pushed)
+    return (start, end) if end >= start else None
 
 
 def read_from(firsts: Sequence[int], have: int) -> int:

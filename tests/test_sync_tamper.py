@@ -1,0 +1,143 @@
+"""Someone who can write to the bucket but holds no sync key: each attack fails, visibly in
+status, and sync heals or goes on (docs/sync-protocol.md §14). Through real remotes (a folder,
+and S3 on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chrysalis import Memory
+from chrysalis.remotes import open_remote
+from chrysalis.sync import Sync
+
+Opener = Callable[..., Memory]
+
+
+def _key(tmp_path: Path, keyed: bool) -> Path | None:
+    if not keyed:
+        return None
+    key = tmp_path / "key"
+    key.write_text(os.urandom(32).hex())
+    return key
+
+
+def _three_segments(a: Memory, sa: Sync) -> list[str]:
+    """a pushes ops 1-2, 3-4 and 5-6, one segment each; returns their keys."""
+    for n in range(3):
+        a.append_bead(f"a's note {2 * n}", id=f"a{2 * n}")
+        a.append_bead(f"a's note {2 * n + 1}", id=f"a{2 * n + 1}")
+        sa.push()
+    keys = [o.key for o in open_remote(sa.remote.url).list(f"ops/{a.replica_id}/")]
+    assert len(keys) == 3
+    return sorted(keys)
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_segment_deleted_mid_run_shows_as_a_gap_and_its_origin_puts_it_again(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    segs = _three_segments(a, sa)
+    open_remote(url).delete(segs[1])  # ops aaaa:3..4
+
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 2
+    gaps = sb.status()["gaps"]
+    assert {r: (g["from"], g["to"]) for r, g in gaps.items()} == {"aaaa": (3, 4)}
+    assert "missing from the remote" in gaps["aaaa"]["why"]
+
+    sa.pull()  # a reads b's heartbeat, which names the hole
+    sa.push()  # and puts ops 3..4 again
+    assert segs[1] in {t["key"] for t in sa.status()["tampered"]}
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 6
+    assert sb.status()["gaps"] == {}
+    assert b.state_digest() == a.state_digest()
+
+
+def test_a_hole_its_origin_cannot_fill_is_filled_from_a_snapshot(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    url = remote_url()
+    a, b, c = (open_memory(n, replica_id=n * 4) for n in "abc")
+    sa, sb, sc = Sync(a, url), Sync(b, url), Sync(c, url)
+    segs = _three_segments(a, sa)
+    sc.pull()
+    sc.snapshot()  # c holds and announces all of a's ops
+    open_remote(url).delete(segs[1])
+    b.append_bead("b's own", id="b1")  # not empty: it replays the hole, it does not join
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 6
+    assert sb.status()["gaps"] == {}
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_an_old_segment_replayed_under_our_next_name_does_not_stall_push(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    a.append_bead("first", id="x1")
+    sa.push()
+    remote = open_remote(url)
+    first = "ops/aaaa/0000000000000001.seg"
+    remote.put("ops/aaaa/0000000000000002.seg", remote.get(first))  # the replay
+    a.append_bead("second", id="x2")
+
+    moved = sa.push()
+    assert moved["ok"] and sa.status()["stopped"] is None
+    assert [t["key"] for t in sa.status()["tampered"]] == ["ops/aaaa/0000000000000002.seg"]
+    assert sa.status()["pending_ops"] == 0
+    sb.pull()
+    assert b.get_bead("x2").content == "second"
+
+
+def test_a_peer_that_rejected_a_replaced_segment_reads_it_again(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    a.append_bead("first", id="x1")
+    sa.push()
+    remote = open_remote(url)
+    remote.put("ops/aaaa/0000000000000002.seg", remote.get("ops/aaaa/0000000000000001.seg"))
+    sb.pull()
+    assert [r["key"] for r in sb.status()["rejected"]] == ["ops/aaaa/0000000000000002.seg"]
+    a.append_bead("second", id="x2")
+    sa.push()  # puts its own segment over the replay
+    sb.pull()
+    assert sb.status()["rejected"] == []
+    assert b.get_bead("x2").content == "second"
+
+
+def test_a_heartbeat_claiming_more_pushed_than_we_did_is_not_a_clone(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    a.append_bead("first", id="x1")
+    sa.push()
+    remote = open_remote(url)
+    hb = json.loads(remote.get("replicas/aaaa.json"))
+    remote.put("replicas/aaaa.json", json.dumps({**hb, "pushed": 10**9}).encode())
+    a.append_bead("second", id="x2")
+
+    sa2 = Sync(a, url)  # a restart: the identity check runs again
+    assert sa2.push()["ok"]
+    st = sa2.status()
+    assert st["stopped"] is None and st["pending_ops"] == 0
+    assert "replicas/aaaa.json" in {t["key"] for t in st["tampered"]}
+    assert json.loads(remote.get("replicas/aaaa.json"))["pushed"] == a.version_vector()["aaaa"]
+    sb.pull()
+    assert b.get_bead("x2").content == "second"
