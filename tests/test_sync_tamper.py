@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
+from chrysalis.errors import FormatTampered
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
 
@@ -141,3 +142,72 @@ def test_a_heartbeat_claiming_more_pushed_than_we_did_is_not_a_clone(
     assert json.loads(remote.get("replicas/aaaa.json"))["pushed"] == a.version_vector()["aaaa"]
     sb.pull()
     assert b.get_bead("x2").content == "second"
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_deleted_format_is_never_recreated_and_the_repair_puts_it_back(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    Sync(a, url, key_file=kf).push()
+    a.append_bead("before", id="x1")
+    Sync(a, url, key_file=kf).push()
+    Sync(b, url, key_file=kf).pull()
+    remote = open_remote(url)
+    before = remote.get("format.json")
+    remote.delete("format.json")
+    a.append_bead("after", id="x2")
+
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)  # both restart
+    for s in (sa, sb):
+        with pytest.raises(FormatTampered, match=r"missing.*chrysalis sync --repair-format"):
+            s.push()
+        assert "--repair-format" in s.status()["last_error"]
+    assert remote.list("format.json") == []  # nobody made a new one
+
+    with pytest.raises(FormatTampered, match="never synced"):
+        Sync(open_memory("c"), url, key_file=kf).repair_format()
+    assert sa.repair_format() == {"repaired": True, "id": json.loads(before)["id"]}
+    assert json.loads(remote.get("format.json")) == json.loads(before)
+    sa.push()
+    sb.push()
+    sb.pull()
+    assert sa.status()["stopped"] is None and sb.status()["stopped"] is None
+    assert b.get_bead("x2").content == "after"
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_rewritten_format_is_refused_and_repaired(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a = open_memory("a", replica_id="aaaa")
+    a.append_bead("before", id="x1")
+    Sync(a, url, key_file=kf).push()
+    remote = open_remote(url)
+    fmt = json.loads(remote.get("format.json"))
+    remote.put("format.json", json.dumps({**fmt, "id": "0123456789abcdef"}).encode())
+
+    sa = Sync(a, url, key_file=kf)
+    with pytest.raises(FormatTampered, match="repair-format"):
+        sa.push()
+    assert sa.repair_format()["repaired"]
+    a.append_bead("after", id="x2")
+    assert sa.push()["ok"] and sa.status()["stopped"] is None
+
+
+def test_repair_refuses_a_remote_whose_segments_our_key_does_not_open(
+    open_memory: Opener, remote_url: Any, tmp_path: Path
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, True)
+    a = open_memory("a", replica_id="aaaa")
+    a.append_bead("before", id="x1")
+    Sync(a, url, key_file=kf).push()
+    remote = open_remote(url)
+    seg = "ops/aaaa/0000000000000001.seg"
+    remote.put(seg, remote.get(seg)[:40] + bytes(60))
+    remote.delete("format.json")
+    with pytest.raises(FormatTampered, match="not readable"):
+        Sync(a, url, key_file=kf).repair_format()
+    assert remote.list("format.json") == []

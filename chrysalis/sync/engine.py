@@ -24,7 +24,7 @@ from .local import Local
 from .protocol import SEGMENT_OPS
 from .pull import Puller
 from .push import Pusher
-from .remote_format import open_format
+from .remote_format import open_format, repair_format
 from .session import Health, Outcome, Session
 
 if TYPE_CHECKING:
@@ -77,7 +77,10 @@ class Sync:
         mismatch (remote_format.py)."""
         with self._open_lock:
             if self._bound is None:
-                fmt, key = open_format(self.remote, self._secret, self.local.replica_id)
+                url = self.remote.url
+                known = self.local.known_format(url)
+                fmt, key = open_format(self.remote, self._secret, self.local.replica_id, known)
+                self.local.set_known_format(url, fmt)
                 s = Session(self.remote, self.local, fmt, key, self.health)
                 hb = Heartbeats(s, self.host)
                 self._bound = _Open(s, hb, Pusher(s, hb, self.segment_ops), Puller(s, hb))
@@ -151,6 +154,17 @@ class Sync:
         """Delete segments every live replica holds and a snapshot covers (never by age)."""
         b = self._connect()
         return compaction.compact(b.session, b.heartbeats)
+
+    def repair_format(self) -> dict[str, Any]:
+        """Put back the remote's ``format.json`` as this data dir last opened it, when it was
+        deleted or rewritten (status and errors say so): our key must open it and the remote's
+        segments must read under it. Returns ``{"repaired": bool, "id"}``."""
+        with self._open_lock:
+            done = repair_format(
+                self.remote, self._secret, self.local.known_format(self.remote.url)
+            )
+            self._bound = None  # open it again, as repaired
+        return done
 
     def decommission(self, replica: str) -> dict[str, Any]:
         """Retire a laptop that will not come back: it stops gating compaction."""
