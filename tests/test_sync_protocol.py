@@ -333,3 +333,24 @@ def test_peer_rows_show_the_lag_and_leave_us_out() -> None:
             "decommissioned": False,
         }
     ]
+
+
+@given(
+    written=st.integers(0, 50),
+    claims=st.dictionaries(st.sampled_from(["b", "c", "d"]), st.integers(0, 10**9)),
+    covered=st.integers(0, 60),
+)
+def test_compaction_never_deletes_past_a_verified_snapshot_nor_on_a_claim_above_our_ops(
+    written: int, claims: dict[str, int], covered: int
+) -> None:
+    hbs: dict[str, dict[str, Any]] = {"me": {"replica": "me", "vv": {"me": written}}}
+    hbs |= {r: {"replica": r, "vv": {"me": seq}} for r, seq in claims.items()}
+    liars = protocol.implausible_claims(hbs, "me", written)
+    assert liars == sorted(r for r, seq in claims.items() if seq > written)
+    for r in liars:
+        hbs[r] = {**hbs[r], "vv": {}}
+    floors = protocol.compaction_floors(hbs, "me", covered={"me": covered})
+    assert floors is not None
+    assert floors["me"] <= min([covered, written, *claims.values()])
+    if liars:
+        assert floors["me"] == 0

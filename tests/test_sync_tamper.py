@@ -211,3 +211,135 @@ def test_repair_refuses_a_remote_whose_segments_our_key_does_not_open(
     with pytest.raises(FormatTampered, match="not readable"):
         Sync(a, url, key_file=kf).repair_format()
     assert remote.list("format.json") == []
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+@pytest.mark.parametrize("claim", ["huge", "exact"])
+def test_a_heartbeat_lying_about_what_it_applied_never_costs_a_peer_an_op(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool, claim: str
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    a.append_bead("a's first", id="a0")
+    sa.push()
+    sb.pull()  # b holds aaaa:1 only
+    for n in range(1, 4):
+        a.append_bead(f"a's note {n}", id=f"a{n}")
+        sa.push()
+    remote = open_remote(url)
+    hb = sb.heartbeats()["bbbb"]  # the bucket writer could not read it with a key: no matter
+    lie = 10**9 if claim == "huge" else a.version_vector()["aaaa"]
+    # b claims all of a's ops, and a snapshot that holds them (no such object)
+    bogus = {"key": "snapshots/bbbb-00000000000000ff.snap", "vv": {"aaaa": lie}, "bytes": 1}
+    remote.put(
+        "replicas/bbbb.json",
+        json.dumps({**hb, "vv": {**hb["vv"], "aaaa": lie}, "snapshot": bogus}).encode(),
+    )
+    if claim == "huge":
+        sa.snapshot()  # a real snapshot: only the claim stands in the way
+    sa.pull(force=True)
+
+    sa.compact()
+    if claim == "huge" or keyed:  # with a key the forged heartbeat is not even read
+        assert "replicas/bbbb.json" in {t["key"] for t in sa.status()["tampered"]}
+        assert len(remote.list("ops/aaaa/")) == 4  # nothing b lacks was deleted
+    else:
+        # no snapshot compaction could read covers them: the bogus one is rejected
+        assert len(remote.list("ops/aaaa/")) == 4
+        assert bogus["key"] in {r["key"] for r in sa.status()["rejected"]}
+    Sync(b, url, key_file=kf).pull()
+    assert b.state_digest() == a.state_digest()
+
+
+def test_a_lie_compaction_cannot_see_through_still_loses_nothing(
+    open_memory: Opener, remote_url: Any, tmp_path: Path
+) -> None:
+    """Without a key, b's heartbeat claims exactly what a wrote, and a has a real snapshot:
+    compaction trusts the claim, but only deletes what that snapshot (read back and
+    verified) holds, so b fills from it."""
+    url, kf = remote_url(), None
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    a.append_bead("a's first", id="a0")
+    sa.push()
+    sb.pull()
+    b.append_bead("b's own", id="b0")
+    sb.push()
+    for n in range(1, 4):
+        a.append_bead(f"a's note {n}", id=f"a{n}")
+        sa.push()
+    sa.snapshot()
+    remote = open_remote(url)
+    hb = json.loads(remote.get("replicas/bbbb.json"))
+    remote.put(
+        "replicas/bbbb.json",
+        json.dumps({**hb, "vv": {**hb["vv"], "aaaa": a.version_vector()["aaaa"]}}).encode(),
+    )
+    assert sa.compact()["deleted"] > 0
+    sb.pull(force=True)
+    assert b.version_vector()["aaaa"] == a.version_vector()["aaaa"]
+    assert sb.status()["gaps"] == {}
+
+
+@pytest.mark.parametrize("forgery", ["pushed", "decommissioned"])
+def test_with_a_key_a_forged_heartbeat_neither_stops_nor_retires_us(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, forgery: str
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, True)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa = Sync(a, url, key_file=kf)
+    a.append_bead("first", id="x1")
+    sa.push()
+    hb = sa.heartbeats()["aaaa"]
+    forged = {**hb, "pushed": 10**9}
+    if forgery == "decommissioned":
+        forged = {**hb, "decommissioned": True, "by": "bbbb", "at": 1.0}
+    remote = open_remote(url)
+    remote.put("replicas/aaaa.json", json.dumps(forged).encode())  # no key: plain JSON
+    a.append_bead("second", id="x2")
+
+    sa2 = Sync(a, url, key_file=kf)  # a restart
+    assert sa2.push()["ok"]
+    st = sa2.status()
+    assert st["stopped"] is None and st["pending_ops"] == 0
+    assert "not authentic" in {t["key"]: t["what"] for t in st["tampered"]}["replicas/aaaa.json"]
+    assert not sa2.heartbeats()["aaaa"].get("decommissioned")  # rewritten, sealed
+    sb = Sync(b, url, key_file=kf)
+    sb.pull()
+    assert b.get_bead("x2").content == "second"
+    assert [p["replica"] for p in sb.status()["peers"] if p["decommissioned"]] == []
+
+
+def test_with_a_key_a_heartbeat_moved_to_another_name_is_refused(
+    open_memory: Opener, remote_url: Any, tmp_path: Path
+) -> None:
+    url, kf = remote_url(), _key(tmp_path, True)
+    a = open_memory("a", replica_id="aaaa")
+    sa = Sync(a, url, key_file=kf)
+    a.append_bead("first", id="x1")
+    sa.push()
+    remote = open_remote(url)
+    remote.put("replicas/cccc.json", remote.get("replicas/aaaa.json"))  # a replay elsewhere
+    assert set(sa.heartbeats()) == {"aaaa"}
+    assert "replicas/cccc.json" in {t["key"] for t in sa.status()["tampered"]}
+    assert "unreadable" in sa.compact()["why"]
+
+
+def test_without_a_key_a_tombstone_contradicting_our_cursor_does_not_retire_us(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    url = remote_url()
+    a = open_memory("a", replica_id="aaaa")
+    a.append_bead("first", id="x1")
+    Sync(a, url).push()
+    remote = open_remote(url)
+    hb = json.loads(remote.get("replicas/aaaa.json"))
+    forged = {**hb, "pushed": 10**9, "decommissioned": True, "by": "bbbb", "at": 1.0}
+    remote.put("replicas/aaaa.json", json.dumps(forged).encode())
+    a.append_bead("second", id="x2")
+    sa = Sync(a, url)
+    assert sa.push()["ok"]
+    assert sa.status()["stopped"] is None
+    assert "not written by us" in sa.status()["tampered"][0]["what"]
+    assert not json.loads(remote.get("replicas/aaaa.json")).get("decommissioned")

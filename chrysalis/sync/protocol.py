@@ -112,22 +112,35 @@ def judge_taken(
     return Landed(min(int(theirs[-1]["seq"]), int(ours[-1]["seq"])))
 
 
+@dataclass(frozen=True)
+class Forged:
+    """Our heartbeat claims what this data dir's durable state contradicts: not ours."""
+
+    detail: str
+
+
 def judge_own_heartbeat(
     hb: Mapping[str, Any] | None, me: str, pushed: int, *, beyond: bool = True
-) -> Retired | Clone | None:
+) -> Retired | Clone | Forged | None:
     """Our heartbeat as the remote has it (None: none, or unreadable) against our cursor
     ``pushed`` (§6 step 2): None means push may go on. ``beyond``: a segment of ours starts
-    past our cursor. A claim of more pushed than we did is a clone only when such a segment
-    backs it; a bare claim is a forged heartbeat (the caller reports it and goes on)."""
+    past our cursor. A claim of more pushed than we did is a clone's only when such a segment
+    backs it; a bare claim contradicts our cursor: the whole heartbeat is Forged (a bucket
+    writer's; its other claims, a decommission included, are not acted on)."""
     if hb is None:
         return None
+    announced = int(hb.get("pushed", 0))
+    if announced > pushed and not beyond:
+        return Forged(
+            f"it claims we pushed up to {announced} but we pushed {pushed} and no segment of "
+            "ours lies past that: not written by us; ignored and rewritten"
+        )
     if hb.get("decommissioned"):
         return Retired(
             f"replica {me} was decommissioned by {hb.get('by')}; it no longer pushes "
             "(move this data dir aside and start a new one to rejoin)"
         )
-    announced = int(hb.get("pushed", 0))
-    if announced > pushed and beyond:
+    if announced > pushed:
         return Clone(
             f"the remote says replica {me} pushed up to {announced} but this data dir "
             f"pushed only {pushed}"
@@ -255,17 +268,36 @@ def snapshots_to_delete(ours: Sequence[str], keep: int = KEEP_SNAPSHOTS) -> list
 # ---- compaction (§11) ------------------------------------------------------------------------
 
 
-def compaction_floors(hbs: Heartbeats, me: str) -> dict[str, int] | None:
+def implausible_claims(hbs: Heartbeats, me: str, written: int) -> list[str]:
+    """The replicas whose heartbeat says it applied more of our ops than the ``written`` we
+    ever wrote: a lie (a bucket writer's edit), which must not let compaction delete what
+    that replica lacks."""
+    return sorted(r for r, hb in hbs.items() if r != me and _seq(hb.get("vv"), me) > written)
+
+
+def _seq(vv: Any, replica: str) -> int:
+    try:
+        return int(vv.get(replica, 0))
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
+def compaction_floors(
+    hbs: Heartbeats, me: str, covered: Mapping[str, int] | None = None
+) -> dict[str, int] | None:
     """For each replica whose segments we may delete (ours and decommissioned ones, sorted):
-    the highest seq every live replica has applied and some snapshot covers. None while the
-    remote has no live heartbeat of ours (we would not gate our own compaction)."""
+    the highest seq every live replica has applied and some snapshot covers. ``covered``: the
+    version vector of a snapshot compaction read back and verified (else the heartbeats'
+    announced ones, as claimed). None while the remote has no live heartbeat of ours (we would
+    not gate our own compaction)."""
     live = [hb for hb in hbs.values() if not hb.get("decommissioned")]
     if not any(hb["replica"] == me for hb in live):
         return None
-    covered: dict[str, int] = {}
-    for info in announced_snapshots(hbs):
-        for r, seq in info.get("vv", {}).items():
-            covered[r] = max(covered.get(r, 0), int(seq))
+    if covered is None:
+        covered = {}
+        for info in announced_snapshots(hbs):
+            for r, seq in info.get("vv", {}).items():
+                covered[r] = max(covered.get(r, 0), int(seq))
     mine = {me} | {r for r, hb in hbs.items() if hb.get("decommissioned")}
     return {
         replica: min(

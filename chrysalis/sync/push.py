@@ -72,12 +72,9 @@ class Pusher:
                 if (p := parse_seg_key(o.key))
             )
         verdict = protocol.judge_own_heartbeat(own, s.me, s.pushed(), beyond=beyond)
-        if not beyond:
-            s.health.tampered[heartbeat_key(s.me)] = (
-                f"claimed we pushed up to {own['pushed']} but we pushed {s.pushed()} and no "
-                "segment of ours lies past that: not written by us; ignored and rewritten"
-            )
-            log.warning("%s", s.health.tampered[heartbeat_key(s.me)])
+        if isinstance(verdict, protocol.Forged):
+            s.health.tampered[heartbeat_key(s.me)] = verdict.detail
+            log.warning("%s: %s", heartbeat_key(s.me), verdict.detail)
         if isinstance(verdict, protocol.Retired):
             s.health.stopped = verdict.why
             raise Decommissioned(verdict.why)
