@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError
+from ..errors import ChrysalisError, FormatTampered
 from ..remotes import Remote, open_remote
 from ..segment import read_key_file
 from . import compaction, protocol, snapshots
@@ -124,6 +124,8 @@ class Sync:
             try:
                 spoke = step(self._connect(), out)
             except Exception as exc:
+                if isinstance(exc, FormatTampered):
+                    self._bound = None  # open the format again next time (and refuse there)
                 out.ok = False
                 out.error = f"{type(exc).__name__}: {exc}"
                 self.health.last_error = out.error

@@ -3,14 +3,16 @@ order; a rejected segment stops only its replica (docs/sync-protocol.md §7)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
-from ..errors import DotConflict, InvalidInput, SegmentError, SyncKeyError
+from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
 from ..remotes import RemoteNotFound
 from . import objects, protocol, snapshots
 from .heartbeats import Heartbeats
-from .layout import CHANGED_KEY, OPS, parse_seg_key
+from .layout import CHANGED_KEY, FORMAT_KEY, OPS, parse_seg_key
+from .remote_format import REPAIR
 from .session import Outcome, Session
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ class Puller:
             if self.heartbeats.due():
                 self.heartbeats.beat()
             return True
+        self._check_format()
         hbs = self.heartbeats.read_all()
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in s.remote.list(OPS):
@@ -56,6 +59,23 @@ class Puller:
         if complete:
             self._marker_seen = marker  # else the next poll looks again
         return True
+
+    def _check_format(self) -> None:
+        """A full pull reads ``format.json`` again (one GET): deleted or rewritten since we
+        opened it, we stop at once rather than at the next restart (§3)."""
+        s = self.s
+        try:
+            now: Any = json.loads(s.remote.get(FORMAT_KEY))
+        except RemoteNotFound:
+            now = None
+        except ValueError:
+            now = "damaged"
+        if now != s.format:
+            what = "is missing" if now is None else "was rewritten"
+            raise FormatTampered(
+                f"{s.remote.url}: {FORMAT_KEY} {what} since this replica opened it: someone "
+                f"wrote to the bucket. Run `{REPAIR}` to put back the one we know"
+            )
 
     def _note_reported_gaps(self, hbs: dict[str, dict[str, Any]]) -> None:
         """Holes peers report in a run we push: our next push puts those ops again."""
