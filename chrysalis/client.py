@@ -264,10 +264,12 @@ class Client(ClientBase):
         pull: bool = True,
         snapshot: bool = False,
         decommission: str | None = None,
+        repair_format: bool = False,
     ) -> dict[str, Any]:
         """Push to the remote and pull from it now (and publish a snapshot if asked; retire a
-        laptop's replica id if asked); what moved, per remote and mirror."""
-        return self._do(Routes.sync(push, pull, snapshot, decommission))
+        laptop's replica id if asked; first put back a deleted or rewritten ``format.json`` if
+        asked); what moved, per remote and mirror."""
+        return self._do(Routes.sync(push, pull, snapshot, decommission, repair_format))
 
     def metrics(self) -> str:
         """Prometheus text exposition."""
@@ -478,8 +480,9 @@ class AsyncClient(ClientBase):
         pull: bool = True,
         snapshot: bool = False,
         decommission: str | None = None,
+        repair_format: bool = False,
     ) -> dict[str, Any]:
-        return await self._do(Routes.sync(push, pull, snapshot, decommission))
+        return await self._do(Routes.sync(push, pull, snapshot, decommission, repair_format))
 
     async def metrics(self) -> str:
         return await self._do(Routes.metrics)

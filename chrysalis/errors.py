@@ -17,7 +17,9 @@ they occur, with ``raise Mapped(msg) from exc``::
     │   ├── DataDirLocked     another process has the data dir open       (HTTP 409)
     │   ├── CloneDetected     another copy of this data dir pushes as us  (HTTP 409)
     │   ├── Decommissioned    this replica was retired; push stops        (HTTP 409)
-    │   └── SyncKeyError      the sync key is missing or not the remote's (HTTP 409)
+    │   ├── SyncKeyError      the sync key is missing or not the remote's (HTTP 409)
+    │   └── FormatTampered    format.json missing or altered on a remote
+    │                         that holds data: repair, never recreate     (HTTP 409)
     ├── Unavailable           a service we need cannot answer now         (HTTP 503)
     │   ├── EmbedderUnavailable  the embedding service cannot answer      (HTTP 503)
     │   ├── NotReady          the daemon is starting or stopping          (HTTP 503)
@@ -130,6 +132,13 @@ class SyncKeyError(Conflict):
     code = "sync_key"
 
 
+class FormatTampered(Conflict):
+    """The remote's ``format.json`` is missing or altered while the remote holds data; it is
+    never recreated silently (``chrysalis sync --repair-format`` rewrites it)."""
+
+    code = "format_tampered"
+
+
 class Unavailable(ChrysalisError):
     """Something we need cannot answer now; retrying later may work."""
 
@@ -218,6 +227,7 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
     for cls in (
         ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, Forbidden, NotFound,
         Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
+        FormatTampered,
         Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,
         RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError, MirrorError,
         InternalError, DemoFailed,

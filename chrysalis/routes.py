@@ -262,8 +262,11 @@ class Routes:
         pull: bool = True,
         snapshot: bool = False,
         decommission: str | None = None,
+        repair_format: bool = False,
     ) -> Call[dict[str, Any]]:
         body = {"push": push, "pull": pull, "snapshot": snapshot, "decommission": decommission}
+        if repair_format:  # only when asked: an older daemon's body has no such field
+            body["repair_format"] = True
         return Call("POST", "/v1/sync", _json, json=body)
 
 

@@ -4,7 +4,7 @@
     0       4     magic  b"CHRS"
     4       1     format version (1)
     5       1     flags: bit 0 zlib-compressed, bit 1 AES-256-GCM encrypted
-    6       1     kind: 1 segment, 2 snapshot, 3 blob, 4 key check
+    6       1     kind: 1 segment, 2 snapshot, 3 blob, 4 key check, 5 heartbeat
     7       1     reserved, 0
     8       n     body: msgpack of the payload, compressed if flagged; if encrypted,
                   a 12-byte random nonce + AES-GCM(ciphertext || 16-byte tag)
@@ -49,6 +49,7 @@ class Kind(IntEnum):
     SNAPSHOT = 2
     BLOB = 3
     KEY_CHECK = 4
+    HEARTBEAT = 5  # with a sync key only: a plaintext remote's heartbeats are JSON
 
 
 def encode(kind: Kind, payload: Any, *, object_key: str, key: bytes | None) -> bytes:

@@ -211,3 +211,27 @@ def test_decommission_a_laptop_from_the_cli(
     assert a.once("get_bead", "old").content == "the old laptop's last note"
     bad = a.cli("sync", "--decommission", "no-such-laptop")
     assert bad.returncode == 1 and "no replica" in bad.stdout + bad.stderr
+
+
+def test_a_deleted_format_is_refused_then_repaired_from_the_cli(
+    daemons: Callable[..., DaemonProcess], tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    a = daemons("a", "--remote", f"file://{shared}")
+    a.once("remember", "before the format went", id="x1")
+    assert sync(a)[0] == 0
+    (shared / "format.json").unlink()
+    code, result = sync(a)  # the running daemon notices on its next full pull
+    assert code == 1
+    assert "chrysalis sync --repair-format" in result["remote"]["pull"]["error"]
+    code, result = sync(a)  # and its push too, from then on
+    assert code == 1
+    assert "chrysalis sync --repair-format" in result["remote"]["push"]["error"]
+    assert not (shared / "format.json").exists()
+    code, result = sync(a, "--repair-format")
+    assert code == 0, result
+    assert result["remote"]["repair_format"]["repaired"]
+    assert (shared / "format.json").exists()
+    human = a.cli("sync", "--repair-format")
+    assert human.returncode == 0 and "already right" in human.stdout

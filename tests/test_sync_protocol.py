@@ -169,6 +169,52 @@ def test_gap_detection_never_applies_past_a_missing_seq(n: int, data: st.DataObj
     assert read == sorted(read)
 
 
+@given(n=st.integers(1, 40), data=st.data())
+def test_a_segment_deleted_mid_run_is_found_and_its_origin_puts_back_exactly_it(
+    n: int, data: st.DataObject
+) -> None:
+    segs = data.draw(partitions(n))
+    lost = data.draw(st.sets(st.sampled_from(range(1, len(segs))))) if len(segs) > 1 else set()
+    kept = [seg for i, seg in enumerate(segs) if i not in lost]  # the first segment stays
+    firsts = [f for f, _ in kept]
+    # a reader walking the kept segments from nothing stops exactly at the first lost seq
+    have, hole = 0, None
+    for i in range(protocol.read_from(firsts, have), len(kept)):
+        hole = protocol.hole_before(kept[i][0], have)
+        if hole is not None:
+            break
+        have = max(have, kept[i][1])
+    if hole is None:  # nothing follows the loss: its heartbeat's ``pushed`` shows it
+        hole = protocol.hole_before(n + 1, have)
+    missing = [seq for i, (f, last) in enumerate(segs) if i in lost for seq in range(f, last + 1)]
+    if not missing:
+        assert hole is None and have == n
+        return
+    assert hole is not None and hole[0] == missing[0] == have + 1
+    assert all(seq in missing for seq in range(hole[0], hole[1] + 1))
+    # the origin puts back the hole, never past its cursor nor over a segment that exists
+    span = protocol.republish_range(firsts, hole, pushed=n)
+    assert span == hole
+    assert protocol.republish_range(firsts, (firsts[-1], n), pushed=n) is None
+
+
+@given(
+    firsts=st.lists(st.integers(1, 50), min_size=1, unique=True),
+    start=st.integers(-2, 60),
+    end=st.integers(-2, 60),
+    pushed=st.integers(0, 60),
+)
+def test_a_reported_hole_never_makes_us_put_what_exists_or_was_never_pushed(
+    firsts: list[int], start: int, end: int, pushed: int
+) -> None:
+    firsts.sort()
+    span = protocol.republish_range(firsts, (start, end), pushed)
+    if span is not None:
+        lo, hi = span
+        assert 1 <= lo <= hi <= pushed and lo == start and hi <= end
+        assert not any(lo <= f <= hi for f in firsts)
+
+
 @given(firsts=st.lists(st.integers(1, 50), min_size=1, unique=True), have=st.integers(0, 60))
 def test_pull_starts_at_the_segment_holding_the_next_seq(firsts: list[int], have: int) -> None:
     firsts.sort()
@@ -287,3 +333,24 @@ def test_peer_rows_show_the_lag_and_leave_us_out() -> None:
             "decommissioned": False,
         }
     ]
+
+
+@given(
+    written=st.integers(0, 50),
+    claims=st.dictionaries(st.sampled_from(["b", "c", "d"]), st.integers(0, 10**9)),
+    covered=st.integers(0, 60),
+)
+def test_compaction_never_deletes_past_a_verified_snapshot_nor_on_a_claim_above_our_ops(
+    written: int, claims: dict[str, int], covered: int
+) -> None:
+    hbs: dict[str, dict[str, Any]] = {"me": {"replica": "me", "vv": {"me": written}}}
+    hbs |= {r: {"replica": r, "vv": {"me": seq}} for r, seq in claims.items()}
+    liars = protocol.implausible_claims(hbs, "me", written)
+    assert liars == sorted(r for r, seq in claims.items() if seq > written)
+    for r in liars:
+        hbs[r] = {**hbs[r], "vv": {}}
+    floors = protocol.compaction_floors(hbs, "me", covered={"me": covered})
+    assert floors is not None
+    assert floors["me"] <= min([covered, written, *claims.values()])
+    if liars:
+        assert floors["me"] == 0

@@ -3,7 +3,8 @@
 The remote's layout (layout.py names every key; docs/sync-protocol.md has every detail):
 
     format.json                          format, id, created_at, encryption (salt, key check)
-    replicas/<replica>.json              heartbeat: host, generation, pushed, vv, snapshot, time
+    replicas/<replica>.json              heartbeat: host, generation, pushed, vv, snapshot, gaps,
+                                         time (JSON; sealed like a segment with a sync key)
     ops/<replica>/<first:016x>.seg       consecutive ops of one replica, written once
     snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
     blobs/<sha256>                       large bead content, content-addressed
@@ -16,6 +17,12 @@ same name: the same ops mean it landed; other ops mean another copy of this data
 first (a clone), and push stops. Pull reads segments past what we hold, verifies each (checksum,
 authentication, replica and seq run), and applies it; a rejected segment stops only its replica.
 
+The bucket is not trusted (docs/sync-protocol.md §14): a hole in a replica's run is a gap in
+status that its origin fills by putting the ops again (or a snapshot fills); a foreign object
+under our next segment name is replaced; heartbeat claims our own durable state contradicts are
+ignored; compaction trusts only a snapshot it read back; format.json is never made anew on a
+remote that holds data (`Sync.repair_format` puts it back). Each of these shows in status.
+
 The modules:
 
     engine.py         `Sync`, the coordinator: opens the format once, runs each step, keeps status
@@ -23,7 +30,7 @@ The modules:
                       which snapshot, the compaction floor)
     layout.py         every key name in the remote
     local.py          `Local`: everything sync needs from the memory and its store
-    remote_format.py  format.json: create, read, check the key
+    remote_format.py  format.json: create (on an empty remote only), read, check the key, repair
     session.py        `Session` (memory + opened remote), `Outcome`, `Health`
     objects.py        segments and blobs: encode, create-only put, read and verify
     heartbeats.py     replicas/<r>.json: ours written, everyone's read; decommission

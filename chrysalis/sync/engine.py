@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError
+from ..errors import ChrysalisError, FormatTampered
 from ..remotes import Remote, open_remote
 from ..segment import read_key_file
 from . import compaction, protocol, snapshots
@@ -24,7 +24,7 @@ from .local import Local
 from .protocol import SEGMENT_OPS
 from .pull import Puller
 from .push import Pusher
-from .remote_format import open_format
+from .remote_format import open_format, repair_format
 from .session import Health, Outcome, Session
 
 if TYPE_CHECKING:
@@ -77,7 +77,10 @@ class Sync:
         mismatch (remote_format.py)."""
         with self._open_lock:
             if self._bound is None:
-                fmt, key = open_format(self.remote, self._secret, self.local.replica_id)
+                url = self.remote.url
+                known = self.local.known_format(url)
+                fmt, key = open_format(self.remote, self._secret, self.local.replica_id, known)
+                self.local.set_known_format(url, fmt)
                 s = Session(self.remote, self.local, fmt, key, self.health)
                 hb = Heartbeats(s, self.host)
                 self._bound = _Open(s, hb, Pusher(s, hb, self.segment_ops), Puller(s, hb))
@@ -121,6 +124,8 @@ class Sync:
             try:
                 spoke = step(self._connect(), out)
             except Exception as exc:
+                if isinstance(exc, FormatTampered):
+                    self._bound = None  # open the format again next time (and refuse there)
                 out.ok = False
                 out.error = f"{type(exc).__name__}: {exc}"
                 self.health.last_error = out.error
@@ -151,6 +156,17 @@ class Sync:
         """Delete segments every live replica holds and a snapshot covers (never by age)."""
         b = self._connect()
         return compaction.compact(b.session, b.heartbeats)
+
+    def repair_format(self) -> dict[str, Any]:
+        """Put back the remote's ``format.json`` as this data dir last opened it, when it was
+        deleted or rewritten (status and errors say so): our key must open it and the remote's
+        segments must read under it. Returns ``{"repaired": bool, "id"}``."""
+        with self._open_lock:
+            done = repair_format(
+                self.remote, self._secret, self.local.known_format(self.remote.url)
+            )
+            self._bound = None  # open it again, as repaired
+        return done
 
     def decommission(self, replica: str) -> dict[str, Any]:
         """Retire a laptop that will not come back: it stops gating compaction."""
@@ -186,7 +202,8 @@ class Sync:
             "consecutive_errors": h.consecutive_errors,
             "stopped": h.stopped,
             "rejected": [{"key": k, "error": v} for k, v in sorted(h.rejected.items())],
-            "gaps": dict(h.gaps),
+            "gaps": {r: dict(g) for r, g in sorted(h.gaps.items())},
+            "tampered": [{"key": k, "what": v} for k, v in sorted(h.tampered.items())],
             "peers": protocol.peer_rows(self.peers, me, vv),
             "requests": dict(self.remote.requests),
         }

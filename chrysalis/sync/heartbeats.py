@@ -10,8 +10,9 @@ import threading
 import time
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, SegmentError, SyncKeyError
 from ..remotes import RemoteNotFound
+from ..segment import MAGIC, Kind, decode, encode
 from . import protocol
 from .layout import REPLICAS, heartbeat_key, is_heartbeat_key
 from .remote_format import FORMAT
@@ -28,6 +29,7 @@ class Heartbeats:
         self.host = host
         self._lock = threading.Lock()
         self._last = 0.0  # monotonic time of our last heartbeat
+        self.unreadable: list[str] = []  # the keys the last read_all could not read
 
     def beat(self) -> None:
         """Publish ours."""
@@ -41,10 +43,12 @@ class Heartbeats:
                 "pushed": s.pushed(),
                 "vv": s.local.version_vector(),
                 "snapshot": s.local.last_snapshot(s.fid),
+                # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
+                "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
                 "time": time.time(),
                 "format": FORMAT,
             }
-            s.remote.put(heartbeat_key(s.me), json.dumps(hb).encode())
+            s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
             self._last = time.monotonic()
 
     def due(self) -> bool:
@@ -52,26 +56,33 @@ class Heartbeats:
         return protocol.heartbeat_due(time.monotonic(), self._last)
 
     def own(self) -> Any:
-        """Ours as the remote has it; None if there is none or it is damaged (this push
-        rewrites it)."""
+        """Ours as the remote has it; None if there is none, it is damaged, or (with a sync
+        key) it fails authentication: a bucket writer's (reported; this push rewrites it)."""
+        key = heartbeat_key(self.s.me)
         try:
-            return json.loads(self.s.remote.get(heartbeat_key(self.s.me)))
-        except (RemoteNotFound, ValueError):
+            return self._open(key, self.s.remote.get(key))
+        except RemoteNotFound:
+            return None
+        except (SegmentError, SyncKeyError, ValueError, KeyError, TypeError) as exc:
+            self._forged(key, exc)
             return None
 
     def read_all(self) -> dict[str, dict[str, Any]]:
         """Every replica's heartbeat (unreadable ones are skipped and logged)."""
         out = {}
+        unreadable = []
         for obj in self.s.remote.list(REPLICAS):
             if not is_heartbeat_key(obj.key):
                 continue
             try:
-                hb = json.loads(self.s.remote.get(obj.key))
+                hb = self._open(obj.key, self.s.remote.get(obj.key))
                 out[str(hb["replica"])] = hb
             except RemoteNotFound:
                 continue
-            except (ValueError, KeyError, TypeError):
-                log.warning("skipping unreadable heartbeat %s", obj.key)
+            except (SegmentError, SyncKeyError, ValueError, KeyError, TypeError) as exc:
+                self._forged(obj.key, exc)
+                unreadable.append(obj.key)
+        self.unreadable = unreadable
         return out
 
     def decommission(self, replica: str) -> dict[str, Any]:
@@ -83,5 +94,33 @@ class Heartbeats:
         if replica not in hbs:
             raise InvalidInput(f"no replica {replica!r} in {s.remote.url}")
         tomb = protocol.tombstone(hbs[replica], by=s.me, at=time.time())
-        s.remote.put(heartbeat_key(replica), json.dumps(tomb).encode())
+        s.remote.put(heartbeat_key(replica), self._seal(heartbeat_key(replica), tomb))
         return {"replica": replica, "decommissioned": True}
+
+    def _seal(self, key: str, hb: dict[str, Any]) -> bytes:
+        """A heartbeat's bytes: JSON on a plaintext remote; with a sync key, a container
+        object (segment.py) bound to its key, so only a key holder can write one."""
+        if self.s.key is None:
+            return json.dumps(hb).encode()
+        return encode(Kind.HEARTBEAT, hb, object_key=key, key=self.s.key)
+
+    def _open(self, key: str, raw: bytes) -> dict[str, Any]:
+        """The heartbeat under ``key``; raises SegmentError if it cannot be trusted (with a
+        key: not sealed, or failing authentication) or names another replica than its key."""
+        if self.s.key is None:
+            if raw[:4] == MAGIC:
+                raise SegmentError(f"{key}: a sealed heartbeat on a plaintext remote")
+            hb = json.loads(raw)
+        elif raw[:4] != MAGIC:
+            raise SegmentError(f"{key}: not sealed under the sync key (a plaintext heartbeat)")
+        else:
+            hb = decode(raw, kind=Kind.HEARTBEAT, object_key=key, key=self.s.key)
+        if not isinstance(hb, dict) or heartbeat_key(str(hb["replica"])) != key:
+            raise SegmentError(f"{key}: not the heartbeat of the replica its name says")
+        return hb
+
+    def _forged(self, key: str, exc: Exception) -> None:
+        why = f"unreadable or not authentic ({exc}); ignored, and compaction waits"
+        if self.s.health.tampered.get(key) != why:
+            log.warning("heartbeat %s: %s", key, why)
+        self.s.health.tampered[key] = why

@@ -85,6 +85,14 @@ class Local:
     def set_last_snapshot(self, fid: str, info: dict[str, Any]) -> None:
         self._store.put_meta(f"sync:{fid}:snapshot", info)
 
+    def known_format(self, url: str) -> dict[str, Any] | None:
+        """The ``format.json`` we last opened at remote ``url`` (to repair it), or None."""
+        return self._store.get_meta(f"sync:format:{url}")  # type: ignore[no-any-return]
+
+    def set_known_format(self, url: str, fmt: dict[str, Any]) -> None:
+        if self.known_format(url) != fmt:
+            self._store.put_meta(f"sync:format:{url}", fmt)
+
     # ---- the op log ------------------------------------------------------------------------------
 
     def version_vector(self) -> dict[str, int]:

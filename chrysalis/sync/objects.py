@@ -23,6 +23,15 @@ def put_segment(s: Session, replica: str, ops: Sequence[Op]) -> tuple[str, int |
     return key, (len(data) if s.remote.put_if_absent(key, data) else None)
 
 
+def overwrite_segment(s: Session, replica: str, ops: Sequence[Op]) -> int:
+    """Put ``replica``'s segment of ``ops`` under its name over whatever is there (a foreign
+    object, push.py decided); returns the bytes written."""
+    key = seg_key(replica, ops[0]["seq"])
+    data = encode(Kind.SEGMENT, protocol.segment_payload(replica, ops), object_key=key, key=s.key)
+    s.remote.put(key, data)
+    return len(data)
+
+
 def get_segment(s: Session, key: str, replica: str, first: int) -> tuple[list[Op], int]:
     """The ops of segment ``key`` and its size. Raises RemoteNotFound, SegmentError (damaged,
     forged, not ``replica``'s consecutive ops from ``first``) or SyncKeyError."""

@@ -112,19 +112,34 @@ def judge_taken(
     return Landed(min(int(theirs[-1]["seq"]), int(ours[-1]["seq"])))
 
 
+@dataclass(frozen=True)
+class Forged:
+    """Our heartbeat claims what this data dir's durable state contradicts: not ours."""
+
+    detail: str
+
+
 def judge_own_heartbeat(
-    hb: Mapping[str, Any] | None, me: str, pushed: int
-) -> Retired | Clone | None:
+    hb: Mapping[str, Any] | None, me: str, pushed: int, *, beyond: bool = True
+) -> Retired | Clone | Forged | None:
     """Our heartbeat as the remote has it (None: none, or unreadable) against our cursor
-    ``pushed`` (§6 step 2): None means push may go on."""
+    ``pushed`` (§6 step 2): None means push may go on. ``beyond``: a segment of ours starts
+    past our cursor. A claim of more pushed than we did is a clone's only when such a segment
+    backs it; a bare claim contradicts our cursor: the whole heartbeat is Forged (a bucket
+    writer's; its other claims, a decommission included, are not acted on)."""
     if hb is None:
         return None
+    announced = int(hb.get("pushed", 0))
+    if announced > pushed and not beyond:
+        return Forged(
+            f"it claims we pushed up to {announced} but we pushed {pushed} and no segment of "
+            "ours lies past that: not written by us; ignored and rewritten"
+        )
     if hb.get("decommissioned"):
         return Retired(
             f"replica {me} was decommissioned by {hb.get('by')}; it no longer pushes "
             "(move this data dir aside and start a new one to rejoin)"
         )
-    announced = int(hb.get("pushed", 0))
     if announced > pushed:
         return Clone(
             f"the remote says replica {me} pushed up to {announced} but this data dir "
@@ -184,6 +199,28 @@ def gap(firsts: Sequence[int], have: int) -> tuple[int, int] | None:
     return (have + 1, firsts[0] - 1) if firsts[0] > have + 1 else None
 
 
+def hole_before(first: int, have: int) -> tuple[int, int] | None:
+    """The seqs ``(from, to)`` missing between what we hold (``have``) and the next segment
+    we can read (starting at ``first``), or None if it continues our run. Segments of one
+    replica are contiguous (§6), so a hole means a segment was deleted or never landed."""
+    return (have + 1, first - 1) if first > have + 1 else None
+
+
+def republish_range(
+    firsts: Sequence[int], reported: tuple[int, int], pushed: int
+) -> tuple[int, int] | None:
+    """What of a hole a peer ``reported`` in our own run we should put again, given our
+    segments as listed (``firsts``, sorted) and our cursor ``pushed``: from its start up to
+    the next segment that exists (never past our cursor), or None if a segment starts there
+    (the report is stale or forged: nothing is missing)."""
+    start, end = reported
+    if start < 1 or start > pushed or start in firsts:
+        return None
+    later = [f for f in firsts if f > start]
+    end = min(end, pushed, (later[0] - 1) if later else pushed)
+    return (start, end) if end >= start else None
+
+
 def read_from(firsts: Sequence[int], have: int) -> int:
     """The index of the segment holding ``have + 1`` (the oldest if none starts before it)."""
     return max(0, bisect.bisect_right(firsts, have + 1) - 1)
@@ -231,17 +268,36 @@ def snapshots_to_delete(ours: Sequence[str], keep: int = KEEP_SNAPSHOTS) -> list
 # ---- compaction (§11) ------------------------------------------------------------------------
 
 
-def compaction_floors(hbs: Heartbeats, me: str) -> dict[str, int] | None:
+def implausible_claims(hbs: Heartbeats, me: str, written: int) -> list[str]:
+    """The replicas whose heartbeat says it applied more of our ops than the ``written`` we
+    ever wrote: a lie (a bucket writer's edit), which must not let compaction delete what
+    that replica lacks."""
+    return sorted(r for r, hb in hbs.items() if r != me and _seq(hb.get("vv"), me) > written)
+
+
+def _seq(vv: Any, replica: str) -> int:
+    try:
+        return int(vv.get(replica, 0))
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
+def compaction_floors(
+    hbs: Heartbeats, me: str, covered: Mapping[str, int] | None = None
+) -> dict[str, int] | None:
     """For each replica whose segments we may delete (ours and decommissioned ones, sorted):
-    the highest seq every live replica has applied and some snapshot covers. None while the
-    remote has no live heartbeat of ours (we would not gate our own compaction)."""
+    the highest seq every live replica has applied and some snapshot covers. ``covered``: the
+    version vector of a snapshot compaction read back and verified (else the heartbeats'
+    announced ones, as claimed). None while the remote has no live heartbeat of ours (we would
+    not gate our own compaction)."""
     live = [hb for hb in hbs.values() if not hb.get("decommissioned")]
     if not any(hb["replica"] == me for hb in live):
         return None
-    covered: dict[str, int] = {}
-    for info in announced_snapshots(hbs):
-        for r, seq in info.get("vv", {}).items():
-            covered[r] = max(covered.get(r, 0), int(seq))
+    if covered is None:
+        covered = {}
+        for info in announced_snapshots(hbs):
+            for r, seq in info.get("vv", {}).items():
+                covered[r] = max(covered.get(r, 0), int(seq))
     mine = {me} | {r for r, hb in hbs.items() if hb.get("decommissioned")}
     return {
         replica: min(

@@ -3,14 +3,16 @@ order; a rejected segment stops only its replica (docs/sync-protocol.md §7)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
-from ..errors import DotConflict, InvalidInput, SegmentError, SyncKeyError
+from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
 from ..remotes import RemoteNotFound
 from . import objects, protocol, snapshots
 from .heartbeats import Heartbeats
-from .layout import CHANGED_KEY, OPS, parse_seg_key
+from .layout import CHANGED_KEY, FORMAT_KEY, OPS, parse_seg_key
+from .remote_format import REPAIR
 from .session import Outcome, Session
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ class Puller:
             if self.heartbeats.due():
                 self.heartbeats.beat()
             return True
+        self._check_format()
         hbs = self.heartbeats.read_all()
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in s.remote.list(OPS):
@@ -50,11 +53,44 @@ class Puller:
                 continue
             complete &= self._pull_replica(replica, sorted(segs), hbs, out)
         self.peers = hbs
+        self._note_reported_gaps(hbs)
         if out.ops or self.heartbeats.due():
             self.heartbeats.beat()
         if complete:
             self._marker_seen = marker  # else the next poll looks again
         return True
+
+    def _check_format(self) -> None:
+        """A full pull reads ``format.json`` again (one GET): deleted or rewritten since we
+        opened it, we stop at once rather than at the next restart (§3)."""
+        s = self.s
+        try:
+            now: Any = json.loads(s.remote.get(FORMAT_KEY))
+        except RemoteNotFound:
+            now = None
+        except ValueError:
+            now = "damaged"
+        if now != s.format:
+            what = "is missing" if now is None else "was rewritten"
+            raise FormatTampered(
+                f"{s.remote.url}: {FORMAT_KEY} {what} since this replica opened it: someone "
+                f"wrote to the bucket. Run `{REPAIR}` to put back the one we know"
+            )
+
+    def _note_reported_gaps(self, hbs: dict[str, dict[str, Any]]) -> None:
+        """Holes peers report in a run we push: our next push puts those ops again."""
+        s = self.s
+        ours = {r for r, _ in protocol.owned(s.me, s.local.lineage())}
+        for r, hb in hbs.items():
+            if r == s.me or not isinstance(hb.get("gaps"), dict):
+                continue
+            for replica, span in hb["gaps"].items():
+                try:
+                    start, end = int(span[0]), int(span[1])
+                except (TypeError, ValueError, IndexError, KeyError):
+                    continue
+                if replica in ours:
+                    s.health.republish.add((replica, start, end))
 
     def _pull_replica(
         self,
@@ -70,21 +106,12 @@ class Puller:
         pushed = int(hbs.get(replica, {}).get("pushed", 0))
         if protocol.up_to_date(firsts, pushed=pushed, have=have):
             return True
-        hole = protocol.gap(firsts, have)
-        if hole is not None:
-            # Compacted away: a snapshot that covers the hole fills it, or it waits.
-            if not snapshots.fill(s, replica, hole[1], hbs, out):
-                s.health.gaps[replica] = (
-                    f"ops {replica}:{hole[0]}..{hole[1]} are compacted and no snapshot "
-                    "covers them yet"
-                )
-                return False
-            have = s.local.version_vector().get(replica, 0)
-        s.health.gaps.pop(replica, None)
         for i in range(protocol.read_from(firsts, have), len(segs)):
             first, key = segs[i]
-            if key in s.health.rejected:
+            hole = protocol.hole_before(first, have)
+            if hole is not None and not self._fill(replica, hole, i == 0, hbs, out):
                 return False
+            have = max(have, s.local.version_vector().get(replica, 0))
             if protocol.held(firsts, i, have):
                 continue  # every op in it is already here
             try:
@@ -92,13 +119,46 @@ class Puller:
                 objects.fetch_blobs(s, ops, out)
                 applied = s.local.apply(ops)
             except (SegmentError, SyncKeyError, InvalidInput, DotConflict) as exc:
+                # Read again on the next full pull: its replica may replace it (§6 step 6).
+                if s.health.rejected.get(key) != str(exc):
+                    log.error("rejected %s: %s", key, exc)
                 s.health.rejected[key] = str(exc)
-                log.error("rejected %s: %s", key, exc)
                 return False
             except RemoteNotFound:
                 return False  # compacted between list and get: the next pull sees why
+            s.health.rejected.pop(key, None)
             out.objects += 1
             out.bytes += size
             out.ops += applied
             have = max(have, ops[-1]["seq"])
+        # Its heartbeat says it pushed more than its segments hold: the newest were deleted.
+        tail = protocol.hole_before(pushed + 1, have)
+        if tail is not None and not self._fill(replica, tail, False, hbs, out):
+            return False
+        s.health.gaps.pop(replica, None)
         return True
+
+    def _fill(
+        self,
+        replica: str,
+        hole: tuple[int, int],
+        oldest: bool,
+        hbs: dict[str, dict[str, Any]],
+        out: Outcome,
+    ) -> bool:
+        """Ops ``hole`` of ``replica`` are not in the remote: below its oldest segment they
+        were compacted; between two segments one was deleted (or never landed). A snapshot
+        that covers them fills them now; else the gap is kept (status, and our heartbeat,
+        which tells the origin to put them again) and False says ``replica`` waits."""
+        s = self.s
+        if snapshots.fill(s, replica, hole[1], hbs, out):
+            return True
+        why = (
+            "compacted and no snapshot covers them yet"
+            if oldest
+            else "missing from the remote (a segment was deleted); waiting for its replica "
+            "to put them again or for a snapshot that covers them"
+        )
+        s.health.gaps[replica] = {"from": hole[0], "to": hole[1], "why": why}
+        log.warning("ops %s:%d..%d are %s", replica, hole[0], hole[1], why)
+        return False

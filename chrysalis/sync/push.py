@@ -3,15 +3,19 @@ cursor only after the remote confirmed (docs/sync-protocol.md §6)."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import NoReturn
 
-from ..errors import CloneDetected, Decommissioned
+from ..errors import CloneDetected, Decommissioned, SegmentError, SyncKeyError
 from ..faults import fault as _fault
+from ..remotes import RemoteNotFound, RemoteUnavailable
 from . import objects, protocol
 from .heartbeats import Heartbeats
-from .layout import CHANGED_KEY
+from .layout import CHANGED_KEY, heartbeat_key, parse_seg_key, segments_of
 from .session import Outcome, Session
+
+log = logging.getLogger(__name__)
 
 
 class Pusher:
@@ -27,12 +31,14 @@ class Pusher:
         """One push; says whether it spoke to the remote."""
         s = self.s
         unannounced = s.announced() < s.pushed()
-        if self._identity_checked and not unannounced and not self._waiting():
+        idle = not unannounced and not s.health.republish and not self._waiting()
+        if self._identity_checked and idle:
             return False  # nothing to send: an idle push costs no request
         self._check_identity()
         self._identity_checked = True
         for replica, upto in self._owned():
             self._push_replica(replica, upto, out)
+        self._republish(out)
         if out.objects or s.announced() < s.pushed():
             # Segments others have not been told of: also those of an earlier push that failed
             # (or was killed) after its segments and before this point.
@@ -56,7 +62,19 @@ class Pusher:
         s = self.s
         if s.health.stopped:
             raise CloneDetected(s.health.stopped)
-        verdict = protocol.judge_own_heartbeat(self.heartbeats.own(), s.me, s.pushed())
+        own = self.heartbeats.own()
+        beyond = True
+        if own is not None and int(own.get("pushed", 0)) > s.pushed():
+            # Only a segment of ours past our cursor makes the claim a clone's.
+            beyond = any(
+                p[1] > s.pushed()
+                for o in s.remote.list(segments_of(s.me))
+                if (p := parse_seg_key(o.key))
+            )
+        verdict = protocol.judge_own_heartbeat(own, s.me, s.pushed(), beyond=beyond)
+        if isinstance(verdict, protocol.Forged):
+            s.health.tampered[heartbeat_key(s.me)] = verdict.detail
+            log.warning("%s: %s", heartbeat_key(s.me), verdict.detail)
         if isinstance(verdict, protocol.Retired):
             s.health.stopped = verdict.why
             raise Decommissioned(verdict.why)
@@ -93,10 +111,64 @@ class Pusher:
             out.ops += last - cursor
             cursor = last
 
+    def _reclaim(self, key: str, replica: str, ops: list[objects.Op], exc: Exception) -> int:
+        """Our segment's name holds an object that is not a segment of ours at all: it fails
+        to verify (a replayed old segment, a forgery, another key's object). A clone of this
+        data dir would have written a valid segment of our ops there, so this is tampering by
+        someone who can write to the bucket: report it and put ours over it."""
+        s = self.s
+        objects.overwrite_segment(s, replica, ops)
+        s.health.tampered[key] = (
+            f"held an object that is not a segment of ours ({exc}); replaced it with ours"
+        )
+        log.warning("%s: %s; replaced it with ours", key, exc)
+        return int(ops[-1]["seq"])
+
+    def _republish(self, out: Outcome) -> None:
+        """Put again the ops of ours peers found missing between two of our segments (a
+        segment deleted by someone who can write to the bucket), from the ops we still hold;
+        what we no longer hold a snapshot fills on their side (§7)."""
+        s = self.s
+        for replica, start, end in sorted(s.health.republish):
+            s.health.republish.discard((replica, start, end))
+            firsts = sorted(
+                p[1] for o in s.remote.list(segments_of(replica)) if (p := parse_seg_key(o.key))
+            )
+            span = protocol.republish_range(firsts, (start, end), s.pushed(replica))
+            if span is None:
+                continue
+            cursor = span[0] - 1
+            while cursor < span[1]:
+                ops = protocol.cut_segment(
+                    s.local.ops_after(replica, cursor, self.segment_ops),
+                    upto=span[1],
+                    size=s.local.op_size,
+                    max_ops=self.segment_ops,
+                )
+                if not ops or ops[0]["seq"] != cursor + 1:
+                    break  # we no longer hold them: a snapshot has to fill the hole
+                key, written = objects.put_segment(s, replica, ops)
+                if written is None:
+                    self._landed(key, replica, ops, own=replica == s.me)
+                else:
+                    out.objects += 1
+                    out.bytes += written
+                    s.health.tampered[key] = (
+                        f"was missing from the remote (deleted); put again ops "
+                        f"{replica}:{ops[0]['seq']}..{ops[-1]['seq']}"
+                    )
+                    log.warning("%s was missing: put again", key)
+                cursor = ops[-1]["seq"]
+
     def _landed(self, key: str, replica: str, ops: list[objects.Op], *, own: bool) -> int:
         """Our segment's name is taken: by our own earlier put or by a clone. Returns the
         last seq it holds."""
-        theirs, _ = objects.get_segment(self.s, key, replica, ops[0]["seq"])
+        try:
+            theirs, _ = objects.get_segment(self.s, key, replica, ops[0]["seq"])
+        except (SegmentError, SyncKeyError) as exc:
+            return self._reclaim(key, replica, ops, exc)
+        except RemoteNotFound:  # deleted since our put: put it again next time round
+            raise RemoteUnavailable(f"{key} vanished while push read it back") from None
         verdict = protocol.judge_taken(
             key, replica, ops, theirs, own=own, same=self.s.local.same_op
         )

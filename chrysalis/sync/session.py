@@ -39,7 +39,12 @@ class Health:
     consecutive_errors: int = 0
     stopped: str | None = None  # why push refuses to run (clone, decommissioned)
     rejected: dict[str, str] = field(default_factory=dict)  # object key -> why
-    gaps: dict[str, str] = field(default_factory=dict)  # replica -> what is missing
+    # replica -> {"from", "to", "why"}: ops missing from the remote that we cannot read yet
+    gaps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # object key -> what a bucket writer (no sync key) did to it, and what we did about it
+    tampered: dict[str, str] = field(default_factory=dict)
+    # (replica we push, from, to): holes in our own run that peers reported; push re-puts them
+    republish: set[tuple[str, int, int]] = field(default_factory=set)
 
 
 @dataclass

@@ -78,6 +78,15 @@ def fill(s: Session, replica: str, upto: int, hbs: dict[str, dict[str, Any]], ou
     return False
 
 
+def read_verified(s: Session, key: str) -> dict[str, Any]:
+    """Snapshot ``key``, decoded and authenticated, its state matching its digest."""
+    payload = _read(s, key)
+    dbs = {name: [(bytes(k), bytes(v)) for k, v in rows] for name, rows in payload["dbs"].items()}
+    if s.local.digest_of(dbs) != payload.get("digest"):
+        raise SegmentError(f"{key}: state does not match its digest")
+    return payload
+
+
 def _read(s: Session, key: str) -> dict[str, Any]:
     payload = decode(s.remote.get(key), kind=Kind.SNAPSHOT, object_key=key, key=s.key)
     if not isinstance(payload, dict) or not isinstance(payload.get("dbs"), dict):

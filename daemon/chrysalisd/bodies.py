@@ -177,6 +177,11 @@ class SyncIn(BaseModel):
     decommission: Id | None = Field(
         None, description="a replica id of a laptop that will not come back"
     )
+    repair_format: bool = Field(
+        False,
+        description="first put back the remote's format.json as this replica last opened it "
+        "(after someone deleted or rewrote it; status names this step)",
+    )
 
 
 class ImportResult(BaseModel):

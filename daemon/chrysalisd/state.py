@@ -156,10 +156,16 @@ class Daemon:
         pull: bool = True,
         snapshot: bool = False,
         decommission: str | None = None,
+        repair_format: bool = False,
     ) -> dict[str, Any]:
         """Push, then pull, at once; what moved (or why not) for the remote and each mirror.
         ``decommission`` retires another laptop's replica id first (it stops gating
-        compaction); that needs a remote."""
+        compaction); ``repair_format`` first puts back the remote's deleted or rewritten
+        ``format.json``; both need a remote."""
+        if repair_format and self.sync is None:
+            raise Conflict(
+                "repairing format.json needs a remote: start the daemon with --remote URL"
+            )
         if decommission is not None:
             if self.sync is None:
                 raise Conflict("decommission needs a remote: start the daemon with --remote URL")
@@ -173,7 +179,8 @@ class Daemon:
             sync = self.sync
             remote = _steps(
                 {"url": sync.remote.url},
-                [("push", push, self._push), ("pull", pull, lambda: sync.pull(force=True)),
+                [("repair_format", repair_format, sync.repair_format),
+                 ("push", push, self._push), ("pull", pull, lambda: sync.pull(force=True)),
                  ("snapshot", snapshot, sync.snapshot)],
             )  # fmt: skip
         mirrors = []

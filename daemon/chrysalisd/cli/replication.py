@@ -20,10 +20,21 @@ from .common import json_option, print_json
     metavar="REPLICA",
     help="First retire a laptop that will not come back (its id from `chrysalis status`).",
 )
+@click.option(
+    "--repair-format",
+    is_flag=True,
+    help="First put back the remote's format.json, deleted or rewritten by someone else "
+    "(status says so), as this laptop last opened it; our key must open the remote's data.",
+)
 @json_option
 @click.pass_context
 def sync(
-    ctx: click.Context, only: str | None, snapshot: bool, decommission: str | None, as_json: bool
+    ctx: click.Context,
+    only: str | None,
+    snapshot: bool,
+    decommission: str | None,
+    repair_format: bool,
+    as_json: bool,
 ) -> None:
     """Push to the remote and pull from it now (and every mirror), then say what moved.
 
@@ -34,23 +45,31 @@ def sync(
       chrysalis sync
       chrysalis sync --pull --json
       chrysalis sync --snapshot
+      chrysalis sync --repair-format
     """
     obj = ctx.ensure_object(dict)
     client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
     result = client.sync(
-        push=only != "pull", pull=only != "push", snapshot=snapshot, decommission=decommission
+        push=only != "pull",
+        pull=only != "push",
+        snapshot=snapshot,
+        decommission=decommission,
+        repair_format=repair_format,
     )
     if as_json:
         print_json(result)
     else:
         r = result["remote"]
         lines = [f"remote  {r['url']}"]
-        for verb in ("push", "pull", "snapshot"):
+        for verb in ("repair_format", "push", "pull", "snapshot"):
             step = r.get(verb)
             if step is None:
                 continue
             if step.get("ok") is False:
                 lines.append(f"  {verb}  failed: {step['error']}")
+            elif verb == "repair_format":
+                state = "put back" if step["repaired"] else "already right"
+                lines.append(f"  format.json  {step['id']} {state}")
             elif verb == "snapshot":
                 state = "written" if step["written"] else "unchanged, not rewritten"
                 lines.append(f"  snapshot  {step['key']} {state}")

@@ -43,5 +43,5 @@ async def sync_now(d: D, body: SyncIn | None = None) -> dict[str, Any]:
     409 when no remote is configured."""
     body = body or SyncIn()
     return await run_in_threadpool(
-        d.sync_now, body.push, body.pull, body.snapshot, body.decommission
+        d.sync_now, body.push, body.pull, body.snapshot, body.decommission, body.repair_format
     )
