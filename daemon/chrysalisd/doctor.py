@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chrysalis.errors import ChrysalisError
+from chrysalis.errors import ChrysalisError, FormatTampered
 
 if TYPE_CHECKING:
     from .state import Daemon
@@ -120,6 +120,14 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     out = []
     try:
         fmt = sync._open()
+    except FormatTampered as exc:
+        return [
+            check(
+                "remote", "error", f"{url}: {exc.message}",
+                "run `chrysalis sync --repair-format` on a laptop that synced here before "
+                "(it puts back the format it recorded, after checking its key opens the remote)",
+            )
+        ]  # fmt: skip
     except ChrysalisError as exc:
         return [
             check(
@@ -170,6 +178,26 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
             check(
                 "sync", "error", status["stopped"],
                 "see docs/operations.md, 'Clone detected': keep one copy, move the other aside",
+            )
+        )  # fmt: skip
+    elif status.get("gaps"):
+        replica, gap = next(iter(status["gaps"].items()))
+        out.append(
+            check(
+                "sync", "warn", f"ops {gap.get('from')}..{gap.get('to')} of {replica} are missing "
+                "on the remote (deleted?)",
+                "nothing to do while the origin runs: it puts them again when it next syncs, or "
+                "a snapshot fills them; `chrysalis sync` on the origin hurries it",
+            )
+        )  # fmt: skip
+    elif status.get("tampered"):
+        first = status["tampered"][0]
+        out.append(
+            check(
+                "sync", "warn", f"{len(status['tampered'])} objects on the remote were not ours, "
+                f"e.g. {first['key']}: {first['what']}",
+                "someone with write access to the bucket changed it: they were replaced or "
+                "ignored; review who can write to the bucket (docs/sync-protocol.md §14)",
             )
         )  # fmt: skip
     elif status["rejected"]:

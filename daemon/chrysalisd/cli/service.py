@@ -141,6 +141,13 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
         out.append(f"  STOPPED {r['stopped']}")
     for rej in r["rejected"]:
         out.append(f"  rejected {rej['key']}: {rej['error']}")
+    for replica, gap in r.get("gaps", {}).items():
+        out.append(
+            f"  gap     {replica} ops {gap.get('from')}..{gap.get('to')} missing on the remote: "
+            f"{gap.get('why', 'waiting for its origin or a snapshot')}"
+        )
+    for t in r.get("tampered", []):
+        out.append(f"  tampered {t['key']}: {t['what']}")
     for peer in r["peers"]:
         seen = ago(time.time() - peer["last_seen"]) + " ago" if peer["last_seen"] else "never"
         gone = "  (decommissioned)" if peer["decommissioned"] else ""
