@@ -3,6 +3,7 @@ the wall, reads go on, writes resume when space returns, and nothing acknowledge
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import time
@@ -16,6 +17,8 @@ import pytest
 
 from chrysalis import Memory
 from chrysalis.errors import InsufficientStorage
+from chrysalis.models import Bead
+from chrysalis.store import WriteContext
 
 from .daemon_process import DaemonProcess
 
@@ -180,3 +183,75 @@ def test_the_daemon_answers_507_on_writes_200_on_reads_and_resumes(tmp_path: Pat
     finally:
         assert d.stop() == 0, d.output()
         d.close()
+
+
+# ---- background writers pause, they do not crash -----------------------------------------------
+
+
+def test_the_indexer_pauses_while_the_disk_is_full_and_catches_up_after(
+    tmp_path: Path, disk: FakeDisk, caplog: pytest.LogCaptureFixture
+) -> None:
+    with Memory.open(tmp_path / "m", sync=False, embedder="deterministic") as m:
+        m.wait_indexed(30)
+
+        def fill_up(ctx: WriteContext) -> Bead:
+            # The disk fills up as the bead commits, before the indexer hears of it: its
+            # vector (the indexer's own write) is refused.
+            bead = m.append_bead("written just before the disk filled up")
+            m.store.min_free_bytes, disk.free = 100 * MiB, MiB
+            return bead
+
+        bead = m.store.write(fill_up)
+        deadline = time.monotonic() + 10
+        while m.indexer.status()["last_error"] is None:
+            assert time.monotonic() < deadline, "the indexer never tried"
+            time.sleep(0.02)
+        assert "has 1 MiB free" in m.indexer.status()["last_error"]
+        assert m.indexer._thread.is_alive()
+        paused = [r for r in caplog.records if "indexing paused" in r.getMessage()]
+        assert len(paused) == 1
+        disk.free = 10_000 * MiB
+        m.wait_indexed(30)
+        assert m.get_embedding("bead", bead.id, m.indexer.embedder.model).item_id == bead.id
+
+
+def test_a_sync_job_pauses_on_a_full_disk_and_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from chrysalisd.config import Settings
+    from chrysalisd.state import Daemon
+
+    caplog.set_level(logging.INFO, logger="chrysalisd")
+    with Memory.open(tmp_path / "m", sync=False) as m:
+        daemon = Daemon(Settings(), m)
+        calls: list[int] = []
+
+        def pull() -> dict[str, Any]:
+            calls.append(1)
+            if len(calls) < 3:
+                m.store.check_space()  # under the floor below: refused like a pulled op
+            return {"pulled": 0}
+
+        job = daemon._pausing("pull", pull)
+        m.store.min_free_bytes = 2**62
+        first, second = job(), job()
+        assert first["paused"] == second["paused"] == "disk_full"
+        assert first["error"].startswith(f"the disk holding {tmp_path / 'm'} has ")
+        m.store.min_free_bytes = 0
+        assert job() == {"pulled": 0}
+        said = [r.getMessage() for r in caplog.records if "job pull" in r.getMessage()]
+        assert len(said) == 2 and "paused" in said[0] and "resumed" in said[1]
+
+
+def test_lmdb_out_of_space_failures_are_recognised() -> None:
+    import errno
+
+    import lmdb
+
+    from chrysalis.store import _out_of_space
+
+    assert _out_of_space(lmdb.DiskError("mdb_txn_commit: No space left on device", 28))
+    assert _out_of_space(lmdb.Error("mdb_txn_commit: Input/output error", errno.EIO))
+    assert _out_of_space(OSError(errno.ENOSPC, "No space left on device"))
+    assert not _out_of_space(lmdb.CorruptedError("mdb_get: MDB_CORRUPTED", -30796))
+    assert not _out_of_space(ValueError("no"))
