@@ -272,8 +272,6 @@ class Store:
 
         self.write(write)
 
-    # ---- transactions ------------------------------------------------------------------------
-
     # ---- free space --------------------------------------------------------------------------
 
     def free_bytes(self) -> int:
@@ -301,9 +299,14 @@ class Store:
             raise self._disk_full(free)
 
     def _disk_full(self, free: int) -> InsufficientStorage:
+        floor = self.min_free_bytes
+        why = (
+            f"writes are refused below {floor // 2**20} MiB (min_free_disk_bytes) and resume"
+            if floor > 0
+            else "the write could not be committed; writes resume"
+        )
         return InsufficientStorage(
-            f"the disk holding {self.path} has {free // 2**20} MiB free; writes are refused "
-            f"below {self.min_free_bytes // 2**20} MiB (min_free_disk_bytes) and resume "
+            f"the disk holding {self.path} has {free // 2**20} MiB free; {why} "
             "when space is freed (reads go on)"
         )
 

@@ -51,7 +51,9 @@ def export(ctx: click.Context, file: str) -> None:
 @click.pass_context
 def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
     """Load FILE made by `chrysalis export` ("-" for stdin), or a public conversation set.
-    Items already here are left alone, so importing twice changes nothing.
+    All or nothing: every line is checked first (an error names its line in FILE), then what
+    is new is written at once. Items already here are left alone, so importing twice changes
+    nothing.
 
     \b
     Example:
