@@ -240,8 +240,9 @@ class Client(ClientBase):
         """Everything visible as JSON Lines: a header line, then one item per line."""
         return self._do(Routes.export)
 
-    def import_lines(self, lines: bytes) -> dict[str, Any]:
-        """Load `export` output; items already here are skipped (idempotent)."""
+    def import_lines(self, lines: bytes | Iterable[bytes]) -> dict[str, Any]:
+        """Load `export` output, all or nothing; items already here are skipped (idempotent).
+        ``lines`` may be an iterable of byte chunks (a file read piecewise): it is streamed."""
         return self._do(Routes.import_lines(lines))
 
     def ingest(

@@ -25,7 +25,9 @@ they occur, with ``raise Mapped(msg) from exc``::
     │   ├── NotReady          the daemon is starting or stopping          (HTTP 503)
     │   ├── ClosedError       the Memory was closed                       (HTTP 503)
     │   ├── DaemonNotRunning  (client) nothing answers on the socket      (HTTP 503)
-    │   └── StoreError        LMDB or the blob store failed underneath    (HTTP 503)
+    │   ├── StoreError        LMDB or the blob store failed underneath    (HTTP 503)
+    │   └── InsufficientStorage  the disk holding the data dir is (nearly)
+    │                         full: writes refused, reads go on           (HTTP 507)
     ├── RemoteError           the sync remote refused what was asked      (HTTP 502)
     │   ├── RemoteUnavailable the remote cannot be reached now            (HTTP 503)
     │   ├── RemoteNotFound    no object under that key                    (HTTP 502)
@@ -176,6 +178,14 @@ class StoreError(Unavailable):
     code = "store_error"
 
 
+class InsufficientStorage(Unavailable):
+    """The disk holding the data dir is below its free-space floor (or full): the write was
+    refused before it was acknowledged; reads go on, and writes resume when space returns."""
+
+    code = "disk_full"
+    status = 507
+
+
 class RemoteError(ChrysalisError):
     """A remote refused or could not do what was asked."""
 
@@ -229,8 +239,8 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
         Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
         FormatTampered,
         Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,
-        RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError, MirrorError,
-        InternalError, DemoFailed,
+        InsufficientStorage, RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError,
+        MirrorError, InternalError, DemoFailed,
     )
 }  # fmt: skip
 

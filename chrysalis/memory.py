@@ -77,6 +77,7 @@ class Memory:
         replica_id: str | None = None,
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
+        min_free_bytes: int = 0,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -85,8 +86,15 @@ class Memory:
         worker embeds every item and keeps a FAISS index per model. Without one, retrieval
         uses keywords, recency, importance and the graph. Raises `DataDirLocked` when another
         process (or Memory) has the data dir open.
+
+        With ``min_free_bytes``, every write (the verbs, pulled ops, the indexer's vectors)
+        raises `InsufficientStorage` while the disk holding ``path`` has less free; reads go
+        on (`Store.check_space`).
         """
-        store = Store(Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id)
+        store = Store(
+            Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
+            min_free_bytes=min_free_bytes,
+        )  # fmt: skip
         try:
             return cls(
                 store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit

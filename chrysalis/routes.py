@@ -32,7 +32,7 @@ class Call(Generic[T]):
     parse: Callable[[httpx.Response], T]
     json: Any = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    content: bytes | None = None
+    content: bytes | Iterable[bytes] | None = None
 
 
 def _json(r: httpx.Response) -> Any:
@@ -249,7 +249,7 @@ class Routes:
         return Call("DELETE", f"/v1/skills/{_seg(id)}", _nothing)
 
     @staticmethod
-    def import_lines(lines: bytes) -> Call[dict[str, Any]]:
+    def import_lines(lines: bytes | Iterable[bytes]) -> Call[dict[str, Any]]:
         return Call("POST", "/v1/import", _json, content=lines)
 
     @staticmethod

@@ -10,6 +10,11 @@ returns only after that commit. What a function may do in the transaction is the
 business (`chrysalis.rules` applies ops, `chrysalis.write` makes them); the store only runs
 the transaction, grows the map, and tells its listeners what each commit applied.
 
+Every write passes the free-space floor first (`min_free_bytes`): below it, `write` raises
+`InsufficientStorage` before queuing, so a refused write is never acknowledged, reads go on,
+and writes resume by themselves when space returns; a commit LMDB fails for want of space
+(ENOSPC, or the EIO a full disk gives) raises the same.
+
 The data dir's lock and identity live in `chrysalis.datadir`, its blobs in `chrysalis.blobs`.
 """
 
@@ -17,9 +22,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import hashlib
 import itertools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -33,7 +40,7 @@ from . import oplog
 from .blobs import BlobStore
 from .clock import HLC
 from .datadir import DataDirLock, init_meta
-from .errors import ChrysalisError, ClosedError, StoreError
+from .errors import ChrysalisError, ClosedError, InsufficientStorage, StoreError
 from .events import Committed
 from .keys import DB_NAMES, SNAPSHOT_DBS, STATE_DBS, op_key, pack, u64, unpack
 
@@ -48,6 +55,17 @@ MAX_BATCH = 1024
 DEFAULT_MAP_SIZE = 1 << 30  # address space, not disk: the file grows as pages are used
 GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
 GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen last time
+DISK_CHECK_EVERY = 0.5  # seconds a free-space figure is trusted while far from the floor
+
+
+def _out_of_space(exc: BaseException) -> bool:
+    """Whether LMDB failed for want of disk space: ENOSPC, or the EIO a full disk gives."""
+    if isinstance(exc, lmdb.DiskError):
+        return True
+    code = exc.args[1] if isinstance(exc, lmdb.Error) and len(exc.args) > 1 else None
+    if isinstance(exc, OSError):
+        code = exc.errno
+    return code in (errno.ENOSPC, errno.EIO)
 
 
 def digest_of(dbs: Mapping[str, Iterable[tuple[bytes, bytes]]]) -> str:
@@ -102,10 +120,15 @@ class _ResizeLock:
 @dataclass
 class _Request:
     fn: Callable[[WriteContext], Any]
+    atomic: bool = False
     wake: threading.Event = field(default_factory=threading.Event)
     finished: bool = False
     result: Any = None
     error: BaseException | None = None
+
+
+class _Rollback(Exception):
+    """An atomic write function failed: its transaction is aborted, nothing is committed."""
 
 
 class DecodedCache:
@@ -167,9 +190,12 @@ class Store:
         sync: bool = True,
         map_size: int = DEFAULT_MAP_SIZE,
         replica_id: str | None = None,
+        min_free_bytes: int = 0,
     ) -> None:
         self.path = path
         self.sync = sync
+        self.min_free_bytes = min_free_bytes  # writes are refused below it (0: never)
+        self._disk: tuple[float, int] | None = None  # (monotonic time, free bytes) last seen
         path.mkdir(parents=True, exist_ok=True)
         self._lock = DataDirLock(path)
         try:
@@ -208,6 +234,7 @@ class Store:
         self._idle = threading.Condition(self._mu)  # the queue emptied
         self._arrived = threading.Condition(self._mu)  # a writer joined the queue
         self._writers: collections.deque[_Request] = collections.deque()
+        self._in_txn = threading.local()  # .ctx: the WriteContext a write function runs in
         self._expected = 1
         self.commits = 0
         self.listeners: list[Callable[[Committed], None]] = []
@@ -245,6 +272,44 @@ class Store:
 
         self.write(write)
 
+    # ---- free space --------------------------------------------------------------------------
+
+    def free_bytes(self) -> int:
+        """Bytes free to us on the disk holding the data dir, measured now."""
+        st = os.statvfs(self.path)
+        free = st.f_bavail * st.f_frsize
+        self._disk = (time.monotonic(), free)
+        return free
+
+    def check_space(self) -> None:
+        """Raise `InsufficientStorage` when the disk holding the data dir is below the floor.
+
+        Cheap enough for every write: the figure is measured at most every
+        `DISK_CHECK_EVERY` seconds, and before every write while it is within twice the floor.
+        """
+        floor = self.min_free_bytes
+        if floor <= 0:
+            return
+        seen = self._disk
+        if seen is None or seen[1] < 2 * floor or time.monotonic() - seen[0] > DISK_CHECK_EVERY:
+            free = self.free_bytes()
+        else:
+            free = seen[1]
+        if free < floor:
+            raise self._disk_full(free)
+
+    def _disk_full(self, free: int) -> InsufficientStorage:
+        floor = self.min_free_bytes
+        why = (
+            f"writes are refused below {floor // 2**20} MiB (min_free_disk_bytes) and resume"
+            if floor > 0
+            else "the write could not be committed; writes resume"
+        )
+        return InsufficientStorage(
+            f"the disk holding {self.path} has {free // 2**20} MiB free; {why} "
+            "when space is freed (reads go on)"
+        )
+
     # ---- transactions ------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -255,18 +320,29 @@ class Store:
             with self.env.begin(buffers=False) as txn:
                 yield txn
 
-    def write(self, fn: Callable[[WriteContext], Any]) -> Any:
+    def write(self, fn: Callable[[WriteContext], Any], *, atomic: bool = False) -> Any:
         """Run ``fn`` in a write transaction shared with other callers; return after commit.
 
         ``fn`` may raise a `ChrysalisError` before its first write: that caller gets the
         error and the rest of the batch commits. Any other failure fails the whole batch.
+        With ``atomic``, ``fn`` runs in a transaction of its own, and if it raises, nothing
+        it wrote is committed: ``fn`` may then write as it checks (an import).
+
+        Called from inside a write function (a verb that another verb calls), ``fn`` runs at
+        once in the enclosing transaction and commits with it.
 
         Group commit without a writer thread (LevelDB's scheme): callers queue up; the one
         at the front leads, commits everything queued in one transaction in its own thread,
         then hands the lead to the next. A lone writer thus never waits for a thread switch,
         and writers arriving during a commit share the next one.
+
+        Raises `InsufficientStorage` (nothing queued) when the disk is below the floor.
         """
-        request = _Request(fn)
+        ctx = getattr(self._in_txn, "ctx", None)
+        if ctx is not None:
+            return fn(ctx)
+        self.check_space()
+        request = _Request(fn, atomic)
         with self._mu:
             if self._closing:
                 raise ClosedError("memory is closed")
@@ -299,18 +375,23 @@ class Store:
         return request.result
 
     def _take_batch(self) -> list[_Request]:
-        """The leader's batch: everything queued (called with the mutex held).
+        """The leader's batch: everything queued up to an atomic write, which commits alone
+        (called with the mutex held).
 
         When the last batch had more writers than are queued now, the others are probably on
         their way (validating); a durable commit costs far more than this short wait.
         """
+        if self._writers[0].atomic:
+            return [self._writers[0]]
         if self.sync and len(self._writers) < self._expected:
             deadline = time.monotonic() + GROUP_COMMIT_WAIT
             while len(self._writers) < self._expected:
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._arrived.wait(left):
                     break
-        batch = list(itertools.islice(self._writers, MAX_BATCH))
+        batch = list(itertools.takewhile(
+            lambda r: not r.atomic, itertools.islice(self._writers, MAX_BATCH)
+        ))  # fmt: skip
         self._expected = len(batch)
         return batch
 
@@ -322,23 +403,38 @@ class Store:
             try:
                 with self.env.begin(write=True) as txn:
                     ctx = WriteContext(self, txn)
-                    for req in batch:
-                        req.result, req.error = None, None
-                        try:
-                            req.result = req.fn(ctx)
-                        except ChrysalisError as exc:
-                            req.error = exc
+                    self._in_txn.ctx = ctx
+                    try:
+                        for req in batch:
+                            req.result, req.error = None, None
+                            try:
+                                req.result = req.fn(ctx)
+                            except ChrysalisError as exc:
+                                req.error = exc
+                                if req.atomic:
+                                    raise _Rollback from None
+                    finally:
+                        self._in_txn.ctx = None
                     after, committed = ctx.after_commit, ctx.committed
+            except _Rollback:
+                self.seq = committed_seq  # the transaction was aborted; the caller has its error
+                break
             except lmdb.MapFullError:
                 self.seq = committed_seq
                 self._grow()
                 continue
             except BaseException as exc:
                 self.seq = committed_seq
-                log.exception("write transaction failed")
-                error = (
-                    exc if isinstance(exc, ChrysalisError) else StoreError(f"write failed: {exc!r}")
-                )
+                error: ChrysalisError
+                if isinstance(exc, ChrysalisError):
+                    error = exc
+                elif _out_of_space(exc):
+                    log.warning("write transaction failed for want of disk space: %s", exc)
+                    error = self._disk_full(self.free_bytes())
+                else:
+                    error = StoreError(f"write failed: {exc!r}")
+                if not isinstance(error, InsufficientStorage):
+                    log.exception("write transaction failed")
                 for req in batch:
                     req.error = error
                 break

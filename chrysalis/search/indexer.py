@@ -28,7 +28,7 @@ import numpy as np
 from ..backoff import Backoff
 from ..clock import vv_dominates, vv_merge
 from ..embed import Embedder
-from ..errors import ClosedError, EmbedderUnavailable
+from ..errors import ClosedError, EmbedderUnavailable, InsufficientStorage
 from ..events import Committed, item_key, keys_changed, split_key
 from ..read import Reader
 from .keyword import KeywordIndex
@@ -96,6 +96,7 @@ class Indexer:
         self._halt = threading.Event()
         self._stop = False
         self._embed_backoff = Backoff(first=1.0, cap=60.0)  # while the embedder is down
+        self._disk_full = False  # paused by a full disk (logged once, not every retry)
         self._saved_at = time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
         if embedder is not None:
@@ -138,8 +139,17 @@ class Indexer:
             try:
                 while not self._stop and self.step():
                     pass
+                if self._disk_full:
+                    self._disk_full = False
+                    log.info("indexing resumed: the disk has room again")
             except ClosedError:
                 break
+            except InsufficientStorage as exc:  # a pause: vectors wait for space, nothing lost
+                self.last_error = exc.message
+                if not self._disk_full:
+                    self._disk_full = True
+                    log.warning("indexing paused until the disk has room: %s", exc.message)
+                self._halt.wait(5.0)
             except Exception as exc:  # the worker must outlive any one failure
                 self.errors += 1
                 self.last_error = str(exc)

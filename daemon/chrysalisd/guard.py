@@ -29,7 +29,8 @@ class Guard:
     - ``Origin`` or ``Referer`` present: 403. A browser page must never reach the memory
       (DNS rebinding, a local web page); agents and curl send neither.
     - Bodies over ``max_body`` bytes: 413, read to the end and dropped so the client gets the
-      answer instead of a broken pipe (up to `DRAIN_LIMIT`).
+      answer instead of a broken pipe (up to `DRAIN_LIMIT`). ``/v1/import`` is passed through
+      unread: an import streams, of any size, and its route spools it.
     - ``Chrysalis-Version`` on every answer; each request counted in `Metrics`.
     """
 
@@ -75,6 +76,10 @@ class Guard:
             scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"content-type"] + [
                 (b"content-type", b"application/json")
             ]
+        if scope["path"] == "/v1/import":
+            # An import streams (a file of any size); the route spools it to a temporary file.
+            await self.app(scope, receive, send)
+            return
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             await self._too_large(scope, receive, send)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
-import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -14,13 +14,15 @@ from prometheus_client.registry import Collector
 
 import chrysalis
 from chrysalis import Memory
-from chrysalis.errors import ChrysalisError, Conflict
+from chrysalis.errors import ChrysalisError, Conflict, InsufficientStorage
 from chrysalis.events import Committed
 from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.sync import Sync
 
 from .config import Settings
 from .jobs import Jobs
+
+log = logging.getLogger("chrysalisd")
 
 
 class Metrics:
@@ -105,8 +107,12 @@ class Daemon:
         self._digest: tuple[int, str] = (-1, "")
         self.sync: Sync | None = None
         self.mirror: Mirror | None = None
+        self._paused: set[str] = set()  # jobs paused by a full disk (logged once)
         self._unpushed = [0, 0]  # local ops and content bytes since the last push started
         memory.store.listeners.append(self._changed)
+        # Every write path (routes, pulls, ingest, import, the indexer) passes the store's
+        # free-space floor: below it writes answer 507 and reads go on.
+        memory.store.min_free_bytes = settings.min_free_disk_bytes
 
     def _changed(self, committed: Committed) -> None:
         self._changes += 1
@@ -125,17 +131,45 @@ class Daemon:
         """Push, pull, snapshot and compact on the configured schedule."""
         self.sync = sync
         s = self.settings
-        self.jobs.add("push", self._push, s.push_interval, first=2.0)
-        self.jobs.add("pull", sync.pull, s.pull_interval, first=1.0)
-        self.jobs.add("snapshot", sync.snapshot, s.snapshot_interval, first=s.snapshot_interval)
-        self.jobs.add("compact", sync.compact, s.compact_interval, first=s.compact_interval)
+        add, pausing = self.jobs.add, self._pausing
+        add("push", pausing("push", self._push), s.push_interval, first=2.0)
+        add("pull", pausing("pull", sync.pull), s.pull_interval, first=1.0)
+        add(
+            "snapshot",
+            pausing("snapshot", sync.snapshot),
+            s.snapshot_interval,
+            first=s.snapshot_interval,
+        )
+        add("compact", pausing("compact", sync.compact), s.compact_interval,
+            first=s.compact_interval)  # fmt: skip
 
     def attach_mirror(self, mirror: Mirror) -> None:
         """Push to the mirror and pull its facts on the configured schedule."""
         self.mirror = mirror
         s = self.settings
-        self.jobs.add(f"{mirror.kind}-push", mirror.push, s.zep_push_interval, first=3.0)
-        self.jobs.add(f"{mirror.kind}-pull", mirror.pull, s.zep_pull_interval, first=10.0)
+        push, pull = f"{mirror.kind}-push", f"{mirror.kind}-pull"
+        self.jobs.add(push, self._pausing(push, mirror.push), s.zep_push_interval, first=3.0)
+        self.jobs.add(pull, self._pausing(pull, mirror.pull), s.zep_pull_interval, first=10.0)
+
+    def _pausing(self, name: str, run: Callable[[], Any]) -> Callable[[], Any]:
+        """``run`` as a job that pauses while the disk is full: `InsufficientStorage` is
+        logged once, answers ``{"paused": ...}`` as the job's result, and the job tries
+        again on its schedule (when space returns, it goes on where it stopped)."""
+
+        def job() -> Any:
+            try:
+                result = run()
+            except InsufficientStorage as exc:
+                if name not in self._paused:
+                    self._paused.add(name)
+                    log.warning("job %s paused: %s", name, exc.message)
+                return {"ok": False, "paused": exc.code, "error": exc.message}
+            if name in self._paused:
+                self._paused.discard(name)
+                log.info("job %s resumed: the disk has room again", name)
+            return result
+
+        return job
 
     def retrieve(self, query: str, **kw: Any) -> Any:
         """Local retrieval, with the mirror's hits when the local ones are weak."""
@@ -212,14 +246,12 @@ class Daemon:
         }
 
     def check_disk(self) -> dict[str, int]:
-        """The disk job: free space where the data lives; fails below the configured floor."""
-        free = shutil.disk_usage(self.memory.path).free
-        floor = self.settings.min_free_disk_bytes
-        if free < floor:
-            raise OSError(
-                f"only {free // 2**20} MiB free under {self.memory.path} "
-                f"(min_free_disk_bytes is {floor // 2**20} MiB): writes will start to fail"
-            )
+        """The disk job: free space where the data lives; fails (`InsufficientStorage`) below
+        the configured floor, where writes are refused."""
+        store = self.memory.store
+        free = store.free_bytes()
+        if free < store.min_free_bytes:
+            store.check_space()  # raises, with the figure just measured
         return {"free_bytes": free}
 
     def status(self) -> dict[str, Any]:
