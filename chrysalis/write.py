@@ -139,6 +139,7 @@ class Writer:
             if data["blob"] is None and len(data["content"]) * 4 > self.blob_threshold:
                 raw = data["content"].encode()
                 if len(raw) > self.blob_threshold:
+                    self.store.check_space()  # the blob file is written before the commit
                     sha = self.store.blobs.put(raw)
                     raws[sha] = raw
                     data["content"], data["blob"] = "", {"sha256": sha, "size": len(raw)}

@@ -255,3 +255,14 @@ def test_lmdb_out_of_space_failures_are_recognised() -> None:
     assert _out_of_space(OSError(errno.ENOSPC, "No space left on device"))
     assert not _out_of_space(lmdb.CorruptedError("mdb_get: MDB_CORRUPTED", -30796))
     assert not _out_of_space(ValueError("no"))
+
+
+def test_a_large_bead_is_refused_before_its_blob_file_is_written(
+    tmp_path: Path, disk: FakeDisk
+) -> None:
+    with Memory.open(tmp_path / "m", sync=False, min_free_bytes=100 * MiB) as m:
+        disk.free = 42 * MiB
+        time.sleep(0.6)
+        with pytest.raises(InsufficientStorage):
+            m.append_bead("x" * 200_000, id="big")
+        assert not any(p.is_file() for p in (tmp_path / "m" / "blobs").rglob("*"))
