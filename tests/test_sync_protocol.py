@@ -354,3 +354,21 @@ def test_compaction_never_deletes_past_a_verified_snapshot_nor_on_a_claim_above_
     assert floors["me"] <= min([covered, written, *claims.values()])
     if liars:
         assert floors["me"] == 0
+
+
+@given(
+    firsts=st.lists(st.integers(1, 50), min_size=1, unique=True),
+    start=st.integers(-2, 60),
+    pushed=st.integers(0, 60),
+)
+def test_a_reported_unreadable_segment_is_rechecked_only_if_it_is_ours_and_pushed(
+    firsts: list[int], start: int, pushed: int
+) -> None:
+    firsts.sort()
+    span = protocol.recheck_range(firsts, (start, start), pushed)
+    if span is None:
+        assert start not in firsts or not 1 <= start <= pushed
+    else:
+        lo, hi = span
+        assert lo == start and lo in firsts and lo <= pushed
+        assert not any(lo < f <= hi for f in firsts)  # exactly that segment's span

@@ -64,6 +64,48 @@ def test_a_segment_deleted_mid_run_shows_as_a_gap_and_its_origin_puts_it_again(
     assert b.state_digest() == a.state_digest()
 
 
+@pytest.mark.parametrize("attack", ["edit", "replay", "swap"])
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_segment_damaged_mid_run_is_a_gap_its_origin_replaces(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool, attack: str
+) -> None:
+    """Found by the soak's tampering actor: a segment edited, replayed or swapped in place
+    (not deleted) was rejected by peers forever, and its origin never heard of it."""
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    segs = _three_segments(a, sa)
+    remote = open_remote(url)
+    if attack == "edit":
+        data = bytearray(remote.get(segs[1]))
+        data[len(data) // 2] ^= 0xFF
+        remote.put(segs[1], bytes(data))
+    elif attack == "replay":
+        remote.put(segs[1], remote.get(segs[0]))
+    else:
+        one, two = remote.get(segs[1]), remote.get(segs[2])
+        remote.put(segs[1], two)
+        remote.put(segs[2], one)
+
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 2
+    status = sb.status()
+    assert segs[1] in {r["key"] for r in status["rejected"]}
+    assert {r: (g["from"], g["to"]) for r, g in status["gaps"].items()} == {"aaaa": (3, 4)}
+
+    sa.pull()  # a reads b's heartbeat, which names the hole
+    sa.push()  # reads its segment back, finds it is not its own, puts its own over it
+    assert segs[1] in {t["key"] for t in sa.status()["tampered"]}
+    for _ in range(2):  # a swap damaged the next one too: the same round heals it
+        sb.pull()
+        sa.pull()
+        sa.push()
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 6
+    assert sb.status()["gaps"] == {} and sb.status()["rejected"] == []
+    assert b.state_digest() == a.state_digest()
+
+
 def test_a_hole_its_origin_cannot_fill_is_filled_from_a_snapshot(
     open_memory: Opener, remote_url: Any
 ) -> None:

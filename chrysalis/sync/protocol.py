@@ -221,6 +221,20 @@ def republish_range(
     return (start, end) if end >= start else None
 
 
+def recheck_range(
+    firsts: Sequence[int], reported: tuple[int, int], pushed: int
+) -> tuple[int, int] | None:
+    """A peer reported a hole that starts where one of our segments does: that segment is
+    there but unreadable to them (damaged, replayed or swapped by someone who can write to the
+    bucket). Its span ``(first, last)`` to read back, verify, and replace with ours if it is
+    not ours; None when no segment of ours starts there or it lies past our cursor."""
+    start = reported[0]
+    if start < 1 or start > pushed or start not in firsts:
+        return None
+    later = [f for f in firsts if f > start]
+    return (start, (later[0] - 1) if later else pushed)
+
+
 def read_from(firsts: Sequence[int], have: int) -> int:
     """The index of the segment holding ``have + 1`` (the oldest if none starts before it)."""
     return max(0, bisect.bisect_right(firsts, have + 1) - 1)

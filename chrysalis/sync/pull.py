@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 from typing import Any
 
 from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
@@ -26,6 +27,7 @@ class Puller:
         self.heartbeats = heartbeats
         self.peers: dict[str, dict[str, Any]] = {}  # the heartbeats the last full pull read
         self._marker_seen: bytes | None = None
+        self._gaps_told: dict[str, tuple[int, int]] = {}  # the holes our last heartbeat named
 
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
@@ -54,8 +56,14 @@ class Puller:
             complete &= self._pull_replica(replica, sorted(segs), hbs, out)
         self.peers = hbs
         self._note_reported_gaps(hbs)
-        if out.ops or self.heartbeats.due():
+        told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
+        if out.ops or self.heartbeats.due() or told != self._gaps_told:
             self.heartbeats.beat()
+        if told and told != self._gaps_told:
+            # A new hole: the marker makes every replica's next pull a full one, so the
+            # origin reads our heartbeat (which names it) without waiting for a push.
+            s.remote.put(CHANGED_KEY, secrets.token_hex(8).encode())
+        self._gaps_told = told
         if complete:
             self._marker_seen = marker  # else the next poll looks again
         return True
@@ -123,6 +131,17 @@ class Puller:
                 if s.health.rejected.get(key) != str(exc):
                     log.error("rejected %s: %s", key, exc)
                 s.health.rejected[key] = str(exc)
+                if isinstance(exc, SegmentError):
+                    # Damaged, replayed or swapped: its ops are a hole like a deleted segment's
+                    # (our heartbeat reports it; the origin reads it back and replaces it).
+                    end = firsts[i + 1] - 1 if i + 1 < len(firsts) else max(pushed, first)
+                    hole = (max(first, have + 1), end)
+                    damaged = "in a segment that fails to verify; waiting for its replica"
+                    why = damaged + " to replace it or for a snapshot that covers them"
+                    if hole[0] <= hole[1] and self._fill(replica, hole, False, hbs, out, why):
+                        s.health.rejected.pop(key, None)
+                        have = max(have, s.local.version_vector().get(replica, 0))
+                        continue
                 return False
             except RemoteNotFound:
                 return False  # compacted between list and get: the next pull sees why
@@ -145,6 +164,7 @@ class Puller:
         oldest: bool,
         hbs: dict[str, dict[str, Any]],
         out: Outcome,
+        why: str | None = None,
     ) -> bool:
         """Ops ``hole`` of ``replica`` are not in the remote: below its oldest segment they
         were compacted; between two segments one was deleted (or never landed). A snapshot
@@ -153,7 +173,7 @@ class Puller:
         s = self.s
         if snapshots.fill(s, replica, hole[1], hbs, out):
             return True
-        why = (
+        why = why or (
             "compacted and no snapshot covers them yet"
             if oldest
             else "missing from the remote (a segment was deleted); waiting for its replica "

@@ -135,6 +135,8 @@ class Pusher:
                 p[1] for o in s.remote.list(segments_of(replica)) if (p := parse_seg_key(o.key))
             )
             span = protocol.republish_range(firsts, (start, end), s.pushed(replica))
+            if span is None:  # a segment starts there: read it back, replace it if damaged
+                span = protocol.recheck_range(firsts, (start, end), s.pushed(replica))
             if span is None:
                 continue
             cursor = span[0] - 1
@@ -149,7 +151,10 @@ class Pusher:
                     break  # we no longer hold them: a snapshot has to fill the hole
                 key, written = objects.put_segment(s, replica, ops)
                 if written is None:
+                    was = s.health.tampered.get(key)
                     self._landed(key, replica, ops, own=replica == s.me)
+                    if s.health.tampered.get(key) != was:  # replaced: peers must look again
+                        out.objects += 1
                 else:
                     out.objects += 1
                     out.bytes += written
