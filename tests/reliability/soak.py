@@ -63,9 +63,10 @@ def unique_word(n: int) -> str:
 class Replica:
     """One daemon with its data dir, restartable; ``up`` is what the chaos thread last did."""
 
-    def __init__(self, name: str, data_dir: Path, url: str) -> None:
+    def __init__(self, name: str, data_dir: Path, url: str, key_file: Path | None = None) -> None:
         self.name = name
         self.url = url
+        self.key_args = () if key_file is None else ("--sync-key-file", str(key_file))
         self.proc = DaemonProcess(data_dir, env=SOAK_ENV)
         self.up = False
         self.replica_id = ""
@@ -74,7 +75,7 @@ class Replica:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        self.proc.start("--remote", self.url, wait=False)
+        self.proc.start("--remote", self.url, *self.key_args, wait=False)
         self.starts += 1
         deadline = time.monotonic() + READY_TIMEOUT
         while True:
@@ -475,6 +476,149 @@ class Chaos(threading.Thread):
         for r in victims:
             r.start()
             self.stats["restarts"] += 1
+
+
+# ---- the tampering ---------------------------------------------------------------------------
+
+
+class Tamper(threading.Thread):
+    """Someone with write access to the bucket but no sync key: deletes, replays, swaps and
+    edits objects at random until told to stop. Leaves blobs alone (content-addressed: a
+    damaged one is refused by name) and never touches the objects while S3 is down."""
+
+    ACTIONS = {
+        "delete_segment": 30,
+        "replay_segment": 15,  # an older segment of a replica copied over a later name
+        "swap_segments": 10,
+        "edit_segment": 15,  # one byte flipped
+        "forge_heartbeat": 15,  # plain JSON claiming everything applied, or retirement
+        "delete_heartbeat": 5,
+        "delete_snapshot": 5,
+        "delete_format": 5,  # once, late: it stops every sync until the repair
+    }
+
+    def __init__(
+        self,
+        s3: S3Server,
+        bucket: str,
+        prefix: str,
+        rng: random.Random,
+        stats: Counter[str],
+        stop: threading.Event,
+    ) -> None:
+        super().__init__(name="soak-tamper", daemon=True)
+        self.s3, self.bucket, self.prefix = s3, bucket, prefix.rstrip("/") + "/"
+        self.rng = rng
+        self.stats = stats
+        self.stop_event = stop
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stop_event.wait(self.rng.uniform(1.0, 3.0)):
+                if not self.s3.running:
+                    continue
+                kind = self.rng.choices(list(self.ACTIONS), list(self.ACTIONS.values()))[0]
+                with contextlib.suppress(Exception):  # S3 may go down under us: try again
+                    if getattr(self, kind)():
+                        self.stats[kind] += 1
+        except BaseException:
+            self.error = traceback.format_exc()
+
+    def _keys(self, folder: str) -> list[str]:
+        pages = self.s3.client().get_paginator("list_objects_v2")
+        out = []
+        for page in pages.paginate(Bucket=self.bucket, Prefix=self.prefix + folder):
+            out += [o["Key"] for o in page.get("Contents", ())]
+        return sorted(out)
+
+    def _segments(self) -> dict[str, list[str]]:
+        runs: dict[str, list[str]] = {}
+        for key in self._keys("ops/"):
+            runs.setdefault(key.split("/")[-2], []).append(key)
+        return runs
+
+    def _read(self, key: str) -> bytes:
+        body: bytes = self.s3.client().get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        return body
+
+    def _write(self, key: str, data: bytes) -> None:
+        self.s3.client().put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    def _remove(self, key: str) -> None:
+        self.s3.client().delete_object(Bucket=self.bucket, Key=key)
+
+    def delete_segment(self) -> bool:
+        keys = [k for run in self._segments().values() for k in run]
+        if not keys:
+            return False
+        self._remove(self.rng.choice(keys))
+        return True
+
+    def replay_segment(self) -> bool:
+        runs = [run for run in self._segments().values() if len(run) >= 2]
+        if not runs:
+            return False
+        run = self.rng.choice(runs)
+        old, later = sorted(self.rng.sample(run, 2))
+        self._write(later, self._read(old))
+        return True
+
+    def swap_segments(self) -> bool:
+        runs = [run for run in self._segments().values() if len(run) >= 2]
+        if not runs:
+            return False
+        a, b = self.rng.sample(self.rng.choice(runs), 2)
+        da, db = self._read(a), self._read(b)
+        self._write(a, db)
+        self._write(b, da)
+        return True
+
+    def edit_segment(self) -> bool:
+        keys = [k for run in self._segments().values() for k in run]
+        if not keys:
+            return False
+        key = self.rng.choice(keys)
+        data = bytearray(self._read(key))
+        at = self.rng.randrange(len(data))
+        data[at] ^= 0xFF
+        self._write(key, bytes(data))
+        return True
+
+    def forge_heartbeat(self) -> bool:
+        keys = self._keys("replicas/")
+        if not keys:
+            return False
+        key = self.rng.choice(keys)
+        victim = key.rsplit("/", 1)[-1].removesuffix(".json")
+        runs = self._segments()
+        claim = {r: 10**9 for r in runs}
+        forged = {"replica": victim, "host": "mallory", "generation": 1, "vv": claim,
+                  "pushed": 10**9, "at": time.time()}  # fmt: skip
+        if self.rng.random() < 0.5:
+            forged["decommissioned"] = True
+        self._write(key, json.dumps(forged).encode())
+        return True
+
+    def delete_heartbeat(self) -> bool:
+        keys = self._keys("replicas/")
+        if keys:
+            self._remove(self.rng.choice(keys))
+        return bool(keys)
+
+    def delete_snapshot(self) -> bool:
+        keys = self._keys("snapshots/")
+        if keys:
+            self._remove(self.rng.choice(keys))
+        return bool(keys)
+
+    def delete_format(self) -> bool:
+        if self.stats["delete_format"] or sum(self.stats.values()) < 20:
+            return False
+        keys = [k for k in self._keys("format.json") if k.endswith("format.json")]
+        if keys:
+            self._remove(keys[0])
+        return bool(keys)
 
 
 # ---- convergence ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ the timing). The report is printed (``-s`` shows it) and kept in the test's user
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import random
 import signal
@@ -30,10 +31,12 @@ from typing import Any
 import pytest
 
 from tests.reliability.soak import (
+    SYNC_TIMEOUT,
     Chaos,
     Driver,
     Ledger,
     Replica,
+    Tamper,
     check,
     converge,
     remote_summary,
@@ -65,12 +68,24 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
     werkzeug.setLevel(logging.WARNING)
     bucket = s3_server.new_bucket()
     url = s3_server.url(bucket)
-    replicas = [Replica(name, tmp_path / name, url) for name in ("a", "b", "c")]
+    # A keyed run: the tampering actor can write to the bucket but has no key.
+    key_file = tmp_path / "sync.key"
+    key_file.write_text(random.Random(soak_seed).randbytes(32).hex() + "\n")
+    key_file.chmod(0o600)
+    replicas = [Replica(name, tmp_path / name, url, key_file) for name in ("a", "b", "c")]
     stats: Counter[str] = Counter()
     ledger = Ledger()
     stop = threading.Event()
     chaos_stats: Counter[str] = Counter()
     chaos = Chaos(replicas, s3_server, random.Random(rng.getrandbits(64)), chaos_stats, stop)
+    tamper_stats: Counter[str] = Counter()
+    tamper = Tamper(
+        s3_server, bucket, "team", random.Random(rng.getrandbits(64)), tamper_stats, stop
+    )
+    seen: Counter[str] = Counter()  # anomalies the daemons' status showed while it ran
+    watcher = threading.Thread(
+        target=watch_anomalies, args=(replicas, seen, stop), name="soak-watch", daemon=True
+    )
     try:
         replicas[0].start()
         assert replicas[0].call("sync")["ok"]  # one replica makes format.json: no race
@@ -78,6 +93,8 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
             r.start()
         report["startup_s"] = round(time.monotonic() - started, 1)
         chaos.start()
+        tamper.start()
+        watcher.start()
         lock, ids = threading.Lock(), itertools.count(1)
         drivers = [
             Driver(replicas, ledger, random.Random(rng.getrandbits(64)), stats, lock, ids)
@@ -98,6 +115,11 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
         chaos.join(timeout=300)
         assert not chaos.is_alive(), "the chaos thread did not finish"
         assert chaos.error is None, f"chaos failed:\n{chaos.error}"
+        tamper.join(timeout=60)
+        watcher.join(timeout=60)
+        assert tamper.error is None, f"tampering failed:\n{tamper.error}"
+        report["tampering"] = dict(tamper_stats)
+        report["anomalies_seen"] = dict(seen)
         report["chaos_join_s"] = round(time.monotonic() - joined, 1)
         report["kill_exit_codes"] = dict(chaos.kill_codes)
         assert set(chaos.kill_codes) <= {-signal.SIGKILL}, chaos.kill_codes
@@ -114,7 +136,16 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
                 r.start()
         if stats["failed:NotReady"]:
             problems.append(f"{stats['failed:NotReady']} calls found no answer in 30 s (wedged?)")
-        late = Replica("late", tmp_path / "late", url)
+        # Tampering has stopped; repair what it broke: a deleted format.json is never made
+        # again silently, so the repair verb puts it back (a no-op when it is intact).
+        if tamper_stats["delete_format"]:
+            repaired = replicas[0].call("sync", repair_format=True, timeout=SYNC_TIMEOUT)
+            report["format_repair"] = repaired.get("repair_format", repaired.get("ok"))
+        if sum(tamper_stats.values()):
+            problems.extend(
+                [] if sum(seen.values()) else ["tampering went on, yet no status showed it"]
+            )
+        late = Replica("late", tmp_path / "late", url, key_file)
         replicas.append(late)
         late.start()
         bound = max(CONVERGE_SECONDS, soak_seconds / 10)
@@ -140,6 +171,8 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
         cancelled = 0
         for r in replicas:
             lines, at_shutdown = r.error_lines()
+            # An object the tampering actor damaged is rejected, loudly: expected, not a bug.
+            lines = [line for line in lines if not _rejection(line)]
             problems += [f"{r.name} logged: {line[:1000]}" for line in lines]
             cancelled += at_shutdown
         report["jobs_cancelled_at_shutdown"] = cancelled
@@ -181,3 +214,30 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
             print(f"  {key:18} {value}")
         for r in replicas:
             r.close()
+
+
+def watch_anomalies(replicas: list[Replica], seen: Counter[str], stop: threading.Event) -> None:
+    """Poll the daemons' status while tampering goes on: what each showed (gaps, tampered or
+    rejected objects, a stopped push, a failing sync) is counted by kind."""
+    rng = random.Random(7)
+    while not stop.wait(1.0):
+        r = rng.choice(replicas)
+        try:
+            remote = r.call("status", timeout=5.0)["sync"]["remote"]
+        except Exception:  # down (chaos), or busy: look again later
+            continue
+        for kind in ("gaps", "tampered", "rejected"):
+            if remote.get(kind):
+                seen[kind] += 1
+        if remote.get("stopped"):
+            seen["stopped"] += 1
+        if remote.get("last_error") and remote.get("consecutive_errors"):
+            seen["sync_error"] += 1
+
+
+def _rejection(line: str) -> bool:
+    """A log line saying an object from the remote was rejected (tampering does that)."""
+    try:
+        return str(json.loads(line).get("msg", "")).startswith("rejected ")
+    except ValueError:
+        return False
