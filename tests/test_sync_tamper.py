@@ -385,3 +385,28 @@ def test_without_a_key_a_tombstone_contradicting_our_cursor_does_not_retire_us(
     assert sa.status()["stopped"] is None
     assert "not written by us" in sa.status()["tampered"][0]["what"]
     assert not json.loads(remote.get("replicas/aaaa.json")).get("decommissioned")
+
+
+def test_a_replayed_marker_delays_a_pull_at_most_until_the_next_full_one(
+    open_memory: Opener, remote_url: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``changed`` marker is one object anyone with write access can put back: putting the
+    old token back after each push would make every scheduled pull idle, for ever."""
+    from chrysalis.sync import pull as pull_module
+
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    a.append_bead("first", id="x1")
+    sa.push()
+    sb.pull()
+    remote = open_remote(url)
+    old = remote.get("changed")
+    a.append_bead("second", id="x2")
+    sa.push()
+    remote.put("changed", old)  # the replay: "nobody pushed since you last looked"
+    sb.pull()
+    assert b.version_vector()["aaaa"] == 1  # the hint was believed, within the bound
+    monkeypatch.setattr(pull_module, "FULL_PULL_EVERY", 0.0)  # the bound has passed
+    sb.pull()
+    assert b.get_bead("x2").content == "second"

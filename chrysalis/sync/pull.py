@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import time
 from typing import Any
 
 from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
@@ -18,6 +19,10 @@ from .session import Outcome, Session
 
 log = logging.getLogger(__name__)
 
+# The ``changed`` marker is a hint, not a proof: anyone who can write to the bucket can put an
+# old token back after each push. A full pull at least this often bounds what that can delay.
+FULL_PULL_EVERY = 600.0
+
 
 class Puller:
     """Pulls of one memory from one remote; the caller runs one at a time."""
@@ -27,6 +32,7 @@ class Puller:
         self.heartbeats = heartbeats
         self.peers: dict[str, dict[str, Any]] = {}  # the heartbeats the last full pull read
         self._marker_seen: bytes | None = None
+        self._full_at = float("-inf")  # monotonic time of the last full pull
         self._gaps_told: dict[str, tuple[int, int]] = {}  # the holes our last heartbeat named
 
     def run(self, out: Outcome, *, force: bool) -> bool:
@@ -36,10 +42,12 @@ class Puller:
             marker: bytes | None = s.remote.get(CHANGED_KEY)
         except RemoteNotFound:
             marker = None
-        if protocol.idle(marker, self._marker_seen, force=force):
+        overdue = time.monotonic() - self._full_at > FULL_PULL_EVERY
+        if not overdue and protocol.idle(marker, self._marker_seen, force=force):
             if self.heartbeats.due():
                 self.heartbeats.beat()
             return True
+        self._full_at = time.monotonic()
         self._check_format()
         hbs = self.heartbeats.read_all()
         segments: dict[str, list[tuple[int, str]]] = {}
