@@ -44,10 +44,6 @@ class ApplyResult:
     pending: int = 0
 
 
-def op_data(ctx: WriteContext, replica: str, seq: int) -> dict[str, Any]:
-    return ctx.store.op_data(ctx.txn, replica, seq)
-
-
 # ---- the rules -------------------------------------------------------------------------------
 
 
@@ -69,7 +65,7 @@ def bead_add(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     old_winner = crdt.bead_winner(entry) if entry else None
     if crdt.bead_winner(new) != old_winner:
         if old_winner is not None:
-            old_data = op_data(ctx, old_winner[1], old_winner[2])
+            old_data = ctx.store.op_data(ctx.txn, old_winner[1], old_winner[2])
             index_bead(ctx, bead_id, old_winner, old_data, put=False)
         index_bead(ctx, bead_id, crdt.bead_winner(new), data, put=True)
     txn.put(key, pack(new), db=ctx.dbs["beads"])
@@ -112,7 +108,7 @@ def embedding_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
 
 def record_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     """Node, edge, persona, skill: LWW fields and add-wins sets (`crdt.apply_put`)."""
-    collection = OpKind(op["kind"]).collection
+    collection = op["kind"].partition(".")[0]  # no OpKind built per op
     data = op["data"]
     set_fields = dict(data.get("set", {}))
     traits = set_fields.pop("traits", None) or {}
@@ -137,7 +133,7 @@ def record_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
 
 def record_remove(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     """An observed remove: the add dots it saw go; a concurrent add wins."""
-    collection = OpKind(op["kind"]).collection
+    collection = op["kind"].partition(".")[0]  # no OpKind built per op
     remove = op["data"].get("remove", ())
 
     def drop(record: crdt.Record) -> None:
