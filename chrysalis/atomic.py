@@ -34,13 +34,17 @@ def write_tmp(path: Path, data: bytes, *, mode: int = 0o600) -> Path:
     return tmp
 
 
-def sync_dir(path: Path) -> None:
-    """fsync a folder, so the names created or renamed in it survive a crash."""
+def sync_path(path: Path) -> None:
+    """fsync a folder, so the names created or renamed in it survive a crash, or a file that
+    someone else wrote (LMDB's copy), so renaming it over another is safe."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+sync_dir = sync_path
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:

@@ -28,6 +28,7 @@ from .transport import ClientBase, async_transport, default_socket_path, sync_tr
 
 if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from .receipt import ForgetReceipt
 
 __all__ = ["AsyncClient", "Call", "Client", "Routes", "default_socket_path"]
 
@@ -120,6 +121,10 @@ class Client(ClientBase):
     def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
         """The newest ``n`` beads (of one session), oldest first."""
         return self._do(Routes.last_beads(n, session_id))
+
+    def forget_receipt(self, id: str) -> ForgetReceipt:
+        """Where forgotten bead ``id`` is gone, and where it may remain (`chrysalis.receipt`)."""
+        return self._do(Routes.forget_receipt(id))
 
     def forget(self, id: str) -> None:
         """Erase a bead here and, through sync, on every replica."""
@@ -354,6 +359,9 @@ class AsyncClient(ClientBase):
 
     async def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
         return await self._do(Routes.last_beads(n, session_id))
+
+    async def forget_receipt(self, id: str) -> ForgetReceipt:
+        return await self._do(Routes.forget_receipt(id))
 
     async def forget(self, id: str) -> None:
         return await self._do(Routes.forget(id))

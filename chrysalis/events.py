@@ -73,6 +73,7 @@ class Committed:
     ops: list[dict[str, Any]] = field(default_factory=list)
     local_ops: int = 0  # ops this replica made in the commit
     local_bytes: int = 0  # and the bytes of bead content they carry
+    erasure: int = 0  # the erasure count it reached if it erased content (`forget`), else 0
 
     def add(self, op: dict[str, Any], local: bool) -> None:
         self.ops.append(op)

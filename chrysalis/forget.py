@@ -20,11 +20,14 @@ keyword and vector indexes delete the item (`search.indexer`), the mirrors take 
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 from . import crdt
 from .keys import erased_data, erased_embedding, op_key, pack, time_key, unpack
 from .store import WriteContext
+
+ERASURES_KEY = b"m:erasures"  # in meta: how many transactions erased content
 
 
 def index_bead(
@@ -50,6 +53,32 @@ def index_bead(
             txn.delete(blob["sha256"].encode() + b"\0" + bead_id.encode(), db=dbs["blobrefs"])
 
 
+def note_erasure(ctx: WriteContext) -> int:
+    """Count this transaction as one that erased content (once per transaction): the local
+    scrub (`chrysalis.scrub`) compacts LMDB until its count reaches this one. Durable with
+    the erasure itself, so a crash before the scrub still leaves it due."""
+    if not ctx.committed.erasure:
+        meta = ctx.dbs["meta"]
+        raw = ctx.txn.get(ERASURES_KEY, db=meta)
+        ctx.committed.erasure = (0 if raw is None else unpack(raw)) + 1
+        ctx.txn.put(ERASURES_KEY, pack(ctx.committed.erasure), db=meta)
+    return ctx.committed.erasure
+
+
+def forget_record(txn: Any, dbs: dict[str, Any], bead_id: str) -> dict[str, Any] | None:
+    """What this replica erased of a forgotten bead, and when (for its receipt)."""
+    raw = txn.get(bead_id.encode(), db=dbs["forgets"])
+    return None if raw is None else dict(unpack(raw))
+
+
+def note_forget_op(ctx: WriteContext, bead_id: str, op: dict[str, Any]) -> None:
+    """Remember which op forgot the bead: replicas that applied it have forgotten it too."""
+    record = forget_record(ctx.txn, ctx.dbs, bead_id) or {"erasure": 0, "at": time.time()}
+    if not record.get("by"):
+        record["by"] = [op["replica"], op["seq"]]
+        ctx.txn.put(bead_id.encode(), pack(record), db=ctx.dbs["forgets"])
+
+
 def erase_bead(ctx: WriteContext, bead_id: str) -> None:
     """Erase the bead's content from the log and the views (idempotent)."""
     txn, dbs, key = ctx.txn, ctx.dbs, bead_id.encode()
@@ -57,6 +86,13 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
     entry = None if raw is None else unpack(raw)
     if entry == crdt.FORGOTTEN:
         return
+    record: dict[str, Any] = {
+        "erasure": note_erasure(ctx),
+        "at": time.time(),
+        "adds": [[r, s] for _h, r, s in entry or ()],
+        "vectors": [],
+        "blobs": [],
+    }
     store = ctx.store
     blobs: set[str] = set()
     erased = [op_key(replica, seq) for _hlc, replica, seq in entry or ()]
@@ -86,11 +122,14 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
                 doomed.append((k, unpack(v)))
     for k, rec in doomed:
         for d in rec.get("dots", ()):
+            record["vectors"].append(list(crdt.parse_dot(d)))
             ok = op_key(*crdt.parse_dot(d))
             logged = unpack(txn.get(ok, db=dbs["ops"]))
             if not logged["data"].get("erased"):
                 logged["data"] = erased_embedding(logged["data"])
                 txn.put(ok, pack(logged), db=dbs["ops"])
         txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
+    record["blobs"] = sorted(blobs)
+    txn.put(key, pack(record), db=dbs["forgets"])
     for sha in blobs:
         ctx.after_commit.append(functools.partial(store.delete_blob_if_unused, sha))

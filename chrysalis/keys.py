@@ -26,7 +26,7 @@ import msgpack
 
 DB_NAMES = (
     "meta", "ops", "pending", "beads", "bead_time", "bead_sess",
-    "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs",
+    "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs", "forgets",
 )  # fmt: skip
 STATE_DBS = ("beads", "nodes", "edges", "persona", "skills", "emb")  # what state_digest() hashes
 SNAPSHOT_DBS = (

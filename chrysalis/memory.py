@@ -34,6 +34,8 @@ from .models import (
 )
 from .read import Reader
 from .rules import ApplyResult
+from .receipt import ForgetReceipt, receipt
+from .scrub import Scrubber, local_places, record_of
 from .search import Indexer, Retriever, Weights
 from .store import DEFAULT_MAP_SIZE, Store
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
@@ -53,6 +55,7 @@ class Memory:
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
+        scrub_delay: float = 5.0,
     ) -> None:
         self._store = store
         self.reader = Reader(store)
@@ -65,6 +68,7 @@ class Memory:
         self.embedder = None if embedder is None else make_embedder(embedder)
         if self.embedder is not None:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
+        self.scrubber = Scrubber(store, lambda: self._indexer, delay=scrub_delay)
 
     @classmethod
     def open(
@@ -78,6 +82,7 @@ class Memory:
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
         min_free_bytes: int = 0,
+        scrub_delay: float = 5.0,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -97,8 +102,9 @@ class Memory:
         )  # fmt: skip
         try:
             return cls(
-                store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit
-            )
+                store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
+                scrub_delay=scrub_delay,
+            )  # fmt: skip
         except BaseException:
             store.close()
             raise
@@ -140,6 +146,7 @@ class Memory:
         return self.writer.blob_threshold
 
     def close(self) -> None:
+        self.scrubber.close()  # a scrub due runs now, with the indexes still open
         with self._indexer_lock:
             self._closed = True
             indexer, self._indexer = self._indexer, None
@@ -213,9 +220,16 @@ class Memory:
         """Erase a bead's content here (views, indexes, op payload, blob) and on every replica.
 
         The op stays in the log as a tombstone. Forgetting twice is a no-op; a bead this
-        replica never saw raises `NotFound`. `chrysalis.forget` owns what it erases.
+        replica never saw raises `NotFound`. `chrysalis.forget` owns what it erases, and
+        `chrysalis.scrub` takes it off the disk's freed pages within ``scrub_delay`` seconds.
         """
         self.writer.forget(bead_id)
+
+    def forget_receipt(self, bead_id: str) -> ForgetReceipt:
+        """Where forgotten bead ``bead_id`` is gone from this data dir and where it may remain
+        (`chrysalis.receipt`); the daemon's adds the other replicas, the remote and Zep."""
+        record = record_of(self, bead_id)
+        return receipt(self.replica_id, bead_id, record, local_places(self, bead_id, record))
 
     def retrieve(
         self,

@@ -90,6 +90,19 @@ class Reader:
                     out[bead_id] = "forgotten" if unpack(raw) == crdt.FORGOTTEN else "live"
         return out
 
+    def blob_users(self, sha256: str, limit: int = 10) -> list[str]:
+        """Live beads whose content is blob ``sha256`` (at most ``limit``)."""
+        prefix = sha256.encode() + b"\0"
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs["blobrefs"]) as cur:
+            if not cur.set_range(prefix):
+                return []
+            users: list[str] = []
+            for k in cur.iternext(values=False):
+                if not k.startswith(prefix) or len(users) >= limit:
+                    break
+                users.append(k[len(prefix) :].decode())
+            return users
+
     def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
         """The ``n`` latest beads (of one session, if given), oldest first."""
         if not isinstance(n, int) or n < 0:

@@ -17,6 +17,7 @@ import httpx
 
 if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from .receipt import ForgetReceipt
 
 __all__ = ["Call", "Routes", "bead_body", "ingest_body", "persona_patch", "raw_answer"]
 
@@ -54,6 +55,12 @@ def _model(name: str) -> Callable[[httpx.Response], Any]:
         return getattr(models, name).model_validate_json(r.content)
 
     return parse
+
+
+def _receipt(r: httpx.Response) -> Any:
+    from .receipt import ForgetReceipt
+
+    return ForgetReceipt.model_validate_json(r.content)
 
 
 def _list(name: str) -> Callable[[httpx.Response], Any]:
@@ -149,6 +156,10 @@ class Routes:
     @staticmethod
     def forget(id: str) -> Call[None]:
         return Call("DELETE", f"/v1/beads/{_seg(id)}", _nothing)
+
+    @staticmethod
+    def forget_receipt(id: str) -> Call[ForgetReceipt]:
+        return Call("GET", f"/v1/forget/{_seg(id)}", _receipt)
 
     @staticmethod
     def recall(

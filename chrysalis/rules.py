@@ -16,7 +16,7 @@ from typing import Any
 
 from . import crdt
 from .errors import DotConflict
-from .forget import erase_bead, index_bead
+from .forget import erase_bead, index_bead, note_erasure, note_forget_op
 from .keys import (
     RECORD_DBS,
     emb_key,
@@ -74,6 +74,7 @@ def bead_add(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
 
 def bead_forget(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     erase_bead(ctx, op["target"])
+    note_forget_op(ctx, op["target"], op)
     return op
 
 
@@ -264,6 +265,7 @@ def apply_remote(ctx: WriteContext, ops: list[dict[str, Any]]) -> ApplyResult:
             else:
                 erased_pending.append(op)
     for op in erased_pending:
+        note_erasure(ctx)  # the content stays on the page this put frees
         txn.put(op_key(op["replica"], op["seq"]), pack(op), db=pending_db)
     for op in erased_logged:
         if op["data"].get("item_kind", "bead") == "bead":  # an erased bead or bead vector

@@ -27,6 +27,7 @@ import hashlib
 import itertools
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -37,9 +38,11 @@ from typing import Any
 import lmdb
 
 from . import oplog
+from .atomic import sync_path
 from .blobs import BlobStore
 from .clock import HLC
 from .datadir import DataDirLock, init_meta
+from .decoded import DecodedCache
 from .errors import ChrysalisError, ClosedError, InsufficientStorage, StoreError
 from .events import Committed
 from .keys import DB_NAMES, SNAPSHOT_DBS, STATE_DBS, op_key, pack, u64, unpack
@@ -55,6 +58,7 @@ MAX_BATCH = 1024
 DEFAULT_MAP_SIZE = 1 << 30  # address space, not disk: the file grows as pages are used
 GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
 GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen last time
+COMPACT_DIR = "compacting"  # in lmdb/: the compacting copy on its way to replace data.mdb
 DISK_CHECK_EVERY = 0.5  # seconds a free-space figure is trusted while far from the floor
 
 
@@ -121,6 +125,7 @@ class _ResizeLock:
 class _Request:
     fn: Callable[[WriteContext], Any]
     atomic: bool = False
+    maintenance: bool = False  # run alone, outside any transaction (`Store.compact`)
     wake: threading.Event = field(default_factory=threading.Event)
     finished: bool = False
     result: Any = None
@@ -129,39 +134,6 @@ class _Request:
 
 class _Rollback(Exception):
     """An atomic write function failed: its transaction is aborted, nothing is committed."""
-
-
-class DecodedCache:
-    """Decoded op data of recently read beads, keyed by op key: ``last_beads`` reads the same
-    few dozen beads on every agent turn, and decoding is most of its cost.
-
-    Safe because an op's data changes only when a forget erases it: the writer calls
-    `invalidate` after such a commit, and a reader may `put` only if no invalidation
-    happened since it took `epoch` before opening its transaction.
-    """
-
-    def __init__(self, capacity: int = 8192) -> None:
-        self.capacity = capacity
-        self.epoch = 0
-        self._data: dict[bytes, dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: bytes) -> dict[str, Any] | None:
-        return self._data.get(key)
-
-    def put(self, key: bytes, data: dict[str, Any], epoch: int) -> None:
-        with self._lock:
-            if epoch != self.epoch:
-                return
-            if len(self._data) >= self.capacity:
-                self._data.pop(next(iter(self._data)))
-            self._data[key] = data
-
-    def invalidate(self, keys: list[bytes]) -> None:
-        with self._lock:
-            self.epoch += 1
-            for key in keys:
-                self._data.pop(key, None)
 
 
 class WriteContext:
@@ -198,11 +170,10 @@ class Store:
         self._disk: tuple[float, int] | None = None  # (monotonic time, free bytes) last seen
         path.mkdir(parents=True, exist_ok=True)
         self._lock = DataDirLock(path)
+        # A compaction that a crash interrupted left a copy holding what it was erasing.
+        shutil.rmtree(path / "lmdb" / COMPACT_DIR, ignore_errors=True)
         try:
-            self.env = lmdb.open(
-                str(path / "lmdb"), subdir=True, map_size=map_size, max_dbs=len(DB_NAMES) + 2,
-                sync=sync, metasync=sync, readahead=False, max_readers=256,
-            )  # fmt: skip
+            self.env = self._open_env(map_size)
         except lmdb.Error as exc:
             self._lock.release()
             raise StoreError(f"cannot open LMDB in {path}: {exc}") from exc
@@ -238,6 +209,12 @@ class Store:
         self._expected = 1
         self.commits = 0
         self.listeners: list[Callable[[Committed], None]] = []
+
+    def _open_env(self, map_size: int) -> Any:
+        return lmdb.open(
+            str(self.path / "lmdb"), subdir=True, map_size=map_size, max_dbs=len(DB_NAMES) + 2,
+            sync=self.sync, metasync=self.sync, readahead=False, max_readers=256,
+        )  # fmt: skip
 
     # ---- meta ------------------------------------------------------------------------------
 
@@ -320,7 +297,9 @@ class Store:
             with self.env.begin(buffers=False) as txn:
                 yield txn
 
-    def write(self, fn: Callable[[WriteContext], Any], *, atomic: bool = False) -> Any:
+    def write(
+        self, fn: Callable[[WriteContext], Any], *, atomic: bool = False, maintenance: bool = False
+    ) -> Any:
         """Run ``fn`` in a write transaction shared with other callers; return after commit.
 
         ``fn`` may raise a `ChrysalisError` before its first write: that caller gets the
@@ -340,9 +319,11 @@ class Store:
         """
         ctx = getattr(self._in_txn, "ctx", None)
         if ctx is not None:
+            if maintenance:
+                raise StoreError("compaction cannot run inside a write transaction")
             return fn(ctx)
         self.check_space()
-        request = _Request(fn, atomic)
+        request = _Request(fn, atomic, maintenance)
         with self._mu:
             if self._closing:
                 raise ClosedError("memory is closed")
@@ -374,6 +355,56 @@ class Store:
             raise request.error
         return request.result
 
+    def compact(self, before_swap: Callable[[Txn], Any] | None = None) -> Any:
+        """Replace ``data.mdb`` by a compacting copy of itself and return what ``before_swap``
+        returned (called with a read transaction of the state the copy holds).
+
+        LMDB never writes a page in place: an erased op's old value stays on a freed page
+        until the page is reused. The copy holds live pages only, so after the swap no page
+        of the file holds erased content (`chrysalis.scrub` calls this after forgets). The
+        copy runs as a queued write (writers wait; readers go on: it reads a snapshot); only
+        closing, renaming and reopening, a few milliseconds, waits for readers too. A crash
+        at any point leaves the old file or the new one whole (the copy is synced before the
+        rename); a leftover copy is deleted at open.
+        """
+
+        def run(_ctx: WriteContext) -> Any:
+            home = self.path / "lmdb"
+            tmp = home / COMPACT_DIR
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            try:
+                with self.env.begin() as txn:
+                    result = before_swap(txn) if before_swap else None
+                self.env.copy(str(tmp), compact=True)
+                # The new file is the same data dir, not a copy of it: its fingerprint (an
+                # inode, which the rename keeps) goes in before the swap (`datadir`).
+                copy = lmdb.open(str(tmp), subdir=True, max_dbs=len(DB_NAMES) + 2)
+                try:
+                    with copy.begin(write=True, db=copy.open_db(b"meta")) as txn:
+                        txn.put(b"fingerprint", u64(os.stat(tmp / "data.mdb").st_ino))
+                finally:
+                    copy.close()
+                sync_path(tmp / "data.mdb")
+            except BaseException as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                if _out_of_space(exc):
+                    raise self._disk_full(self.free_bytes()) from exc
+                raise StoreError(f"compaction failed: {exc}") from exc
+            with self._resize.exclusive():
+                size = self.env.info()["map_size"]
+                self.env.close()
+                try:
+                    os.replace(tmp / "data.mdb", home / "data.mdb")
+                    sync_path(home)
+                finally:
+                    self.env = self._open_env(size)
+                    self.dbs.update({n: self.env.open_db(n.encode()) for n in DB_NAMES})
+            shutil.rmtree(tmp, ignore_errors=True)
+            return result
+
+        return self.write(run, maintenance=True)
+
     def _take_batch(self) -> list[_Request]:
         """The leader's batch: everything queued up to an atomic write, which commits alone
         (called with the mutex held).
@@ -381,7 +412,7 @@ class Store:
         When the last batch had more writers than are queued now, the others are probably on
         their way (validating); a durable commit costs far more than this short wait.
         """
-        if self._writers[0].atomic:
+        if self._writers[0].atomic or self._writers[0].maintenance:
             return [self._writers[0]]
         if self.sync and len(self._writers) < self._expected:
             deadline = time.monotonic() + GROUP_COMMIT_WAIT
@@ -390,12 +421,19 @@ class Store:
                 if left <= 0 or not self._arrived.wait(left):
                     break
         batch = list(itertools.takewhile(
-            lambda r: not r.atomic, itertools.islice(self._writers, MAX_BATCH)
+            lambda r: not (r.atomic or r.maintenance), itertools.islice(self._writers, MAX_BATCH)
         ))  # fmt: skip
         self._expected = len(batch)
         return batch
 
     def _commit_batch(self, batch: list[_Request]) -> None:
+        if batch[0].maintenance:
+            req = batch[0]
+            try:
+                req.result = req.fn(None)  # type: ignore[arg-type]
+            except BaseException as exc:
+                req.error = exc if isinstance(exc, ChrysalisError) else StoreError(repr(exc))
+            return
         for _attempt in range(16):
             self._grow_if_needed()
             committed_seq, after = self.seq, []

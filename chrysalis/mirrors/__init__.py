@@ -71,6 +71,11 @@ class Mirror(abc.ABC):
     @abc.abstractmethod
     def status(self) -> dict[str, Any]: ...
 
+    @abc.abstractmethod
+    def forget_state(self, bead_id: str) -> tuple[str, str]:
+        """Where a forgotten bead stands in the service: (``gone`` | ``pending`` | ``marked``,
+        why), for its forget receipt."""
+
     def close(self) -> None:  # noqa: B027 - optional
         """Release connections."""
 
@@ -126,8 +131,24 @@ class OpLogMirror(Mirror):
     def _pull(self) -> dict[str, Any]: ...
 
     @abc.abstractmethod
-    def _forget(self, session: str, bead_id: str) -> None:
-        """Take a bead this replica sent (to ``session``) out of the service."""
+    def _forget(self, session: str, bead_id: str) -> str:
+        """Take a bead this replica sent (to ``session``) out of the service; says how:
+        ``erased`` (its text left the service) or ``marked`` (the service keeps it, marked
+        forgotten: it cannot delete it)."""
+
+    def forget_state(self, bead_id: str) -> tuple[str, str]:
+        """Where a forgotten bead stands in the service, for its receipt: (state, why)."""
+        if self.store.get_meta(self._meta + "bead:" + bead_id) is not None:
+            why = f"{self.kind} holds its text until the mirror's next push takes it out"
+            if self.health.last_error:
+                why += f"; the last attempt failed: {self.health.last_error}"
+            return "pending", why
+        done = self.store.get_meta(self._meta + "forgot:" + bead_id)
+        if done == "erased":
+            return "gone", f"erased from {self.kind}"
+        if done == "marked":
+            return "marked", f"{self.kind} keeps its text marked forgotten (it cannot delete it)"
+        return "gone", f"this replica never sent it to {self.kind}"
 
     def _push_forgets(self) -> int:
         """Take forgets (from any replica) of beads this replica sent to the service."""
@@ -141,8 +162,13 @@ class OpLogMirror(Mirror):
             session = self.store.get_meta(self._meta + "bead:" + op["target"])
             if session is None:
                 continue  # not ours to take out
-            self._forget(session, op["target"])
-            self.store.put_meta(self._meta + "bead:" + op["target"], None)
+            how = self._forget(session, op["target"])
+            self.store.put_metas(
+                {
+                    self._meta + "bead:" + op["target"]: None,
+                    self._meta + "forgot:" + op["target"]: how,
+                }
+            )
             done += 1
         if vv != seen:
             self.store.put_meta(name, vv)

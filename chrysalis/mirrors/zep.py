@@ -188,7 +188,7 @@ class ZepMirror(OpLogMirror):
 
     # ---- forget ------------------------------------------------------------------------------
 
-    def _forget(self, session: str, bead_id: str) -> None:
+    def _forget(self, session: str, bead_id: str) -> str:
         me = self.store.replica_id
         target, ours_only, live = None, True, []
         for msg in self._messages(session):
@@ -200,7 +200,7 @@ class ZepMirror(OpLogMirror):
             elif not meta.get("chrysalis_forgotten"):
                 live.append(meta["chrysalis_id"])
         if target is None:
-            return
+            return "erased"  # not in Zep (a session deleted and sent again without it)
         if ours_only:  # the session is ours alone: delete it and send back what lives
             live.reverse()  # oldest first, as they were sent
             cursor = int(self.store.get_meta(self._meta + "cursor") or 0)
@@ -210,7 +210,7 @@ class ZepMirror(OpLogMirror):
             self._send_missing(session, live)
             self.store.put_meta(self._meta + "inflight", None)
             self._drop_facts(session)  # Zep dropped them with the session; the next pull
-            return  # brings back what it derives again from what is left
+            return "erased"  # brings back what it derives again from what is left
         self._call(
             self.client.memory.update_message_metadata,
             session,
@@ -218,6 +218,7 @@ class ZepMirror(OpLogMirror):
             metadata={**(target.metadata or {}), "chrysalis_forgotten": True},
         )
         self.store.put_meta(self._meta + "kept", self.kept_by_zep() + 1)
+        return "marked"
 
     def _drop_facts(self, session: str) -> None:
         for node in self.memory.all_nodes():

@@ -184,7 +184,7 @@ class ZepCloudMirror(OpLogMirror):
         self._call(self.client.graph.edge.add, self.user_uuid(), edges=edges, idempotency_key=key)
         return len(edges)
 
-    def _forget(self, session: str, forgotten: str) -> None:
+    def _forget(self, session: str, forgotten: str) -> str:
         """Delete the bead's thread (ours alone) and send its live beads to a new one."""
         live = [
             bead.id
@@ -213,6 +213,7 @@ class ZepCloudMirror(OpLogMirror):
                 self._meta + "threadgen:" + session: generation,
             }
         )
+        return "erased"
 
     # ---- pull and search ---------------------------------------------------------------------
 

@@ -357,6 +357,25 @@ class Indexer:
             self._catch_up_keyword()
         return True
 
+    def settle_forgets(self, timeout: float) -> bool:
+        """Bring both indexes up to every write made before the call as far as forgets are
+        concerned, and write the vector index if vectors left it, so no index file holds
+        forgotten content (`chrysalis.scrub`). Embedding is not waited for. False if the
+        indexes were still behind at ``timeout``."""
+        deadline = time.monotonic() + timeout
+        target = self.reader.version_vector()
+        if not self.wait_keyword(timeout):
+            return False
+        while self.vectors is not None and not vv_dominates(self.vectors.watermark, target):
+            if time.monotonic() > deadline:
+                return False
+            self._wake.set()
+            with self._progress:
+                self._progress.wait(0.05)
+        if self.vectors is not None and self.vectors.removed:
+            self._maybe_save(force=True)
+        return True
+
     def wait(self, timeout: float | None = None) -> None:
         """Block until every index reflects every op committed before the call (and the
         vectors made for them). Raises `TimeoutError` naming the last indexing error."""

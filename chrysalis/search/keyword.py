@@ -260,6 +260,12 @@ class KeywordIndex:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM items").fetchone()[0])
 
+    def has(self, key: str) -> bool:
+        """Whether item ``key`` (``bead:<id>``) is indexed."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM items WHERE key=?", (key,)).fetchone()
+        return row is not None
+
     def has_text(self, fragment: str) -> bool:
         """Whether any indexed text contains ``fragment`` (tests use it to check forget)."""
         with self._lock:

@@ -29,12 +29,14 @@ class Heartbeats:
         self.host = host
         self._lock = threading.Lock()
         self._last = 0.0  # monotonic time of our last heartbeat
+        self._scrubbed: dict[str, int] | None = None  # the scrub our last heartbeat reported
         self.unreadable: list[str] = []  # the keys the last read_all could not read
 
     def beat(self) -> None:
         """Publish ours."""
         s = self.s
         with self._lock:
+            scrubbed = s.local.scrubbed_vv()
             hb = {
                 "replica": s.me,
                 "host": self.host,
@@ -42,6 +44,8 @@ class Heartbeats:
                 "lineage": [g["replica"] for g in s.local.lineage()],
                 "pushed": s.pushed(),
                 "vv": s.local.version_vector(),
+                # What our last local scrub covered: forgets in it left every file of ours.
+                "scrubbed": scrubbed,
                 "snapshot": s.local.last_snapshot(s.fid),
                 # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
                 "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
@@ -50,6 +54,11 @@ class Heartbeats:
             }
             s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
             self._last = time.monotonic()
+            self._scrubbed = scrubbed
+
+    def scrub_unreported(self) -> bool:
+        """Has a local scrub finished since our last heartbeat (forget receipts wait for it)?"""
+        return self.s.local.scrubbed_vv() != (self._scrubbed or {})
 
     def due(self) -> bool:
         """Has an idle hour passed since ours was last written (by this process)?"""

@@ -48,6 +48,18 @@ class Local:
         self._memory = memory
         self._store = memory.store
 
+    # ---- the local scrub (chrysalis.scrub) ------------------------------------------------------
+
+    def scrub_if_due(self) -> None:
+        """Scrub now if a forget is waiting for it, so the heartbeat a push writes next can
+        say it is done here (a forget receipt reads it)."""
+        if self._memory.scrubber.due():
+            self._memory.scrubber.run()
+
+    def scrubbed_vv(self) -> dict[str, int]:
+        """The version vector the last local scrub covered: every forget in it left our files."""
+        return dict(self._memory.scrubber.scrubbed()["vv"])
+
     # ---- who we are ------------------------------------------------------------------------------
 
     @property

@@ -30,8 +30,10 @@ class Pusher:
     def run(self, out: Outcome) -> bool:
         """One push; says whether it spoke to the remote."""
         s = self.s
+        s.local.scrub_if_due()
         unannounced = s.announced() < s.pushed()
-        idle = not unannounced and not s.health.republish and not self._waiting()
+        scrubbed = self.heartbeats.scrub_unreported()
+        idle = not (unannounced or scrubbed or s.health.republish or self._waiting())
         if self._identity_checked and idle:
             return False  # nothing to send: an idle push costs no request
         self._check_identity()
@@ -39,9 +41,9 @@ class Pusher:
         for replica, upto in self._owned():
             self._push_replica(replica, upto, out)
         self._republish(out)
-        if out.objects or s.announced() < s.pushed():
+        if out.objects or s.announced() < s.pushed() or scrubbed:
             # Segments others have not been told of: also those of an earlier push that failed
-            # (or was killed) after its segments and before this point.
+            # (or was killed) after its segments and before this point; or a local scrub.
             _fault("before-heartbeat")
             self.heartbeats.beat()
             s.remote.put(CHANGED_KEY, secrets.token_hex(8).encode())

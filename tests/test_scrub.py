@@ -1,0 +1,195 @@
+"""The local scrub: once a forget commits, no file of the data dir keeps the content
+(LMDB's freed pages included), and the receipt says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from chrysalis import Memory
+from chrysalis.errors import Conflict, NotFound
+from tests.conftest import exchange
+
+SMALL = "the small secret ZEBRACORN-41 lives here"
+LARGE = "the large secret QUOKKAPLEX-77 " + "padding words " * 6000  # > 64 KiB: a blob
+MARKERS = (b"ZEBRACORN-41", b"QUOKKAPLEX-77")
+
+
+def holders(root: Path, markers: tuple[bytes, ...] = MARKERS) -> list[str]:
+    """Every file under ``root`` that holds one of ``markers`` (as bytes, anywhere)."""
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and any(m in p.read_bytes() for m in markers)
+    )
+
+
+def fill(mem: Memory, n: int = 300) -> list[str]:
+    rows = [{"content": f"ordinary bead {i} about gardens", "role": "user"} for i in range(n)]
+    return [b.id for b in mem.append_beads(rows)]
+
+
+def test_scrub_takes_forgotten_text_off_every_file(open_memory: Callable[..., Memory]) -> None:
+    mem = open_memory("a", embedder="deterministic", scrub_delay=3600)
+    fill(mem)
+    small, large = mem.append_bead(SMALL, role="user"), mem.append_bead(LARGE, role="user")
+    mem.wait_indexed(60)
+    digest = mem.state_digest()
+    mem.forget(small.id)
+    mem.forget(large.id)
+    mem.wait_indexed(60)
+    # The forget erased every live page at once; LMDB's freed pages may still hold the text
+    # (unless a later write happened to reuse them): only LMDB's file, never an index.
+    assert set(holders(mem.path)) <= {"lmdb/data.mdb"}
+    receipt = mem.forget_receipt(small.id)
+    lmdb = next(p for p in receipt.places if p.name.endswith("lmdb"))
+    assert lmdb.state == "pending" and not receipt.clean and not receipt.settled
+    assert mem.scrubber.due()
+    mem.scrubber.run()
+    assert holders(mem.path) == []
+    assert not mem.scrubber.due()
+    for bead in (small, large):
+        receipt = mem.forget_receipt(bead.id)
+        assert receipt.clean, receipt.places
+        assert {p.name.split(": ")[1].split("/")[0] for p in receipt.places} >= {
+            "lmdb",
+            "keyword index",
+            "vector index",
+        }
+    assert any(p.name.split(": ")[1].startswith("blobs/") for p in receipt.places)
+    # Nothing else changed: the same beads, the same state but for the two forgets.
+    assert mem.state_digest() != digest
+    assert len(list(mem.all_beads())) == 300
+    assert mem.retrieve("gardens", k=3).items
+
+
+def test_the_scrub_runs_by_itself_within_its_delay(open_memory: Callable[..., Memory]) -> None:
+    mem = open_memory("a", scrub_delay=0.2)
+    fill(mem, 50)
+    bead = mem.append_bead(SMALL, role="user")
+    mem.forget(bead.id)
+    deadline = time.monotonic() + 20
+    while holders(mem.path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert holders(mem.path) == []
+    assert mem.forget_receipt(bead.id).clean
+
+
+def test_a_pulled_forget_is_scrubbed_too(open_memory: Callable[..., Memory]) -> None:
+    a, b = open_memory("a", scrub_delay=3600), open_memory("b", scrub_delay=3600)
+    bead = a.append_bead(SMALL, role="user")
+    exchange(a, b)
+    b.wait_indexed(30)
+    assert holders(b.path)
+    a.forget(bead.id)
+    exchange(a, b)
+    assert b.scrubber.due()
+    b.scrubber.run()
+    a.scrubber.run()
+    assert holders(a.path) == [] and holders(b.path) == []
+    assert a.state_digest() == b.state_digest()
+    assert b.forget_receipt(bead.id).by == a.forget_receipt(bead.id).by == f"{a.replica_id}:2"
+
+
+def test_reads_and_writes_go_on_during_a_scrub(open_memory: Callable[..., Memory]) -> None:
+    mem = open_memory("a", scrub_delay=3600)
+    fill(mem, 2000)
+    bead = mem.append_bead(SMALL, role="user")
+    mem.forget(bead.id)
+    stop, errors, written = threading.Event(), [], []
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                assert len(mem.last_beads(5)) == 5
+            except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+                errors.append(exc)
+
+    def writer() -> None:
+        while not stop.is_set():
+            written.append(mem.append_bead(f"written during a scrub {len(written)}").id)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for _ in range(5):
+        mem.scrubber.run()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert written and all(mem.get_bead(i) for i in written)
+    assert holders(mem.path) == []
+
+
+def test_a_scrub_interrupted_by_a_crash(tmp_path: Path) -> None:
+    """A forget whose scrub never ran (the process died) is scrubbed at the next open, and a
+    compacting copy a crash left behind (it holds what it was erasing) is deleted."""
+    script = f"""
+import os, sys
+from chrysalis import Memory
+mem = Memory.open({str(tmp_path / "d")!r}, scrub_delay=3600)
+bead = mem.append_bead({SMALL!r}, role="user")
+mem.forget(bead.id)
+print(bead.id)
+sys.stdout.flush()
+os._exit(0)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    bead_id = out.stdout.strip()
+    data = tmp_path / "d"
+    assert holders(data) == ["lmdb/data.mdb"]
+    leftover = data / "lmdb" / "compacting"
+    leftover.mkdir()
+    (leftover / "data.mdb").write_bytes(b"half a copy " + MARKERS[0])
+    mem = Memory.open(data, sync=False, scrub_delay=0.1)
+    try:
+        assert not leftover.exists()
+        deadline = time.monotonic() + 20
+        while mem.scrubber.due() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert holders(data) == []
+        assert mem.forget_receipt(bead_id).clean
+        assert mem.replica_id == mem.store.replica_id  # the same data dir, no new generation
+        assert mem.store.generation == 1
+    finally:
+        mem.close()
+
+
+def test_closing_runs_a_due_scrub(tmp_path: Path) -> None:
+    mem = Memory.open(tmp_path / "d", sync=False, scrub_delay=3600)
+    bead = mem.append_bead(SMALL, role="user")
+    mem.forget(bead.id)
+    mem.close()
+    assert holders(tmp_path / "d") == []
+    with Memory.open(tmp_path / "d", sync=False) as again:
+        assert not again.scrubber.due()
+        assert again.store.generation == 1
+
+
+def test_receipt_of_a_live_or_unknown_bead(mem: Memory) -> None:
+    bead = mem.append_bead("still here")
+    with pytest.raises(Conflict, match="not forgotten"):
+        mem.forget_receipt(bead.id)
+    with pytest.raises(NotFound, match="unknown here"):
+        mem.forget_receipt("no-such-bead")
+
+
+def test_a_shared_blob_stays_for_the_live_bead(mem: Memory) -> None:
+    first = mem.append_bead(LARGE, role="user")
+    second = mem.append_bead(LARGE, role="assistant")  # the same bytes: the same blob
+    mem.forget(first.id)
+    mem.scrubber.run()
+    receipt = mem.forget_receipt(first.id)
+    blob = next(p for p in receipt.places if "blobs/" in p.name)
+    assert blob.state == "in use" and second.id in blob.why
+    assert not receipt.clean and receipt.settled
+    assert mem.get_bead(second.id).content == LARGE
