@@ -379,7 +379,9 @@ class Store:
                 self.env.copy(str(tmp), compact=True)
                 # The new file is the same data dir, not a copy of it: its fingerprint (an
                 # inode, which the rename keeps) goes in before the swap (`datadir`).
-                copy = lmdb.open(str(tmp), subdir=True, max_dbs=len(DB_NAMES) + 2)
+                copy = lmdb.open(
+                    str(tmp), map_size=self.env.info()["map_size"], max_dbs=len(DB_NAMES) + 2
+                )
                 try:
                     with copy.begin(write=True, db=copy.open_db(b"meta")) as txn:
                         txn.put(b"fingerprint", u64(os.stat(tmp / "data.mdb").st_ino))
