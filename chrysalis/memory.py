@@ -35,6 +35,7 @@ from .models import (
 from .read import Reader
 from .rules import ApplyResult
 from .search import Indexer, Retriever, Weights
+from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
 from .store import DEFAULT_MAP_SIZE, Store
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
 
@@ -216,6 +217,31 @@ class Memory:
         replica never saw raises `NotFound`. `chrysalis.forget` owns what it erases.
         """
         self.writer.forget(bead_id)
+
+    def select_beads(
+        self, selector: Selector | Mapping[str, Any], *, limit: int = MAX_SELECT
+    ) -> Selection:
+        """The live beads a selector matches (session_id, path, tag, query, before, after,
+        role; all given must hold): the first ``limit`` ids, oldest first, and the count of
+        all. An empty selector raises `InvalidInput`. See `chrysalis.select`."""
+        return select_beads(self.reader, selector, self._keyword_for(selector), limit=limit)
+
+    def forget_where(
+        self,
+        selector: Selector | Mapping[str, Any],
+        *,
+        expect: int | None = None,
+        limit: int = MAX_SELECT,
+    ) -> tuple[list[str], Selection]:
+        """Forget what `select_beads` matches (at most ``limit``, in one commit); the ids
+        forgotten and the selection. With ``expect``, a match of another count raises
+        `SelectionChanged` and forgets nothing."""
+        indexer = self._keyword_for(selector)
+        return forget_where(self.reader, self.writer, selector, indexer, expect=expect, limit=limit)
+
+    def _keyword_for(self, selector: Selector | Mapping[str, Any]) -> Indexer | None:
+        query = selector.query if isinstance(selector, Selector) else selector.get("query")
+        return self.indexer if query is not None else None
 
     def retrieve(
         self,
