@@ -71,17 +71,18 @@ def selector_of(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def show(seen: dict[str, Any]) -> None:
-    n = seen["matched"]
-    shown = len(seen["beads"])
-    click.echo(
-        f"{n} bead{'' if n == 1 else 's'} match" + ("" if shown == n else f" (the first {shown}):")
-    )
+    n, shown = seen["matched"], len(seen["beads"])
+    if n == 0:
+        click.echo("no bead matches")
+        return
+    which = "" if shown == n else f" (the oldest {shown} shown)"
+    click.echo(f"{n} bead{'' if n == 1 else 's'} match{'es' if n == 1 else ''}{which}:")
     for bead in seen["beads"]:
         when = datetime.fromtimestamp(bead["ts"]).strftime("%Y-%m-%d %H:%M")
         session = bead["session_id"] or "-"
         click.echo(f"  {bead['id']}  {when}  {session}  {bead['role']}  {bead['preview']}")
     if seen["more"]:
-        click.echo("  (more than one call forgets: they are forgotten in batches)")
+        click.echo("  (more than one call forgets: they go in batches of 10,000)")
 
 
 def run(
