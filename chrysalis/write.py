@@ -207,6 +207,8 @@ class Writer:
         Ids already forgotten are skipped (idempotent); an id this replica never saw raises
         `NotFound` and nothing is forgotten.
         """
+        if isinstance(bead_ids, str):
+            raise InvalidInput("bead_ids must be a list of ids, not one string")
         ids = list(dict.fromkeys(bead_ids))
         for bead_id in ids:
             check_id(bead_id, "bead")

@@ -114,6 +114,8 @@ def test_forget_many_is_one_commit_and_idempotent(seeded: Memory) -> None:
     seeded.get_bead("a2")  # all or nothing
     with pytest.raises(InvalidInput):
         seeded.writer.forget_many(["../bad"])
+    with pytest.raises(InvalidInput, match="not one string"):
+        seeded.writer.forget_many("a2")
 
 
 def test_forget_many_replicates_as_plain_forget_ops(open_memory: object) -> None:
