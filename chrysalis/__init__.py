@@ -37,6 +37,7 @@ from .errors import (
     NotFound,
     NotReady,
     PayloadTooLarge,
+    SelectionChanged,
     StoreError,
 )
 
@@ -58,6 +59,7 @@ if _typing.TYPE_CHECKING:
         SpanRef,
     )
     from .rules import ApplyResult
+    from .select import Selection, Selector
 
 __version__ = "0.1.0"
 
@@ -66,6 +68,8 @@ _LAZY = {
     "AsyncClient": ".client",
     "Client": ".client",
     "Memory": ".memory",
+    "Selection": ".select",
+    "Selector": ".select",
     **dict.fromkeys(
         [
             "Bead",
@@ -124,6 +128,9 @@ __all__ = [
     "Persona",
     "RetrievalResult",
     "RetrievedItem",
+    "Selection",
+    "SelectionChanged",
+    "Selector",
     "Skill",
     "SpanRef",
     "StoreError",

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import httpx
 
-from .routes import Call, Routes, bead_body, ingest_body, persona_patch, raw_answer
+from .routes import (
+    Call,
+    Routes,
+    bead_body,
+    ingest_body,
+    persona_patch,
+    raw_answer,
+    selector_body,
+)
 from .transport import ClientBase, async_transport, default_socket_path, sync_transport
 
 if TYPE_CHECKING:
@@ -129,6 +137,27 @@ class Client(ClientBase):
     def forget(self, id: str) -> None:
         """Erase a bead here and, through sync, on every replica."""
         return self._do(Routes.forget(id))
+
+    def forget_where(
+        self,
+        *,
+        session_id: str | None = None,
+        path: str | None = None,
+        tag: str | None = None,
+        query: str | None = None,
+        before: Any = None,
+        after: Any = None,
+        role: str | None = None,
+        dry_run: bool = True,
+        expect: int | None = None,
+    ) -> dict[str, Any]:
+        """Forget beads by what they are (every field given must hold; an empty selector
+        raises `InvalidInput`). A dry run by default: ``{matched, more, beads}`` (the first
+        50), nothing changed. With ``dry_run=False``: ``{forgotten, ids, matched, more}``
+        (at most 10,000 per call); ``expect`` (the dry run's count) makes a changed match
+        raise `SelectionChanged` instead of forgetting beads not previewed."""
+        selector = selector_body(session_id, path, tag, query, before, after, role)
+        return self._do(Routes.forget_where(selector, dry_run, expect))
 
     def recall(
         self,
@@ -365,6 +394,22 @@ class AsyncClient(ClientBase):
 
     async def forget(self, id: str) -> None:
         return await self._do(Routes.forget(id))
+
+    async def forget_where(
+        self,
+        *,
+        session_id: str | None = None,
+        path: str | None = None,
+        tag: str | None = None,
+        query: str | None = None,
+        before: Any = None,
+        after: Any = None,
+        role: str | None = None,
+        dry_run: bool = True,
+        expect: int | None = None,
+    ) -> dict[str, Any]:
+        selector = selector_body(session_id, path, tag, query, before, after, role)
+        return await self._do(Routes.forget_where(selector, dry_run, expect))
 
     async def recall(
         self,

@@ -15,6 +15,7 @@ they occur, with ``raise Mapped(msg) from exc``::
     │   ├── DotConflict       same (replica, seq) with different content:
     │   │                     a cloned or restored data dir               (HTTP 409)
     │   ├── DataDirLocked     another process has the data dir open       (HTTP 409)
+    │   ├── SelectionChanged  a forget's match is not the count previewed (HTTP 409)
     │   ├── CloneDetected     another copy of this data dir pushes as us  (HTTP 409)
     │   ├── Decommissioned    this replica was retired; push stops        (HTTP 409)
     │   ├── SyncKeyError      the sync key is missing or not the remote's (HTTP 409)
@@ -114,6 +115,13 @@ class DataDirLocked(Conflict):
     """Another process (or another Memory in this process) has the data dir open."""
 
     code = "locked"
+
+
+class SelectionChanged(Conflict):
+    """A forget by selector matched another number of beads than the preview showed (one
+    arrived or went since); nothing was forgotten."""
+
+    code = "selection_changed"
 
 
 class CloneDetected(Conflict):
@@ -237,7 +245,7 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
     for cls in (
         ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, Forbidden, NotFound,
         Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
-        FormatTampered,
+        FormatTampered, SelectionChanged,
         Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,
         InsufficientStorage, RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError,
         MirrorError, InternalError, DemoFailed,

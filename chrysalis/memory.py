@@ -33,10 +33,11 @@ from .models import (
     Skill,
 )
 from .read import Reader
-from .rules import ApplyResult
 from .receipt import ForgetReceipt, receipt
+from .rules import ApplyResult
 from .scrub import Scrubber, local_places, record_of
 from .search import Indexer, Retriever, Weights
+from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
 from .store import DEFAULT_MAP_SIZE, Store
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
 
@@ -230,6 +231,31 @@ class Memory:
         (`chrysalis.receipt`); the daemon's adds the other replicas, the remote and Zep."""
         record = record_of(self, bead_id)
         return receipt(self.replica_id, bead_id, record, local_places(self, bead_id, record))
+
+    def select_beads(
+        self, selector: Selector | Mapping[str, Any], *, limit: int = MAX_SELECT
+    ) -> Selection:
+        """The live beads a selector matches (session_id, path, tag, query, before, after,
+        role; all given must hold): the first ``limit`` ids, oldest first, and the count of
+        all. An empty selector raises `InvalidInput`. See `chrysalis.select`."""
+        return select_beads(self.reader, selector, self._keyword_for(selector), limit=limit)
+
+    def forget_where(
+        self,
+        selector: Selector | Mapping[str, Any],
+        *,
+        expect: int | None = None,
+        limit: int = MAX_SELECT,
+    ) -> tuple[list[str], Selection]:
+        """Forget what `select_beads` matches (at most ``limit``, in one commit); the ids
+        forgotten and the selection. With ``expect``, a match of another count raises
+        `SelectionChanged` and forgets nothing."""
+        indexer = self._keyword_for(selector)
+        return forget_where(self.reader, self.writer, selector, indexer, expect=expect, limit=limit)
+
+    def _keyword_for(self, selector: Selector | Mapping[str, Any]) -> Indexer | None:
+        query = selector.query if isinstance(selector, Selector) else selector.get("query")
+        return self.indexer if query is not None else None
 
     def retrieve(
         self,

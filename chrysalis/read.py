@@ -12,7 +12,7 @@ from typing import Any
 from . import crdt
 from .errors import InvalidInput, NotFound
 from .events import Committed
-from .keys import RECORD_DBS, emb_key, op_key, record_key, time_key, unpack
+from .keys import RECORD_DBS, emb_key, op_key, record_key, time_key, u64, unpack
 from .models import Bead, BlobRef, Edge, Embedding, Neighbor, Node, Persona, Skill, SpanRef
 from .store import Store, Txn
 from .validate import check_id
@@ -180,6 +180,44 @@ class Reader:
                 out.append(session.decode())
                 found = cur.set_range(session + b"\x01")
         return out
+
+    def scan_beads(
+        self,
+        keep: Callable[[str, dict[str, Any]], bool],
+        *,
+        limit: int,
+        session_id: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+    ) -> tuple[list[str], int]:
+        """The visible beads (of one session, if given) for which ``keep(id, data)`` is true,
+        oldest first, read in one transaction: the first ``limit`` ids, and how many matched
+        in all. ``after`` and ``before`` (epoch seconds) only bound the walk; ``keep`` gets
+        each bead's stored data and decides exactly (`chrysalis.select`)."""
+        store, cache = self.store, self.store.decoded
+        prefix = b"" if session_id is None else session_id.encode() + b"\0"
+        db = store.dbs["bead_time" if session_id is None else "bead_sess"]
+        start = prefix + (u64(round(after * 1_000_000)) if after is not None else b"")
+        stop = None if before is None else prefix + u64(round(before * 1_000_000) + 1)
+        ids: list[str] = []
+        total, skip, epoch = 0, len(prefix) + 16, cache.epoch
+        with store.read() as txn, txn.cursor(db=db) as cur:
+            found = cur.set_range(start)
+            while found:
+                key = cur.key()
+                if not key.startswith(prefix) or (stop is not None and key >= stop):
+                    break
+                okey, bead_id = key[skip:], cur.value().decode()
+                data = cache.get(okey)
+                if data is None:
+                    data = unpack(txn.get(okey, db=store.dbs["ops"]))["data"]
+                    cache.put(okey, data, epoch)
+                if keep(bead_id, data):
+                    total += 1
+                    if len(ids) < limit:
+                        ids.append(bead_id)
+                found = cur.next()
+        return ids, total
 
     def origin(self, kind: str, item_id: str) -> dict[str, Any]:
         """Where an item comes from: the replica and op that made what is shown."""

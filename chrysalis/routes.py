@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
     from .receipt import ForgetReceipt
 
-__all__ = ["Call", "Routes", "bead_body", "ingest_body", "persona_patch", "raw_answer"]
+__all__ = [
+    "Call", "Routes", "bead_body", "ingest_body", "persona_patch", "raw_answer", "selector_body",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -162,6 +164,17 @@ class Routes:
         return Call("GET", f"/v1/forget/{_seg(id)}", _receipt)
 
     @staticmethod
+    def forget_where(
+        selector: Mapping[str, Any], dry_run: bool = True, expect: int | None = None
+    ) -> Call[dict[str, Any]]:
+        """``POST /v1/forget``: a dry run (the default) or, with ``dry_run=False``, the
+        forget; ``selector`` as `selector_body` makes it."""
+        body = {**selector, "dry_run": dry_run}
+        if expect is not None:
+            body["expect"] = expect
+        return Call("POST", "/v1/forget", _json, json=body)
+
+    @staticmethod
     def recall(
         query: str, k: int, token_budget: int | None, strategy: str, filters: Any
     ) -> Call[RetrievalResult]:
@@ -279,6 +292,21 @@ class Routes:
         if repair_format:  # only when asked: an older daemon's body has no such field
             body["repair_format"] = True
         return Call("POST", "/v1/sync", _json, json=body)
+
+
+def selector_body(
+    session_id: str | None = None,
+    path: str | None = None,
+    tag: str | None = None,
+    query: str | None = None,
+    before: Any = None,
+    after: Any = None,
+    role: str | None = None,
+) -> dict[str, Any]:
+    """A selector of beads for `Routes.forget_where` (fields left None are not sent)."""
+    body = {"session_id": session_id, "path": path, "tag": tag, "query": query,
+            "before": _ts(before), "after": _ts(after), "role": role}  # fmt: skip
+    return _drop_none(body)
 
 
 def ingest_body(

@@ -360,11 +360,10 @@ class Store:
         returned (called with a read transaction of the state the copy holds).
 
         LMDB never writes a page in place: an erased op's old value stays on a freed page
-        until the page is reused. The copy holds live pages only, so after the swap no page
-        of the file holds erased content (`chrysalis.scrub` calls this after forgets). The
-        copy runs as a queued write (writers wait; readers go on: it reads a snapshot); only
-        closing, renaming and reopening, a few milliseconds, waits for readers too. A crash
-        at any point leaves the old file or the new one whole (the copy is synced before the
+        until reused. The copy holds live pages only (`chrysalis.scrub` calls this after
+        forgets). It runs as a queued write (writers wait; readers go on: it reads a
+        snapshot); only the close, rename and reopen, milliseconds, wait for readers too. A
+        crash leaves the old file or the new one whole (the copy is synced before the
         rename); a leftover copy is deleted at open.
         """
 

@@ -200,6 +200,35 @@ class Writer:
 
         self.store.write(write)
 
+    def forget_many(self, bead_ids: Sequence[str]) -> list[str]:
+        """Forget many beads in one commit, each with its own ``bead.forget`` op (as `forget`
+        makes); returns the ids that were live and are forgotten now.
+
+        Ids already forgotten are skipped (idempotent); an id this replica never saw raises
+        `NotFound` and nothing is forgotten.
+        """
+        if isinstance(bead_ids, str):
+            raise InvalidInput("bead_ids must be a list of ids, not one string")
+        ids = list(dict.fromkeys(bead_ids))
+        for bead_id in ids:
+            check_id(bead_id, "bead")
+
+        def write(ctx: WriteContext) -> list[str]:
+            live = []
+            for bead_id in ids:  # check all first: an unknown id forgets nothing
+                entry = ctx.get("beads", bead_id.encode())
+                if entry is None:
+                    raise NotFound(f"no bead {bead_id!r}")
+                if entry != crdt.FORGOTTEN:
+                    live.append(bead_id)
+            for bead_id in live:
+                local_op(ctx, OpKind.BEAD_FORGET, bead_id, {})
+            return live
+
+        if not ids:
+            return []
+        return self.store.write(write)  # type: ignore[no-any-return]
+
     def add_node(
         self,
         id: str,

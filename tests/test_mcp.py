@@ -15,7 +15,7 @@ import pytest
 from tests.daemon_process import DaemonProcess
 
 TOOLS = {
-    "remember", "recall", "add_fact", "forget", "get_persona", "update_persona",
+    "remember", "recall", "add_fact", "forget", "forget_where", "get_persona", "update_persona",
     "list_skills", "get_skill", "put_skill", "memory_status",
 }  # fmt: skip
 
@@ -153,3 +153,47 @@ def test_mcp_update_persona_is_one_patch(daemon: DaemonProcess) -> None:
     assert out["bad requests"] == {("PATCH", "/v1/persona", 400): 1}
     assert out["bad"].is_error and "invalid" in out["bad"].content[0].text
     assert daemon.once("get_persona").model_dump() == persona
+
+
+def test_mcp_forget_where_previews_then_forgets_the_count_seen(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    with daemon.client() as c:
+        chat = [c.remember(t, session_id="chat-9").id for t in ("hello", "my pin is 4321")]
+        other = c.remember("a note in another chat", session_id="chat-1").id
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Notes\n\nthe spare key is under the mat\n")
+    daemon.once("ingest", path=str(doc))
+
+    async def steps(session: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        call = session.call_tool
+        out["preview"] = payload(await call("forget_where", {"session_id": "chat-9"}))
+        out["unconfirmed"] = await call("forget_where", {"session_id": "chat-9", "dry_run": False})
+        out["wrong"] = await call(
+            "forget_where", {"session_id": "chat-9", "dry_run": False, "confirm_count": 1}
+        )
+        out["done"] = payload(
+            await call("forget_where", {"session_id": "chat-9", "dry_run": False,
+                                        "confirm_count": 2})
+        )  # fmt: skip
+        out["query"] = payload(await call("forget_where", {"query": "spare key"}))
+        out["path"] = payload(
+            await call("forget_where", {"path": str(doc), "dry_run": False, "confirm_count": 1})
+        )
+        out["empty"] = await call("forget_where", {})
+        return out
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    preview = out["preview"]
+    assert preview["matched"] == 2 and [b["id"] for b in preview["beads"]] == chat
+    assert "confirm_count=2" in preview["to_forget"]
+    assert out["unconfirmed"].is_error and "confirm_count" in out["unconfirmed"].content[0].text
+    assert out["wrong"].is_error and "selection_changed" in out["wrong"].content[0].text
+    assert out["done"]["forgotten"] == 2 and out["done"]["ids"] == chat
+    assert out["query"]["matched"] == 1 and "spare key" in out["query"]["beads"][0]["preview"]
+    assert out["path"]["forgotten"] == 1
+    assert out["empty"].is_error and "empty selector" in out["empty"].content[0].text
+    with daemon.client() as c:
+        assert c.get_bead(other).session_id == "chat-1"
+        assert c.forget_where(session_id="chat-9")["matched"] == 0

@@ -108,7 +108,7 @@ def test_reads_and_writes_go_on_during_a_scrub(open_memory: Callable[..., Memory
         while not stop.is_set():
             try:
                 assert len(mem.last_beads(5)) == 5
-            except Exception as exc:  # noqa: BLE001 - collected for the assertion below
+            except Exception as exc:
                 errors.append(exc)
 
     def writer() -> None:

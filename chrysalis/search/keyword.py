@@ -251,6 +251,27 @@ class KeywordIndex:
             found = rows.fetchall()[:k]
         return [KeywordHit(key, float(score), common=not selective) for key, score in found]
 
+    @staticmethod
+    def all_words(query: str) -> list[str]:
+        """Every distinct word of ``query``, lowercased: stop words are kept (a forget by query
+        must mean every word it was given)."""
+        return list(dict.fromkeys(w.lower() for w in _TOKEN.findall(query)))
+
+    def match_all(self, query: str) -> list[str]:
+        """The keys of every bead whose indexed text holds every word of ``query`` (as FTS5
+        indexes it: case-insensitive, stemmed, so "tea" finds "teas"), unranked and unbounded:
+        what a forget by query selects, predictably, where `search` ranks the best k."""
+        words = self.all_words(query)
+        if not words:
+            return []
+        sql = (
+            "SELECT items.key FROM fts JOIN items ON items.rowid = fts.rowid "
+            "WHERE fts MATCH ? AND items.kind = 'bead'"
+        )
+        expression = " AND ".join(f'"{w}"' for w in words)  # quoted: never FTS syntax
+        with self._lock:
+            return [key for (key,) in self._db.execute(sql, (expression,)).fetchall()]
+
     @property
     def size(self) -> int:
         """Items indexed (as of the last apply); cheap."""

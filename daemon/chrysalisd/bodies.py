@@ -27,6 +27,7 @@ from chrysalis.models import (
     Text,
     Timestamp,
 )
+from chrysalis.select import MAX_SELECT, Selector
 
 
 class _In(BaseModel):
@@ -84,6 +85,54 @@ class IngestIn(_In):
         if self.path is not None and not self.path.startswith("/"):
             raise ValueError("path must be absolute (the daemon's working directory is not yours)")
         return self
+
+
+class ForgetIn(Selector):
+    """Which beads to forget (every field given must hold; at least one), and whether to only
+    look. A dry run is the default: forgetting needs ``"dry_run": false``."""
+
+    dry_run: bool = Field(
+        True, description="only answer what matches (the default); change nothing"
+    )
+    expect: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="the count a dry run showed: if another number of beads matches now, "
+        "409 and nothing is forgotten",
+    )
+
+    @model_validator(mode="after")
+    def absolute_path(self) -> ForgetIn:
+        if self.path is not None and not self.path.startswith("/"):
+            raise ValueError("path must be absolute (the daemon's working directory is not yours)")
+        return self
+
+    def selector(self) -> Selector:
+        return Selector(**self.given())
+
+
+class PreviewBead(BaseModel):
+    id: str
+    ts: float
+    session_id: str | None
+    role: str
+    preview: str = Field(description="the first 80 characters of the content, on one line")
+
+
+class ForgetPreview(BaseModel):
+    """What a dry run answers: nothing was changed."""
+
+    matched: int = Field(description="beads that match, in all")
+    more: bool = Field(description=f"more match than one call forgets ({MAX_SELECT:,})")
+    beads: list[PreviewBead] = Field(description="the first 50 of them, oldest first")
+
+
+class ForgetDone(BaseModel):
+    """What a forget answers."""
+
+    forgotten: int
+    ids: list[str] = Field(description="the beads forgotten, oldest first")
+    matched: int = Field(description="beads that matched before this call")
+    more: bool = Field(description="beads are left that match: call again for them")
 
 
 class EdgeIn(_In):

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     shutdown_timeout: float = Field(5.0, gt=0, le=300, description="seconds for in-flight work")
     disk_check_interval: float = Field(60.0, gt=0, description="seconds between disk checks")
     min_free_disk_bytes: int = Field(512 * 1024 * 1024, ge=0)
+    scrub_delay: float = Field(
+        5.0, gt=0, le=3600,
+        description="seconds after a forget before LMDB is compacted (the local scrub)",
+    )  # fmt: skip
     remote: str | None = Field(
         None,
         pattern=r"^(file|s3)://",

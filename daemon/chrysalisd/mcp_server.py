@@ -16,11 +16,15 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, DaemonNotRunning
+from chrysalis.errors import ChrysalisError, DaemonNotRunning, InvalidInput
+from chrysalis.routes import selector_body
 
 T = TypeVar("T")
 # Tool parameter types live at module level: the SDK reads the annotations by name.
 Text = Annotated[str, Field(min_length=1, description="what to store, in plain words")]
+When = Annotated[
+    str | float | None, Field(description="ISO 8601 (e.g. 2026-01-31T12:00:00Z) or epoch seconds")
+]
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions, agents and the user's laptops.
@@ -120,6 +124,52 @@ def build(socket: str | Path | None = None) -> Any:
     def forget(id: Annotated[str, Field(min_length=1)]) -> dict[str, Any]:
         client.raw(Routes.forget(id))
         return {"forgotten": id}
+
+    @server.tool(
+        description="Forget memories by what they are, not by id: a session, an ingested file "
+        "or directory (absolute path), a tag, a query (memories holding every one of its words; "
+        "never by similarity), a time range, a role. Every field given must hold; at least one "
+        "is needed. Two steps: call with dry_run=true (the default) to see how many match and "
+        "the first 50, changing nothing; then, if they are what should go, call again with "
+        "the same fields, dry_run=false and confirm_count set to the count seen. If the match "
+        "changed in between, nothing is forgotten and the tool says so."
+    )
+    @daemon_call
+    def forget_where(
+        session_id: Annotated[str | None, Field(description="memories of this session")] = None,
+        path: Annotated[
+            str | None, Field(description="memories ingested from this file or directory")
+        ] = None,
+        tag: Annotated[str | None, Field(description="memories with this tag")] = None,
+        query: Annotated[
+            str | None, Field(description="memories whose text holds every word of this")
+        ] = None,
+        before: When = None,
+        after: When = None,
+        role: Literal["user", "assistant", "system", "tool", "note"] | None = None,
+        dry_run: Annotated[bool, Field(description="only show what matches (the default)")] = True,
+        confirm_count: Annotated[
+            int | None, Field(ge=0, description="the count the dry run showed; needed to forget")
+        ] = None,
+    ) -> dict[str, Any]:
+        # Safe by default: an agent sees what it deletes, and a real forget names the count it
+        # saw, so the daemon refuses when more (or other) memories match than were shown.
+        selector = selector_body(session_id, path, tag, query, before, after, role)
+        if dry_run:
+            seen: dict[str, Any] = client.raw(Routes.forget_where(selector, dry_run=True))
+            if seen["matched"]:
+                seen["to_forget"] = (
+                    "call forget_where again with the same fields, dry_run=false and "
+                    f"confirm_count={seen['matched']}"
+                )
+            return seen
+        if confirm_count is None:
+            raise InvalidInput(
+                "nothing was forgotten: to forget, first call with dry_run=true, then again "
+                "with dry_run=false and confirm_count set to the count it matched"
+            )
+        call = Routes.forget_where(selector, dry_run=False, expect=confirm_count)
+        return client.raw(call)  # type: ignore[no-any-return]
 
     @server.tool(description="The agent's persona: name, description, goals, norms, traits.")
     @daemon_call

@@ -11,7 +11,9 @@ import click
 from chrysalis.client import Client, Routes
 from chrysalis.errors import InvalidInput
 
+from . import forget_where
 from .common import client_for, json_option, print_json
+from .receipts import show_receipt, wait_option
 
 
 @click.command()
@@ -134,17 +136,60 @@ def fact(
 
 
 @click.command()
-@click.argument("bead_id")
+@click.argument("bead_id", required=False)
+@forget_where.selector_options
+@wait_option
 @click.pass_context
-def forget(ctx: click.Context, bead_id: str) -> None:
-    """Forget a bead: its content leaves this laptop now and the others when they sync.
+def forget(
+    ctx: click.Context,
+    bead_id: str | None,
+    session_id: str | None,
+    path: str | None,
+    tag: str | None,
+    query: str | None,
+    before: str | None,
+    after: str | None,
+    role: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+    wait: float | None,
+) -> None:
+    """Forget a bead, or every bead a selector matches: the content leaves this laptop now
+    and the others when they sync.
+
+    A selector (every flag given must hold) first shows what matches and asks once; then
+    exactly those beads are forgotten (if the match changed meanwhile, nothing is). A query
+    matches the beads holding every one of its words, never by similarity.
+
+    A bead ID forgets that bead and prints its forget receipt: each place the content went
+    (this laptop's files, the other laptops, the remote's objects, Zep) and whether it is
+    gone there yet; ``--wait`` waits until no place is pending. Forgetting again only
+    prints the receipt.
 
     \b
     Example:
-      chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab
+      chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab --wait 60
+      chrysalis forget --session chat-7 --dry-run
+      chrysalis forget --path docs/ --yes
+      chrysalis forget --query "old api key" --before 2026-01-01
     """
-    client_for(ctx).forget(bead_id)
-    click.echo(f"forgot {bead_id}")
+    chosen = forget_where.selector_of(
+        {"session_id": session_id, "path": path, "tag": tag, "query": query,
+         "before": before, "after": after, "role": role}
+    )  # fmt: skip
+    if chosen or bead_id is None:
+        if bead_id is not None:
+            raise click.UsageError("give a bead ID or a selector, not both")
+        if wait is not None:
+            raise click.UsageError("--wait goes with a bead ID (its receipt)")
+        forget_where.run(ctx, chosen, dry_run=dry_run, yes=yes, as_json=as_json)
+        return
+    if dry_run or yes:
+        raise click.UsageError("--dry-run and --yes go with a selector")
+    client = client_for(ctx)
+    client.forget(bead_id)
+    show_receipt(client, bead_id, wait, as_json)
 
 
 @click.command()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import beads, exchange, kg, meta, persona
+from . import beads, exchange, kg, meta, persona, receipts
 
 ROUTERS: tuple[APIRouter, ...] = (
     meta.router,
     beads.router,
+    receipts.router,
     kg.router,
     persona.router,
     exchange.router,

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from chrysalis.models import Bead, RetrievalResult
 
-from ..bodies import BeadsIn, IngestIn, RetrieveIn
+from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
 from .common import D, PathId, json_answer, json_list
 
 router = APIRouter()
@@ -54,6 +54,32 @@ def forget(d: D, id: PathId) -> Response:
     """Forget a bead: its content leaves this replica and, through sync, every other."""
     d.memory.forget(id)
     return Response(status_code=204)
+
+
+@router.post(
+    "/v1/forget",
+    response_model=ForgetPreview | ForgetDone,
+    tags=["beads"],
+    responses={400: {}, 409: {}, 503: {}},
+)
+def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
+    """Forget beads by what they are: a session, an ingested path (a file or everything under
+    a directory), a tag, a query (beads holding every word of it; never by similarity), a
+    time range (``after``, ``before``), a role; every field given must hold, and an empty
+    selector is refused (400). A dry run is the default: it answers how many match and the
+    first 50, and changes nothing. With ``"dry_run": false`` the oldest 10,000 matches are
+    forgotten in one commit (``more``: call again for the rest); with ``expect``, a match of
+    another count than the preview's is refused with 409 and nothing is forgotten."""
+    from chrysalis.select import preview
+
+    selector = body.selector()
+    if body.dry_run:
+        selection = d.memory.select_beads(selector)
+        beads = preview(d.memory.reader, selection.ids)
+        return {"matched": selection.matched, "more": selection.more, "beads": beads}
+    forgotten, selection = d.memory.forget_where(selector, expect=body.expect)
+    return {"forgotten": len(forgotten), "ids": forgotten, "matched": selection.matched,
+            "more": selection.more}  # fmt: skip
 
 
 @router.post("/v1/retrieve", response_model=RetrievalResult, tags=["retrieval"])

@@ -1,0 +1,125 @@
+"""``chrysalis forget`` with a selector: preview what matches, ask once, forget exactly that.
+
+The command itself lives with the other memory commands (`memory.forget`); this module holds
+its selector options and what it does with them. The real forget is sent with ``expect`` set
+to the count the preview showed, so a bead that arrives in between is never forgotten unseen:
+the daemon refuses (409) and nothing is forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chrysalis.client import Routes
+from chrysalis.errors import SelectionChanged
+
+from .common import client_for, print_json
+
+F = TypeVar("F", bound=Callable[..., Any])
+SELECTOR_FLAGS = "--session, --path, --tag, --query, --before, --after, --role"
+
+
+def _time(value: str | None) -> float | str | None:
+    """Epoch seconds as a number; anything else (ISO 8601) as given, for the daemon to read."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def selector_options(f: F) -> F:
+    """The selector flags, ``--dry-run``, ``--yes`` and ``--json``."""
+    options = [
+        click.option("--session", "session_id", help="Beads of this session."),
+        click.option(
+            "--path",
+            type=click.Path(),
+            help="Beads ingested from this file, or from any file under this directory.",
+        ),
+        click.option("--tag", help="Beads with this tag."),
+        click.option(
+            "--query", help="Beads whose text holds every word of this (not by similarity)."
+        ),
+        click.option("--before", help="Beads stamped before this (ISO 8601 or epoch seconds)."),
+        click.option("--after", help="Beads stamped after this (ISO 8601 or epoch seconds)."),
+        click.option("--role", type=click.Choice(["user", "assistant", "system", "tool", "note"])),
+        click.option("--dry-run", is_flag=True, help="Only show what matches; forget nothing."),
+        click.option("--yes", "-y", is_flag=True, help="Do not ask before forgetting."),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def selector_of(values: dict[str, Any]) -> dict[str, Any]:
+    """The selector flags given, as the API's selector (a path made absolute here)."""
+    chosen = {k: v for k, v in values.items() if v is not None}
+    if "path" in chosen:
+        chosen["path"] = str(Path(chosen["path"]).expanduser().absolute())
+    for name in ("before", "after"):
+        if name in chosen:
+            chosen[name] = _time(chosen[name])
+    return chosen
+
+
+def show(seen: dict[str, Any]) -> None:
+    n, shown = seen["matched"], len(seen["beads"])
+    if n == 0:
+        click.echo("no bead matches")
+        return
+    which = "" if shown == n else f" (the oldest {shown} shown)"
+    click.echo(f"{n} bead{'' if n == 1 else 's'} match{'es' if n == 1 else ''}{which}:")
+    for bead in seen["beads"]:
+        when = datetime.fromtimestamp(bead["ts"]).strftime("%Y-%m-%d %H:%M")
+        session = bead["session_id"] or "-"
+        click.echo(f"  {bead['id']}  {when}  {session}  {bead['role']}  {bead['preview']}")
+    if seen["more"]:
+        click.echo("  (more than one call forgets: they go in batches of 10,000)")
+
+
+def run(
+    ctx: click.Context, selector: dict[str, Any], *, dry_run: bool, yes: bool, as_json: bool
+) -> None:
+    """Preview; unless ``dry_run``, ask once (unless ``yes``) and forget what was previewed."""
+    if not selector:
+        raise click.UsageError(f"give a bead ID, or a selector: {SELECTOR_FLAGS}")
+    client = client_for(ctx)
+    seen = client.raw(Routes.forget_where(selector, dry_run=True))
+    n = seen["matched"]
+    if dry_run:
+        print_json(seen) if as_json else show(seen)
+        return
+    if n == 0:
+        print_json({"forgotten": 0, "ids": []}) if as_json else click.echo("no bead matches")
+        return
+    if not yes:
+        if not as_json:
+            show(seen)
+        if not click.confirm(f"Forget {n} bead{'' if n == 1 else 's'}?", err=as_json):
+            click.echo("nothing forgotten", err=as_json)
+            return
+    ids: list[str] = []
+    expect = n
+    while True:
+        try:
+            done = client.raw(Routes.forget_where(selector, dry_run=False, expect=expect))
+        except SelectionChanged as exc:
+            if ids:
+                exc.message = f"forgot {len(ids)}, then stopped: {exc.message}"
+            raise
+        ids += done["ids"]
+        if not done["more"]:
+            break
+        expect = done["matched"] - len(done["ids"])
+    if as_json:
+        print_json({"forgotten": len(ids), "ids": ids})
+    else:
+        click.echo(f"forgot {len(ids)} bead{'' if len(ids) == 1 else 's'}")

@@ -1,0 +1,43 @@
+"""A forget receipt from the daemon: this data dir's places (`chrysalis.scrub`), then every
+other replica and the remote (`chrysalis.sync`), then the mirror (`chrysalis.mirrors`).
+
+Each source that cannot answer now (the remote unreachable, say) becomes an ``unknown``
+place naming why, never a failed receipt: a receipt is most wanted when something is down.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from chrysalis import receipt, scrub
+from chrysalis.errors import ChrysalisError
+from chrysalis.receipt import ForgetReceipt, Place
+
+if TYPE_CHECKING:
+    from .state import Daemon
+
+
+def forget_receipt(d: Daemon, bead_id: str) -> ForgetReceipt:
+    memory = d.memory
+    record = scrub.record_of(memory, bead_id)
+    places = scrub.local_places(memory, bead_id, record)
+    if d.sync is not None:
+        try:
+            heartbeats = d.sync.heartbeats()
+            places += receipt.replica_places(
+                record.get("by"), heartbeats, memory.replica_id, time.time()
+            )
+        except ChrysalisError as exc:
+            places.append(
+                Place(place="replica", name="other replicas", state="unknown",
+                      why=f"their heartbeats cannot be read now: {exc}")
+            )  # fmt: skip
+    if d.mirror is not None:
+        state, why = d.mirror.forget_state(bead_id)
+        places.append(
+            Place.model_validate(
+                {"place": "zep", "name": d.mirror.kind, "state": state, "why": why}
+            )
+        )
+    return receipt.receipt(memory.replica_id, bead_id, record, places)
