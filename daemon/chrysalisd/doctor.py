@@ -29,7 +29,7 @@ def check(name: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
 
 
 def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
-    out = [_data_dir(daemon), _indexes(daemon), _embedder(daemon)]
+    out = [_data_dir(daemon), _indexes(daemon), _scrub(daemon), _embedder(daemon)]
     if daemon.sync is None:
         out.append(check("remote", "ok", "no remote configured (this laptop works alone)"))
     else:
@@ -89,6 +89,19 @@ def _indexes(daemon: Daemon) -> dict[str, str]:
             "they are rebuilt from LMDB",
         )  # fmt: skip
     return check("indexes", "ok", f"caught up with LMDB ({beads} beads, {keyword} keyword items)")
+
+
+def _scrub(daemon: Daemon) -> dict[str, str]:
+    scrub = daemon.memory.scrubber.status()
+    if scrub["error"]:
+        return check(
+            "scrub", "error", f"forgotten text may remain on LMDB's freed pages: {scrub['error']}",
+            "free disk space (the scrub writes a compacted copy as large as the live data); "
+            "it retries by itself, and runs at every start while due",
+        )  # fmt: skip
+    if scrub["due"]:
+        return check("scrub", "ok", "a forget is waiting for its scrub (within seconds)")
+    return check("scrub", "ok", "no forgotten text left on LMDB's freed pages")
 
 
 def _embedder(daemon: Daemon) -> dict[str, str]:

@@ -268,6 +268,7 @@ class Daemon:
             "counts": self.counts(),
             "embedder": index.pop("embedder"),
             "index": index,
+            "scrub": self.memory.scrubber.status(),
             "jobs": self.jobs.status(),
             "sync": {
                 "remote": self.sync.status() if self.sync else None,
