@@ -35,6 +35,7 @@ from .models import (
 from .read import Reader
 from .rules import ApplyResult
 from .search import Indexer, Retriever, Weights
+from .secrets_scan import Finding, Policy
 from .store import DEFAULT_MAP_SIZE, Store
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
 
@@ -53,10 +54,11 @@ class Memory:
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
+        secrets: Policy = "redact",
     ) -> None:
         self._store = store
         self.reader = Reader(store)
-        self.writer = Writer(store, self.reader, blob_threshold=blob_threshold)
+        self.writer = Writer(store, self.reader, blob_threshold=blob_threshold, secrets=secrets)
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
         self._closed = False
@@ -78,6 +80,7 @@ class Memory:
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
         min_free_bytes: int = 0,
+        secrets: Policy = "redact",
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -90,6 +93,11 @@ class Memory:
         With ``min_free_bytes``, every write (the verbs, pulled ops, the indexer's vectors)
         raises `InsufficientStorage` while the disk holding ``path`` has less free; reads go
         on (`Store.check_space`).
+
+        ``secrets`` says what happens to a credential (an API key, a token, a private key, a
+        password in a URL) in a bead's text: ``"redact"`` replaces it with
+        ``[REDACTED:<kind>]`` before anything is stored, ``"refuse"`` raises `SecretRefused`
+        and stores nothing, ``"off"`` stores it as given (`chrysalis.secrets_scan`).
         """
         store = Store(
             Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
@@ -97,8 +105,9 @@ class Memory:
         )  # fmt: skip
         try:
             return cls(
-                store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit
-            )
+                store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
+                secrets=secrets,
+            )  # fmt: skip
         except BaseException:
             store.close()
             raise
@@ -184,6 +193,13 @@ class Memory:
         """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's
         fields, or `Bead`s."""
         return self.writer.append_beads(rows)
+
+    def append_beads_with_findings(
+        self, rows: Iterable[Mapping[str, Any] | Bead]
+    ) -> tuple[list[Bead], list[list[Finding]]]:
+        """`append_beads`, and per bead the secrets redacted from it (kind, field, where the
+        marker is; never the secret)."""
+        return self.writer.append_beads_with_findings(rows)
 
     def get_bead(self, id: str) -> Bead:
         """The bead with this id; `NotFound` when unknown or forgotten."""

@@ -250,6 +250,7 @@ def run(settings: Settings) -> None:
         sync=settings.durable,
         replica_id=settings.replica_id,
         embedder=settings.embedder,
+        secrets=settings.secrets,
     )
     sock: socket.socket | None = None
     daemon: Daemon | None = None
