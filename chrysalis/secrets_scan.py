@@ -86,6 +86,15 @@ _KEY_END = re.compile(r"END [A-Z0-9 ]*(?:KEY|BLOCK) ?-+")
 _PUTTY_END = re.compile(r"Private-MAC: *[0-9A-Fa-f]*")
 
 
+# A URL's password that is a template or a mask (``{password}``, ``${PASS}``, ``<pw>``,
+# ``%s``, ``****``) is not a secret: code and docs are full of them.
+_PLACEHOLDER = re.compile(r"[{<$%].*|.*[}>]|\**|x+|X+|\.+")
+
+
+def _not_placeholder(secret: str) -> bool:
+    return _PLACEHOLDER.fullmatch(secret) is None
+
+
 @functools.cache
 def _rules() -> tuple[list[_Rule], list[re.Pattern[str]]]:
     """Read the plugins' patterns once (importing detect-secrets costs ~0.3 s: not at import)."""
@@ -98,7 +107,8 @@ def _rules() -> tuple[list[_Rule], list[re.Pattern[str]]]:
     for module, name, kind, groups, hints in _PLUGINS:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
         for n, pattern in enumerate(plugin.denylist):
-            rules.append(_Rule(kind, pattern, groups.get(n, 0), None, hints.get(n, ())))
+            valid = _not_placeholder if kind == "password" else None
+            rules.append(_Rule(kind, pattern, groups.get(n, 0), valid, hints.get(n, ())))
     for pattern in JwtTokenDetector.denylist:
         # The plugin's last part is lazy (it only needs to see one); redaction needs it all.
         greedy = re.compile(pattern.pattern.replace("*?", "*"), pattern.flags)
@@ -112,6 +122,8 @@ def _key_blocks(text: str, headers: Iterable[re.Pattern[str]]) -> Iterable[tuple
             start = m.start()
             while start > 0 and text[start - 1] in "- ":
                 start -= 1
+            while text[start] == " ":  # the dashes are the key's; a space before them is not
+                start += 1
             end_re = _PUTTY_END if m.group().startswith("PuTTY") else _KEY_END
             tail = end_re.search(text, m.end())
             yield start, tail.end() if tail else len(text)
