@@ -81,7 +81,7 @@ https://example.com/docs:intro and http://localhost:8080/api for details. Key id
 eventual consistency, vector clocks, AKIA is how AWS key ids begin. Call 555-0100.
 """
 
-CODE = '''\
+CODE = """\
 import getpass
 
 def login(user: str) -> dict[str, str]:
@@ -91,7 +91,7 @@ def login(user: str) -> dict[str, str]:
     aws_secret = settings.AWS_SECRET_ACCESS_KEY
     url = f"https://{user}:{password}@example.com"
     return {"user": user, "sha": "3f786850e387550fdab836ed7e6dc881de23001b"}
-'''
+"""
 
 
 @pytest.mark.parametrize("text", [PROSE, CODE], ids=["prose", "code"])
