@@ -73,6 +73,10 @@ class Client(ClientBase):
         """Send ``call`` and return the answer undecoded by models: JSON, text or bytes."""
         return self._do(replace(call, parse=raw_answer))
 
+    def send(self, call: Call[T]) -> T:
+        """Send ``call`` and return its answer as ``call.parse`` reads it."""
+        return self._do(call)
+
     # ---- the routes (AsyncClient has the same, awaitable) ----------------------------------
 
     def ping(self) -> bool:

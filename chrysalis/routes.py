@@ -18,7 +18,18 @@ import httpx
 if TYPE_CHECKING:
     from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
 
-__all__ = ["Call", "Routes", "bead_body", "ingest_body", "persona_patch", "raw_answer"]
+__all__ = [
+    "REDACTED_HEADER",
+    "Call",
+    "Routes",
+    "bead_body",
+    "ingest_body",
+    "persona_patch",
+    "raw_answer",
+    "redactions",
+]
+
+REDACTED_HEADER = "Chrysalis-Redacted"
 
 T = TypeVar("T")
 
@@ -79,6 +90,18 @@ def raw_answer(r: httpx.Response) -> Any:
     return r.text if kind.startswith("text/") else r.content
 
 
+def redactions(r: httpx.Response) -> list[dict[str, Any]]:
+    """What the daemon redacted from the beads it was sent (the ``Chrysalis-Redacted``
+    header): ``[{"bead", "kind", "field", "start", "end"}]``, empty when nothing."""
+    value = r.headers.get(REDACTED_HEADER)
+    if not value:
+        return []
+    import json
+
+    found = json.loads(value)
+    return found if isinstance(found, list) else []
+
+
 def _seg(id: str) -> str:
     """An id as one path segment: whatever it holds, it cannot climb out of its route."""
     return quote(id, safe="")
@@ -132,6 +155,11 @@ class Routes:
     @staticmethod
     def remember(body: dict[str, Any]) -> Call[Bead]:
         return Call("POST", "/v1/beads", _model("Bead"), json=body)
+
+    @staticmethod
+    def remember_noting(body: dict[str, Any]) -> Call[tuple[Any, list[dict[str, Any]]]]:
+        """`remember`, answered as (the bead as JSON, `redactions`): what the CLI prints."""
+        return Call("POST", "/v1/beads", lambda r: (r.json(), redactions(r)), json=body)
 
     @staticmethod
     def remember_many(beads: Iterable[Mapping[str, Any]]) -> Call[list[Bead]]:

@@ -10,13 +10,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from chrysalis.models import Bead, RetrievalResult
+from chrysalis.routes import REDACTED_HEADER
 
 from ..bodies import BeadsIn, IngestIn, RetrieveIn
 from .common import D, PathId, json_answer, json_list
 
 router = APIRouter()
 
-REDACTED_HEADER = "Chrysalis-Redacted"
 _REDACTED_DOC = {
     REDACTED_HEADER: {
         "description": "present when secrets were redacted: a JSON array of "
