@@ -319,6 +319,10 @@ class AsyncClient(ClientBase):
             raise self._broke(exc) from exc
         return self._read(call, r)
 
+    async def send(self, call: Call[T]) -> T:
+        """Send ``call`` and return its answer as ``call.parse`` reads it."""
+        return await self._do(call)
+
     async def ping(self) -> bool:
         return await self._do(Routes.ping)
 
