@@ -6,11 +6,13 @@ any of them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +136,16 @@ def test_refuse_answers_422_and_stores_nothing(tmp_path: Path) -> None:
         assert not any(s.encode() in log for s in SECRETS)
     finally:
         d.close()
+
+
+def test_mcp_remember_says_what_it_redacted(daemon: DaemonProcess) -> None:
+    from tests.test_mcp import payload, session_run
+
+    async def steps(session: Any) -> Any:
+        return payload(await session.call_tool("remember", {"content": ALL_FOUR}))
+
+    out = asyncio.run(session_run(daemon.socket, steps))
+    assert sorted(f["kind"] for f in out["redacted"]) == sorted(KINDS)
+    assert all(set(f) == {"kind", "field", "start", "end"} for f in out["redacted"])
+    stored = daemon.once("get_bead", out["id"]).content
+    assert not any(s in stored for s in SECRETS) and "[REDACTED:github-token]" in stored
