@@ -144,13 +144,16 @@ class Writer:
         if self.secrets == "off":
             return row, []
         if isinstance(row, Bead):
-            if row.blob is not None:  # an imported blob bead: its text is not here to scan
-                return row, []
             item, found = scan_bead(row.model_dump(), self.secrets)
-            return (validate(Bead, item, "bead") if found else row), found
-        if not isinstance(row, Mapping):
+        elif isinstance(row, Mapping):
+            item, found = scan_bead(row, self.secrets)
+        else:
             return row, []  # rejected below
-        return scan_bead(row, self.secrets)
+        if not found:
+            return row, []
+        if item.get("blob") is not None:  # it named the unredacted text: made again below
+            item["blob"] = None
+        return (validate(Bead, item, "bead") if isinstance(row, Bead) else item), found
 
     def _append_beads(
         self, rows: list[Mapping[str, Any] | Bead]

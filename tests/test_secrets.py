@@ -213,6 +213,23 @@ def test_import_redacts_counts_and_is_idempotent(open_memory: Callable[..., Memo
     _assert_nowhere(path)
 
 
+def test_import_of_a_large_bead_redacts_its_blob_too(open_memory: Callable[..., Memory]) -> None:
+    source = open_memory("source", secrets="off", blob_threshold=1024)
+    big = source.append_bead("filler line\n" * 2000 + ALL_FOUR, id="big")
+    assert big.blob is not None  # exported with its content and a blob ref of the secret
+    lines = b"".join(export_lines(source))
+    source.close()
+    mem = open_memory("target", blob_threshold=1024)
+    assert import_lines(mem, lines)["redacted"] == 4
+    stored = mem.get_bead("big")
+    assert stored.blob is not None and stored.blob.sha256 != big.blob.sha256
+    assert "[REDACTED:private-key]" in stored.content
+    assert import_lines(mem, lines)["unchanged"]["bead"] == 1
+    path = mem.path
+    mem.close()
+    _assert_nowhere(path)
+
+
 def test_import_under_refuse_names_the_line(open_memory: Callable[..., Memory]) -> None:
     lines = _export_with_secret(open_memory)
     mem = open_memory("target", secrets="refuse")

@@ -172,6 +172,8 @@ def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
                 else:
                     new_beads.append(item)
                 continue
+            if found:  # its blob ref, if any, is remade from the redacted text: not compared
+                stored, item = (b.model_copy(update={"blob": None}) for b in (stored, item))
             if stored != item:
                 raise Conflict(
                     f"line {n}: bead {item.id!r} exists here with other content; nothing imported"
