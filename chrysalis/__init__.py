@@ -37,6 +37,7 @@ from .errors import (
     NotFound,
     NotReady,
     PayloadTooLarge,
+    SecretRefused,
     StoreError,
 )
 
@@ -124,6 +125,7 @@ __all__ = [
     "Persona",
     "RetrievalResult",
     "RetrievedItem",
+    "SecretRefused",
     "Skill",
     "SpanRef",
     "StoreError",
