@@ -81,9 +81,17 @@ _PLUGINS: tuple[tuple[str, str, str, dict[int, int], dict[int, tuple[str, ...]]]
 )
 
 # A private key is the whole block, not the header line the plugin matches: from the dashes
-# before BEGIN to the END line, or to the end of the text when the block is cut short.
+# before BEGIN to the END line; a block cut short (no END) ends where its base64 lines do
+# (escaped newlines too, as in JSON; a last short piece only before the end or a quote), so
+# a sentence that merely names the header loses only the header.
 _KEY_END = re.compile(r"END [A-Z0-9 ]*(?:KEY|BLOCK) ?-+")
 _PUTTY_END = re.compile(r"Private-MAC: *[0-9A-Fa-f]*")
+_KEY_BODY = re.compile(
+    r"(?: ?-+)?(?:(?:\s|\\[rn])*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z0-9+/=]+(?=\Z|[\"'`])"
+    r"|(?:Proc-Type|DEK-Info|Comment|Encryption|Public-Lines|Private-Lines):[^\n]*))*"
+)
+# (plugin module, regex index) whose secret is of another kind than the plugin's others
+_KIND_OF = {("aws", 1): "aws-secret-key"}
 
 
 # A URL's password that is a template or a mask (``{password}``, ``${PASS}``, ``<pw>``,
@@ -108,7 +116,8 @@ def _rules() -> tuple[list[_Rule], list[re.Pattern[str]]]:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
         for n, pattern in enumerate(plugin.denylist):
             valid = _not_placeholder if kind == "password" else None
-            rules.append(_Rule(kind, pattern, groups.get(n, 0), valid, hints.get(n, ())))
+            kind_n = _KIND_OF.get((module, n), kind)
+            rules.append(_Rule(kind_n, pattern, groups.get(n, 0), valid, hints.get(n, ())))
     for pattern in JwtTokenDetector.denylist:
         # The plugin's last part is lazy (it only needs to see one); redaction needs it all.
         greedy = re.compile(pattern.pattern.replace("*?", "*"), pattern.flags)
@@ -125,8 +134,9 @@ def _key_blocks(text: str, headers: Iterable[re.Pattern[str]]) -> Iterable[tuple
             while text[start] == " ":  # the dashes are the key's; a space before them is not
                 start += 1
             end_re = _PUTTY_END if m.group().startswith("PuTTY") else _KEY_END
-            tail = end_re.search(text, m.end())
-            yield start, tail.end() if tail else len(text)
+            tail = end_re.search(text, m.end()) or _KEY_BODY.match(text, m.end())
+            assert tail is not None  # _KEY_BODY matches the empty string
+            yield start, tail.end()
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:

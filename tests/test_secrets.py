@@ -52,9 +52,26 @@ def test_a_private_key_is_redacted_as_a_whole_block() -> None:
     assert [f.kind for f in found] == ["private-key"]
 
 
-def test_a_private_key_cut_short_is_redacted_to_the_end() -> None:
-    text, _ = redact(f"oops: {PRIVATE_KEY[:60]}")
+def test_a_private_key_cut_short_is_redacted_to_the_end_of_its_lines() -> None:
+    text, _ = redact(f"oops: {PRIVATE_KEY[:75]}")
     assert text == "oops: [REDACTED:private-key]"
+    text, _ = redact(f"oops: {PRIVATE_KEY[:73]}\nand the rest of the note")
+    assert text == "oops: [REDACTED:private-key]\nand the rest of the note"
+    as_json = json.dumps({"key": PRIVATE_KEY, "user": "ada"})  # escaped newlines
+    assert redact(as_json)[0] == '{"key": "[REDACTED:private-key]", "user": "ada"}'
+    assert redact(json.dumps({"key": PRIVATE_KEY[:75]}))[0] == '{"key": "[REDACTED:private-key]"}'
+
+
+def test_a_sentence_naming_the_header_loses_only_the_header() -> None:
+    text, _ = redact("A PEM file starts with -----BEGIN PRIVATE KEY----- and then base64.")
+    assert text == "A PEM file starts with [REDACTED:private-key] and then base64."
+
+
+def test_an_aws_secret_access_key_is_its_own_kind() -> None:
+    secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzEXAMPLEKEY"[:18]
+    text, found = redact(f'aws_secret_access_key = "{secret}"')
+    assert text == 'aws_secret_access_key = "[REDACTED:aws-secret-key]"'
+    assert [f.kind for f in found] == ["aws-secret-key"]
 
 
 def test_a_password_in_a_url_keeps_the_url_around_it() -> None:
