@@ -107,6 +107,7 @@ def login(user: str) -> dict[str, str]:
     secret_key = getpass.getpass()
     aws_secret = settings.AWS_SECRET_ACCESS_KEY
     url = f"https://{user}:{password}@example.com"
+    # e.g. postgres://user:pass@localhost/db or https://user:****@host
     return {"user": user, "sha": "3f786850e387550fdab836ed7e6dc881de23001b"}
 """
 
