@@ -182,7 +182,8 @@ class Memory:
 
         Adding the same id again with the same fields is a no-op that returns the stored bead;
         with other fields it raises `Conflict`. Raises `InvalidInput` and writes nothing when
-        a field is bad.
+        a field is bad. A credential in the text is handled by the ``secrets`` policy (see
+        `open`): by default the stored bead holds ``[REDACTED:<kind>]`` in its place.
         """
         return self.writer.append_bead(
             content, id=id, role=role, session_id=session_id, turn_id=turn_id, ts=ts,
