@@ -37,6 +37,7 @@ from .errors import (
     NotFound,
     NotReady,
     PayloadTooLarge,
+    SecretRefused,
     SelectionChanged,
     StoreError,
 )
@@ -128,6 +129,7 @@ __all__ = [
     "Persona",
     "RetrievalResult",
     "RetrievedItem",
+    "SecretRefused",
     "Selection",
     "SelectionChanged",
     "Selector",

@@ -82,6 +82,10 @@ class Client(ClientBase):
         """Send ``call`` and return the answer undecoded by models: JSON, text or bytes."""
         return self._do(replace(call, parse=raw_answer))
 
+    def send(self, call: Call[T]) -> T:
+        """Send ``call`` and return its answer as ``call.parse`` reads it."""
+        return self._do(call)
+
     # ---- the routes (AsyncClient has the same, awaitable) ----------------------------------
 
     def ping(self) -> bool:
@@ -348,6 +352,10 @@ class AsyncClient(ClientBase):
         except httpx.TransportError as exc:  # reset or closed mid-request: it stopped
             raise self._broke(exc) from exc
         return self._read(call, r)
+
+    async def send(self, call: Call[T]) -> T:
+        """Send ``call`` and return its answer as ``call.parse`` reads it."""
+        return await self._do(call)
 
     async def ping(self) -> bool:
         return await self._do(Routes.ping)

@@ -8,7 +8,9 @@ they occur, with ``raise Mapped(msg) from exc``::
     ChrysalisError                                                        (HTTP 500)
     ├── InvalidInput          bad input: nothing was written              (HTTP 400)
     │   ├── PayloadTooLarge   a field or body over its size limit         (HTTP 413)
-    │   └── MethodNotAllowed  the route exists, the method does not       (HTTP 405)
+    │   ├── MethodNotAllowed  the route exists, the method does not       (HTTP 405)
+    │   └── SecretRefused     the text holds a credential and the secrets
+    │                         policy is "refuse"; nothing was written     (HTTP 422)
     ├── Forbidden             refused: a browser origin, another user     (HTTP 403)
     ├── NotFound              no such bead, node, edge, skill, blob       (HTTP 404)
     ├── Conflict              the request contradicts stored state        (HTTP 409)
@@ -78,6 +80,15 @@ class MethodNotAllowed(InvalidInput):
 
     code = "method_not_allowed"
     status = 405
+
+
+class SecretRefused(InvalidInput):
+    """The text holds a credential (an API key, a token, a private key, a password in a URL)
+    and the secrets policy is ``refuse``; nothing was changed. The message and ``details``
+    name the kinds and fields, never the secret."""
+
+    code = "secret_refused"
+    status = 422
 
 
 class Forbidden(ChrysalisError, PermissionError):
@@ -243,7 +254,8 @@ class DemoFailed(InternalError):
 BY_CODE: dict[str, type[ChrysalisError]] = {
     cls.code: cls
     for cls in (
-        ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, Forbidden, NotFound,
+        ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, SecretRefused, Forbidden,
+        NotFound,
         Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
         FormatTampered, SelectionChanged,
         Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,

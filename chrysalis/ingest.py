@@ -16,6 +16,7 @@ gets a new bead: its span ref must name the lines where it is now).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -34,8 +35,9 @@ from .chunking import (
     kind_of,
     read_text_file,
 )
-from .errors import InvalidInput, NotFound
+from .errors import InvalidInput, NotFound, SecretRefused
 from .models import ID_PATTERN, MAX_SHORT_CHARS
+from .secrets_scan import describe, redact
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -72,6 +74,7 @@ class IngestResult:
     skipped: bool  # the input was unchanged: nothing was written
     kind: str = "text"
     bead_ids: list[str] = field(default_factory=list)  # one per chunk, in order
+    redacted: int = 0  # secrets replaced with [REDACTED:<kind>] (see `ingest_text`)
 
 
 # ---- reading and walking ----------------------------------------------------------------------
@@ -132,14 +135,30 @@ def ingest_text(
     ``kind`` defaults to `kind_of(source)`; ``session_id`` to ``ingest:<source>`` (made a
     valid id). ``progress(done, total)`` is called in chunks as beads are written.
     Raises `InvalidInput` for a bad source, kind or session id; nothing is written then.
+
+    The text passes the memory's secrets policy whole, before it is chunked: chunks, their
+    ids and the recorded digest are of the redacted text, so a secret split across two
+    chunks is still caught and nothing derived from it is kept. Under ``refuse`` a text
+    holding one raises `SecretRefused` naming the source.
     """
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
+    redacted = 0
+    policy = memory.writer.secrets
+    if policy != "off":
+        text, found = redact(text, "content")
+        if found and policy == "refuse":
+            raise SecretRefused(
+                f"{source}: refused: it holds {describe(found)} (secrets policy is 'refuse'); "
+                "nothing was stored",
+                details=[f.as_dict() for f in found],
+            )
+        redacted = len(found)
     try:
         raw = text.encode()
     except UnicodeEncodeError:
         raise InvalidInput(f"{source}: text contains a lone surrogate") from None
-    return _ingest(
+    result = _ingest(
         memory,
         text,
         hashlib.sha256(raw).hexdigest(),
@@ -149,6 +168,7 @@ def ingest_text(
         max_chars=max_chars,
         progress=progress,
     )
+    return dataclasses.replace(result, redacted=redacted) if redacted else result
 
 
 def _ingest(
@@ -281,7 +301,9 @@ def ingest_path(
     A file given by name that is binary or not UTF-8 raises `InvalidInput` naming it; under
     a directory such files are skipped (``on_skip(path, why)`` is told). Files ingested
     from this directory before that are now gone (deleted, hidden, binary) have their
-    beads forgotten. ``progress(done, total)`` is called in bytes of input.
+    beads forgotten. A file refused by the secrets policy (`SecretRefused`) raises when
+    given by name and is skipped under a directory. ``progress(done, total)`` is called in
+    bytes of input.
     """
     root = Path(path)
     if not root.exists():
@@ -328,8 +350,8 @@ def ingest_path(
             if on_skip is not None:
                 on_skip(f, exc.message)
         else:
-            results.append(
-                ingest_text(
+            try:
+                result = ingest_text(
                     memory,
                     text,
                     source=source,
@@ -338,7 +360,11 @@ def ingest_path(
                     max_chars=max_chars,
                     progress=step,
                 )
-            )
+            except SecretRefused as exc:  # under a directory a refused file is skipped
+                if on_skip is not None:
+                    on_skip(f, exc.message)
+            else:
+                results.append(result)
         done += size
         if progress is not None:
             progress(done, total)

@@ -37,6 +37,7 @@ from .receipt import ForgetReceipt, receipt
 from .rules import ApplyResult
 from .scrub import Scrubber, local_places, record_of
 from .search import Indexer, Retriever, Weights
+from .secrets_scan import Finding, Policy
 from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
 from .store import DEFAULT_MAP_SIZE, Store
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
@@ -57,10 +58,11 @@ class Memory:
         embedder: str | Embedder | None = None,
         exact_limit: int = 50_000,
         scrub_delay: float = 5.0,
+        secrets: Policy = "redact",
     ) -> None:
         self._store = store
         self.reader = Reader(store)
-        self.writer = Writer(store, self.reader, blob_threshold=blob_threshold)
+        self.writer = Writer(store, self.reader, blob_threshold=blob_threshold, secrets=secrets)
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
         self._closed = False
@@ -84,6 +86,7 @@ class Memory:
         exact_limit: int = 50_000,
         min_free_bytes: int = 0,
         scrub_delay: float = 5.0,
+        secrets: Policy = "redact",
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -96,6 +99,11 @@ class Memory:
         With ``min_free_bytes``, every write (the verbs, pulled ops, the indexer's vectors)
         raises `InsufficientStorage` while the disk holding ``path`` has less free; reads go
         on (`Store.check_space`).
+
+        ``secrets`` says what happens to a credential (an API key, a token, a private key, a
+        password in a URL) in a bead's text: ``"redact"`` replaces it with
+        ``[REDACTED:<kind>]`` before anything is stored, ``"refuse"`` raises `SecretRefused`
+        and stores nothing, ``"off"`` stores it as given (`chrysalis.secrets_scan`).
         """
         store = Store(
             Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
@@ -104,7 +112,7 @@ class Memory:
         try:
             return cls(
                 store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
-                scrub_delay=scrub_delay,
+                scrub_delay=scrub_delay, secrets=secrets,
             )  # fmt: skip
         except BaseException:
             store.close()
@@ -181,7 +189,8 @@ class Memory:
 
         Adding the same id again with the same fields is a no-op that returns the stored bead;
         with other fields it raises `Conflict`. Raises `InvalidInput` and writes nothing when
-        a field is bad.
+        a field is bad. A credential in the text is handled by the ``secrets`` policy (see
+        `open`): by default the stored bead holds ``[REDACTED:<kind>]`` in its place.
         """
         return self.writer.append_bead(
             content, id=id, role=role, session_id=session_id, turn_id=turn_id, ts=ts,
@@ -192,6 +201,13 @@ class Memory:
         """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's
         fields, or `Bead`s."""
         return self.writer.append_beads(rows)
+
+    def append_beads_with_findings(
+        self, rows: Iterable[Mapping[str, Any] | Bead]
+    ) -> tuple[list[Bead], list[list[Finding]]]:
+        """`append_beads`, and per bead the secrets redacted from it (kind, field, where the
+        marker is; never the secret)."""
+        return self.writer.append_beads_with_findings(rows)
 
     def get_bead(self, id: str) -> Bead:
         """The bead with this id; `NotFound` when unknown or forgotten."""

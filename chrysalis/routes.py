@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from .receipt import ForgetReceipt
 
 __all__ = [
-    "Call", "Routes", "bead_body", "ingest_body", "persona_patch", "raw_answer", "selector_body",
+    "REDACTED_HEADER", "Call", "Routes", "bead_body", "ingest_body", "persona_patch",
+    "raw_answer", "redactions", "selector_body",
 ]  # fmt: skip
+
+REDACTED_HEADER = "Chrysalis-Redacted"
 
 T = TypeVar("T")
 
@@ -88,6 +91,18 @@ def raw_answer(r: httpx.Response) -> Any:
     return r.text if kind.startswith("text/") else r.content
 
 
+def redactions(r: httpx.Response) -> list[dict[str, Any]]:
+    """What the daemon redacted from the beads it was sent (the ``Chrysalis-Redacted``
+    header): ``[{"bead", "kind", "field", "start", "end"}]``, empty when nothing."""
+    value = r.headers.get(REDACTED_HEADER)
+    if not value:
+        return []
+    import json
+
+    found = json.loads(value)
+    return found if isinstance(found, list) else []
+
+
 def _seg(id: str) -> str:
     """An id as one path segment: whatever it holds, it cannot climb out of its route."""
     return quote(id, safe="")
@@ -141,6 +156,11 @@ class Routes:
     @staticmethod
     def remember(body: dict[str, Any]) -> Call[Bead]:
         return Call("POST", "/v1/beads", _model("Bead"), json=body)
+
+    @staticmethod
+    def remember_noting(body: dict[str, Any]) -> Call[tuple[Any, list[dict[str, Any]]]]:
+        """`remember`, answered as (the bead as JSON, `redactions`): what the CLI prints."""
+        return Call("POST", "/v1/beads", lambda r: (r.json(), redactions(r)), json=body)
 
     @staticmethod
     def remember_many(beads: Iterable[Mapping[str, Any]]) -> Call[list[Bead]]:

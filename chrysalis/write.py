@@ -4,6 +4,10 @@ Each verb validates its input first (`errors.InvalidInput`, nothing written), th
 function on the store's group commit that checks what it must against the current state and
 makes its ops with `rules.local_op`. `apply_ops` takes other replicas' ops through
 `rules.apply_remote`. A verb returns after its commit is durable.
+
+Beads pass `secrets_scan` before their op is made (the ``secrets`` policy: redact, refuse or
+off), so no credential reaches the op log, a blob, the remote or a mirror. Ops pulled from
+other replicas are not scanned again: their origin scanned them.
 """
 
 from __future__ import annotations
@@ -43,32 +47,22 @@ from .models import (
 )
 from .read import Reader, persona_of
 from .rules import ApplyResult, apply_remote, local_op
+from .secrets_scan import POLICIES, Finding, Policy, scan_bead
 from .store import Store, WriteContext
 from .validate import check_id, validate
 
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 _BEAD_FIELDS = (
-    "id",
-    "role",
-    "content",
-    "source",
-    "session_id",
-    "turn_id",
-    "importance",
-    "tags",
-    "span_refs",
-    "ts",
-)
+    "id", "role", "content", "source", "session_id", "turn_id", "importance", "tags",
+    "span_refs", "ts",
+)  # fmt: skip
 _PERSONA_SCALARS = ("id", "name", "description")
 _PERSONA_SETS = ("goals", "norms", "skills")
 _SKILL_SCALARS = ("name", "description", "signature")
 _SKILL_SETS = ("examples", "tags")
 _PUT_DATA = {
-    "node": NodePutData,
-    "edge": EdgePutData,
-    "persona": PersonaPutData,
-    "skill": SkillPutData,
-}
+    "node": NodePutData, "edge": EdgePutData, "persona": PersonaPutData, "skill": SkillPutData,
+}  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -92,11 +86,19 @@ class Writer:
     """The verbs that change one store. Thread-safe; concurrent callers share commits."""
 
     def __init__(
-        self, store: Store, reader: Reader, *, blob_threshold: int = DEFAULT_BLOB_THRESHOLD
+        self,
+        store: Store,
+        reader: Reader,
+        *,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        secrets: Policy = "redact",
     ) -> None:
+        if secrets not in POLICIES:
+            raise InvalidInput(f"secrets must be one of {', '.join(POLICIES)}, not {secrets!r}")
         self.store = store
         self.reader = reader
         self.blob_threshold = blob_threshold
+        self.secrets: Policy = secrets
 
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a named meta value (cursors and the like)."""
@@ -109,16 +111,48 @@ class Writer:
     def append_beads(self, rows: Iterable[Mapping[str, Any] | Bead]) -> list[Bead]:
         """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's
         fields, or `Bead`s."""
+        return self.append_beads_with_findings(rows)[0]
+
+    def append_beads_with_findings(
+        self, rows: Iterable[Mapping[str, Any] | Bead]
+    ) -> tuple[list[Bead], list[list[Finding]]]:
+        """`append_beads`, and per bead the secrets redacted from it (`secrets_scan.Finding`:
+        kind, field, offsets of the marker; never the secret). Under the ``refuse`` policy a
+        bead holding one raises `SecretRefused` and nothing is written."""
         rows = list(rows)
         if len(rows) < 64:
             return self._append_beads(rows)
         with gc_paused():
             return self._append_beads(rows)
 
-    def _append_beads(self, rows: list[Mapping[str, Any] | Bead]) -> list[Bead]:
+    def scan(self, row: Mapping[str, Any] | Bead) -> tuple[Any, list[Finding]]:
+        """A bead row (a dict or a `Bead`) under the secrets policy: the row with secrets
+        redacted (of the same type) and what was redacted; `SecretRefused` under
+        ``refuse``. The append verbs call it; import calls it first to compare what it would
+        store with what is stored."""
+        if self.secrets == "off":
+            return row, []
+        if isinstance(row, Bead):
+            item, found = scan_bead(row.model_dump(), self.secrets)
+        elif isinstance(row, Mapping):
+            item, found = scan_bead(row, self.secrets)
+        else:
+            return row, []  # rejected below
+        if not found:
+            return row, []
+        if item.get("blob") is not None:  # it named the unredacted text: made again below
+            item["blob"] = None
+        return (validate(Bead, item, "bead") if isinstance(row, Bead) else item), found
+
+    def _append_beads(
+        self, rows: list[Mapping[str, Any] | Bead]
+    ) -> tuple[list[Bead], list[list[Finding]]]:
         stamp = now()
         prepared: list[Any] = []
+        findings: list[list[Finding]] = []
         for row in rows:
+            row, found = self.scan(row)
+            findings.append(found)
             if isinstance(row, Bead):
                 prepared.append(row)
                 continue
@@ -180,7 +214,7 @@ class Writer:
                 out.append(bead)
             else:
                 out.append(self.reader.get_bead(bead.id))
-        return out
+        return out, findings
 
     def forget(self, bead_id: str) -> None:
         """Erase a bead's content here (views, indexes, op payload, blob) and on every replica.
@@ -188,17 +222,8 @@ class Writer:
         The op stays in the log as a tombstone. Forgetting twice is a no-op; a bead this
         replica never saw raises `NotFound`.
         """
-
         check_id(bead_id, "bead")
-
-        def write(ctx: WriteContext) -> None:
-            entry = ctx.get("beads", bead_id.encode())
-            if entry is None:
-                raise NotFound(f"no bead {bead_id!r}")
-            if entry != crdt.FORGOTTEN:
-                local_op(ctx, OpKind.BEAD_FORGET, bead_id, {})
-
-        self.store.write(write)
+        self.forget_many([bead_id])
 
     def forget_many(self, bead_ids: Sequence[str]) -> list[str]:
         """Forget many beads in one commit, each with its own ``bead.forget`` op (as `forget`

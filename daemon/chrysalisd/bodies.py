@@ -237,3 +237,4 @@ class ImportResult(BaseModel):
     added: dict[str, int]
     unchanged: dict[str, int]
     forgotten: int = Field(description="beads left out because they were forgotten here")
+    redacted: int = Field(0, description="secrets replaced with [REDACTED:<kind>] in beads")

@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     )
     replica_id: str | None = Field(None, pattern=REPLICA_PATTERN)
     durable: bool = Field(True, description="fsync every commit (off only for throwaway data)")
+    secrets: Literal["redact", "refuse", "off"] = Field(
+        "redact",
+        description="a credential in incoming text: replace it with [REDACTED:<kind>] before "
+        'it is stored ("redact"), answer 422 and store nothing ("refuse"), or store it ("off")',
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "text"] = "json"
     max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=1024**3)

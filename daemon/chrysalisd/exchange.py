@@ -27,6 +27,7 @@ from chrysalis.errors import (
     InvalidInput,
     NotFound,
     PayloadTooLarge,
+    SecretRefused,
     from_pydantic,
 )
 from chrysalis.models import Bead, Edge, Node, Persona, Skill
@@ -127,6 +128,11 @@ def import_lines(memory: Memory, source: bytes | IO[bytes]) -> dict[str, Any]:
     whose id exists here with other content is a `Conflict`, an edge whose node is nowhere is
     `NotFound`, a full disk is `InsufficientStorage`), nothing is written. A bead forgotten
     here stays forgotten.
+
+    Beads pass the memory's secrets policy first (``redacted`` counts the secrets replaced;
+    under ``refuse`` one raises `SecretRefused` naming its line, and nothing is imported);
+    a bead is compared with what is stored as it would be stored, so importing a file that
+    holds a secret twice changes nothing. Nodes, edges, persona and skills are not scanned.
     """
     with _gc_paused():
         return _import(memory, parse_lines(source))
@@ -148,11 +154,16 @@ def _gc_paused() -> Iterator[None]:
 def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
     added = dict.fromkeys(KINDS, 0)
     unchanged = dict.fromkeys(KINDS, 0)
-    forgotten = 0
+    forgotten = redacted = 0
     new_beads: list[Bead] = []
     puts: list[tuple[int, str, Any]] = []
     for n, kind, item in staged.items:
         if kind == "bead":
+            try:
+                item, found = memory.writer.scan(item)
+            except SecretRefused as exc:
+                raise SecretRefused(f"line {n}: {exc.message}", details=exc.details) from None
+            redacted += len(found)
             try:
                 stored = memory.get_bead(item.id)
             except NotFound as exc:
@@ -161,6 +172,8 @@ def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
                 else:
                     new_beads.append(item)
                 continue
+            if found:  # its blob ref, if any, is remade from the redacted text: not compared
+                stored, item = (b.model_copy(update={"blob": None}) for b in (stored, item))
             if stored != item:
                 raise Conflict(
                     f"line {n}: bead {item.id!r} exists here with other content; nothing imported"
@@ -184,7 +197,7 @@ def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
     if puts or new_beads:
         memory.store.write(write, atomic=True)
     added["bead"] = len(new_beads)
-    return {"added": added, "unchanged": unchanged, "forgotten": forgotten}
+    return {"added": added, "unchanged": unchanged, "forgotten": forgotten, "redacted": redacted}
 
 
 def _current(memory: Memory, kind: str, item: Any) -> BaseModel | None:

@@ -63,7 +63,9 @@ def build(socket: str | Path | None = None) -> Any:
 
     @server.tool(
         description="Store something worth remembering: a decision, a preference, a fact, the "
-        "outcome of a task. Returns the new memory's id."
+        "outcome of a task. Returns the new memory's id. Credentials in the text (API keys, "
+        "tokens, private keys, passwords in URLs) are replaced with [REDACTED:<kind>] and "
+        "listed under 'redacted'."
     )
     @daemon_call
     def remember(
@@ -77,8 +79,12 @@ def build(socket: str | Path | None = None) -> Any:
     ) -> dict[str, Any]:
         body = {"content": content, "role": role, "session_id": session_id,
                 "importance": importance, "tags": tags or []}  # fmt: skip
-        bead = client.raw(Routes.remember({k: v for k, v in body.items() if v is not None}))
-        return {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"]}
+        call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
+        bead, redacted = client.send(call)
+        out = {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"]}
+        if redacted:  # what kind of secret was replaced, and where; never the secret
+            out["redacted"] = [{k: v for k, v in f.items() if k != "bead"} for f in redacted]
+        return out
 
     @server.tool(
         description="Search the memory: recent turns, semantic and keyword matches and related "

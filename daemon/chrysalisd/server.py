@@ -251,6 +251,7 @@ def run(settings: Settings) -> None:
         replica_id=settings.replica_id,
         embedder=settings.embedder,
         scrub_delay=settings.scrub_delay,
+        secrets=settings.secrets,
     )
     sock: socket.socket | None = None
     daemon: Daemon | None = None

@@ -85,6 +85,8 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
     added = sum(got["added"].values())
     same = sum(got["unchanged"].values())
     click.echo(f"imported {added} items, {same} already here, {got['forgotten']} forgotten")
+    if got.get("redacted"):
+        click.echo(f"redacted {got['redacted']} secret(s) before storing them", err=True)
 
 
 def _chunks(stream: Any) -> Iterator[bytes]:

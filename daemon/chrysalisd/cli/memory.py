@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -42,6 +43,10 @@ def remember(
 ) -> None:
     """Store TEXT as a bead ("-" reads it from stdin) and print its id.
 
+    A credential in TEXT (an API key, a token, a private key, a password in a URL) is
+    replaced with [REDACTED:<kind>] by the daemon before it is stored, and named on stderr
+    (daemon setting `secrets`: redact, refuse or off).
+
     \b
     Example:
       chrysalis remember "deploys go out on Tuesdays" --session ops --tag process
@@ -51,7 +56,12 @@ def remember(
         "content": sys.stdin.read() if text == "-" else text, "id": id_, "role": role,
         "session_id": session, "importance": importance, "tags": list(tags),
     }  # fmt: skip
-    bead = client_for(ctx).raw(Routes.remember({k: v for k, v in body.items() if v is not None}))
+    call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
+    bead, redacted = client_for(ctx).send(call)
+    if redacted:  # on stderr: --json output stays the bead
+        counts = Counter((f.get("kind"), f.get("field")) for f in redacted)
+        words = ", ".join(f"{n} {kind} in {field}" for (kind, field), n in counts.items())
+        click.echo(f"redacted {words}", err=True)
     if as_json:
         print_json(bead)
     else:
@@ -242,14 +252,18 @@ def ingest(
             # once more for the whole folder: each file is unchanged now; files ingested from
             # it before that are gone get their chunks forgotten, binary ones are reported
             folder = client.ingest(path=str(path), **opts)
-            merged = {k: sum(r[k] for r in each) for k in ("chunks", "added", "unchanged")}
+            merged = {
+                k: sum(r.get(k, 0) for r in each)
+                for k in ("chunks", "added", "unchanged", "redacted")
+            }
             merged["removed"] = sum(r["removed"] for r in each) + folder["removed"]
             merged["files"] = [f for r in each for f in r["files"]]
             merged["skipped_files"] = folder["skipped_files"]
             replies.append(merged)
         else:
             replies.append(client.ingest(path=str(path), **opts))
-    totals = {k: sum(r[k] for r in replies) for k in ("chunks", "added", "unchanged", "removed")}
+    counts = ("chunks", "added", "unchanged", "removed", "redacted")
+    totals = {k: sum(r.get(k, 0) for r in replies) for k in counts}
     if as_json:
         print_json({"inputs": replies, **totals})
         return
@@ -261,3 +275,5 @@ def ingest(
         f"{files} file(s), {totals['chunks']} chunks: {totals['added']} added, "
         f"{totals['unchanged']} unchanged, {totals['removed']} removed"
     )
+    if totals["redacted"]:
+        click.echo(f"redacted {totals['redacted']} secret(s) before storing them", err=True)

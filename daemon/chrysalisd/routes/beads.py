@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from chrysalis.models import Bead, RetrievalResult
+from chrysalis.routes import REDACTED_HEADER
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
 from .common import D, PathId, json_answer, json_list
 
 router = APIRouter()
+
+_REDACTED_DOC = {
+    REDACTED_HEADER: {
+        "description": "present when secrets were redacted: a JSON array of "
+        '{"bead": index in the request, "kind", "field", "start", "end"} (offsets of the '
+        "marker in the stored field); never the secret",
+        "schema": {"type": "string"},
+    }
+}
 
 
 @router.post(
@@ -21,17 +32,24 @@ router = APIRouter()
     status_code=201,
     response_model=Bead | list[Bead],
     tags=["beads"],
-    responses={400: {}, 409: {}, 413: {}},
+    responses={201: {"headers": _REDACTED_DOC}, 400: {}, 409: {}, 413: {}, 422: {}},
 )
 def append_beads(d: D, body: BeadsIn) -> Response:
     """Append a bead (an object) or many in one commit (an array); returns what was stored.
 
-    The same id with the same fields again is a no-op; with other fields, 409.
+    The same id with the same fields again is a no-op; with other fields, 409. A credential
+    in the text is replaced with ``[REDACTED:<kind>]`` before it is stored and named in the
+    ``Chrysalis-Redacted`` header (or, with ``secrets = "refuse"``, answered with 422).
     """
-    if isinstance(body.root, list):
-        rows = [b.model_dump(exclude_none=True) for b in body.root]
-        return json_list(d.memory.append_beads(rows), 201)
-    return json_answer(d.memory.append_bead(**body.root.model_dump(exclude_none=True)), 201)
+    many = isinstance(body.root, list)
+    items = body.root if isinstance(body.root, list) else [body.root]
+    rows = [b.model_dump(exclude_none=True) for b in items]
+    beads, findings = d.memory.append_beads_with_findings(rows)
+    answer = json_list(beads, 201) if many else json_answer(beads[0], 201)
+    redacted = [{"bead": n, **f.as_dict()} for n, found in enumerate(findings) for f in found]
+    if redacted:
+        answer.headers[REDACTED_HEADER] = json.dumps(redacted, separators=(",", ":"))
+    return answer
 
 
 @router.get("/v1/beads", response_model=list[Bead], tags=["beads"])
@@ -119,5 +137,6 @@ def ingest(d: D, body: IngestIn) -> dict[str, Any]:
             )
         ]  # fmt: skip
     files = [{k: v for k, v in dataclasses.asdict(r).items() if k != "bead_ids"} for r in results]
-    totals = {k: sum(f[k] for f in files) for k in ("chunks", "added", "unchanged", "removed")}
+    counts = ("chunks", "added", "unchanged", "removed", "redacted")
+    totals = {k: sum(f[k] for f in files) for k in counts}
     return {"files": files, "skipped_files": skipped, **totals}
