@@ -23,7 +23,16 @@ import functools
 from typing import Any
 
 from . import crdt
-from .keys import erased_data, erased_embedding, op_key, pack, time_key, unpack
+from .keys import (
+    SCRUB_BLOB,
+    SCRUB_OP,
+    erased_data,
+    erased_embedding,
+    op_key,
+    pack,
+    time_key,
+    unpack,
+)
 from .store import WriteContext
 
 
@@ -92,5 +101,14 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
                 logged["data"] = erased_embedding(logged["data"])
                 txn.put(ok, pack(logged), db=dbs["ops"])
         txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
+    # The remote's to-do (sync/scrub.py): the ops whose copies there still hold the content,
+    # and the blobs no live bead here uses any more.
+    scrub = dbs["scrub"]
+    for k in erased + [
+        op_key(*crdt.parse_dot(d)) for _, rec in doomed for d in rec.get("dots", ())
+    ]:
+        txn.put(SCRUB_OP + k, pack({}), db=scrub, overwrite=False)
     for sha in blobs:
+        if not store.blob_in_use(txn, sha):
+            txn.put(SCRUB_BLOB + sha.encode(), pack({}), db=scrub, overwrite=False)
         ctx.after_commit.append(functools.partial(store.delete_blob_if_unused, sha))

@@ -94,8 +94,13 @@ class Heartbeats:
         if replica not in hbs:
             raise InvalidInput(f"no replica {replica!r} in {s.remote.url}")
         tomb = protocol.tombstone(hbs[replica], by=s.me, at=time.time())
-        s.remote.put(heartbeat_key(replica), self._seal(heartbeat_key(replica), tomb))
+        self.rewrite_other(replica, tomb)
         return {"replica": replica, "decommissioned": True}
+
+    def rewrite_other(self, replica: str, hb: dict[str, Any]) -> None:
+        """Write another replica's heartbeat: only a decommission, and the cleaner of a
+        decommissioned one (scrub.py: it no longer announces a deleted snapshot)."""
+        self.s.remote.put(heartbeat_key(replica), self._seal(heartbeat_key(replica), hb))
 
     def _seal(self, key: str, hb: dict[str, Any]) -> bytes:
         """A heartbeat's bytes: JSON on a plaintext remote; with a sync key, a container

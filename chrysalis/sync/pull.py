@@ -34,6 +34,9 @@ class Puller:
         self._marker_seen: bytes | None = None
         self._full_at = float("-inf")  # monotonic time of the last full pull
         self._gaps_told: dict[str, tuple[int, int]] = {}  # the holes our last heartbeat named
+        # monotonic time of the last full pull that read every replica through (forget in the
+        # remote deletes blobs only from a fresh, complete view: scrub.py)
+        self.complete_at: float | None = None
 
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
@@ -74,6 +77,7 @@ class Puller:
         self._gaps_told = told
         if complete:
             self._marker_seen = marker  # else the next poll looks again
+            self.complete_at = self._full_at
         return True
 
     def _check_format(self) -> None:
@@ -152,7 +156,9 @@ class Puller:
                         continue
                 return False
             except RemoteNotFound:
-                return False  # compacted between list and get: the next pull sees why
+                # Compacted between list and get (the next pull sees why), or a blob its ops
+                # name is missing (health says which; retried at the next pull).
+                return False
             s.health.rejected.pop(key, None)
             out.objects += 1
             out.bytes += size

@@ -100,6 +100,7 @@ class Pusher:
                 return
             objects.push_blobs(s, ops, out)
             key, written = objects.put_segment(s, replica, ops)
+            objects.recheck_blobs(s, ops, out)
             if written is not None:
                 last = ops[-1]["seq"]
                 out.objects += 1

@@ -1,0 +1,328 @@
+"""Forget in the remote: after a forget, no object in the remote keeps the content
+(docs/sync-protocol.md §13).
+
+`chrysalis.forget.erase_bead` records, in the commit that erases them, the ops whose copies in
+the remote still hold the content and the blobs no live bead here uses any more (the ``scrub``
+database: the to-do). After each push and pull, `Scrubber.run` works through it, per remote:
+
+- **segments**: each segment holding such an op is rewritten in erased form under the same name
+  (same seqs, our erased copies in place of the content) by the one replica allowed to: its own
+  replica, or for a decommissioned one the live replica with the smallest id (one cleaner);
+  readers accept an erased copy of an op they hold (`keys.same_op`), and an erased add they
+  lack is a forget. An offline replica's segments wait for it (or its decommission);
+- **snapshots**: we publish a fresh snapshot of our erased state and delete every older one of
+  ours (a newer snapshot of ours covers more); the cleaner deletes a decommissioned replica's
+  snapshots that ours covers;
+- **blobs**: a blob no live bead here names, after a complete pull at most `FRESH` old, is
+  deleted when last put more than `protocol.BLOB_GRACE` ago (pushers put a blob again before
+  each segment naming it, then check it is still there).
+
+`places` answers where the content of given ops and blobs still is (the forget receipt).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import SegmentError, SyncKeyError
+from ..remotes import RemoteError, RemoteNotFound
+from . import objects, protocol, snapshots
+from .heartbeats import Heartbeats
+from .layout import SNAPSHOTS, blob_key, parse_seg_key, segments_of, snapshots_of
+from .session import Outcome, Session
+
+log = logging.getLogger(__name__)
+
+FRESH = 300.0  # blobs are deleted only from a complete pull at most this old (seconds)
+SEGMENT, SNAPSHOT, BLOB = "segment", "snapshot", "blob"  # the stages of a to-do entry
+Dot = tuple[str, int]
+
+
+class Scrubber:
+    """The remote's to-do after forgets, for one remote; the caller runs one at a time."""
+
+    def __init__(self, session: Session, heartbeats: Heartbeats, grace: float) -> None:
+        self.s = session
+        self.heartbeats = heartbeats
+        self.grace = grace
+
+    # ---- what is left (no request) -----------------------------------------------------------
+
+    def pending(self, peers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """What is left to do in this remote, from the to-do and ``peers`` (the heartbeats the
+        last full pull read): ``rewrites`` (ops whose segment we rewrite), ``waiting_on``
+        (replica -> ops of its segments only it may rewrite), ``blob_deletions``,
+        ``snapshot`` (ours still to replace)."""
+        s, fid = self.s, self.s.fid
+        ops, blobs = s.local.scrub_todo()
+        mine, waiting = 0, defaultdict[str, int](int)
+        for (r, _seq), done in ops.items():
+            if SEGMENT in done.get(fid, ()):
+                continue
+            w = protocol.rewriter(r, peers)
+            if w == s.me:
+                mine += 1
+            else:
+                waiting[str(w)] += 1
+        return {
+            "rewrites": mine,
+            "waiting_on": dict(sorted(waiting.items())),
+            "blob_deletions": sum(BLOB not in d.get(fid, ()) for d in blobs.values()),
+            "snapshot": any(
+                SNAPSHOT not in d.get(fid, ()) for d in [*ops.values(), *blobs.values()]
+            ),
+        }
+
+    def due(self, peers: dict[str, dict[str, Any]]) -> bool:
+        """Is there work this replica can do now? (No request.)"""
+        p = self.pending(peers)
+        return bool(p["rewrites"] or p["blob_deletions"] or p["snapshot"])
+
+    # ---- one run -----------------------------------------------------------------------------
+
+    def run(self, out: Outcome, *, complete_at: float | None) -> dict[str, Any]:
+        """Rewrite segments, replace snapshots, delete blobs, as far as we may now.
+        ``complete_at``: monotonic time of our last complete full pull (blobs wait for one
+        at most `FRESH` old). Returns what was done."""
+        s, fid = self.s, self.s.fid
+        ops, blobs = s.local.scrub_todo()
+        hbs = self.heartbeats.read_all()
+        done: dict[str, Any] = {"rewritten": 0, "snapshot": None, "blobs_deleted": 0}
+        todo: dict[str, list[int]] = defaultdict(list)
+        for (r, seq), d in ops.items():
+            if SEGMENT not in d.get(fid, ()) and protocol.rewriter(r, hbs) == s.me:
+                todo[r].append(seq)
+        for r, seqs in sorted(todo.items()):
+            finished, rewritten = self._rewrite(r, sorted(seqs), out)
+            s.local.scrub_done(fid, SEGMENT, [(r, q) for q in finished])
+            done["rewritten"] += rewritten
+        left_ops = [d for d, v in ops.items() if SNAPSHOT not in v.get(fid, ())]
+        left_blobs = [sha for sha, v in blobs.items() if SNAPSHOT not in v.get(fid, ())]
+        if left_ops or left_blobs:
+            done["snapshot"] = self._snapshots(hbs)
+            s.local.scrub_done(fid, SNAPSHOT, left_ops, left_blobs)
+        shas = [sha for sha, d in blobs.items() if BLOB not in d.get(fid, ())]
+        fresh = complete_at is not None and time.monotonic() - complete_at < FRESH
+        if shas and fresh:
+            gone, deleted = self._blobs(shas)
+            s.local.scrub_done(fid, BLOB, blobs=gone)
+            done["blobs_deleted"] = deleted
+        return done
+
+    def _rewrite(self, replica: str, seqs: list[int], out: Outcome) -> tuple[list[int], int]:
+        """Rewrite ``replica``'s segments holding ``seqs`` in erased form; returns the seqs
+        no segment holds in content any more, and how many segments were rewritten."""
+        s = self.s
+        segs = sorted(
+            p[1:] for o in s.remote.list(segments_of(replica)) if (p := parse_seg_key(o.key))
+        )
+        firsts = [f for f, _ in segs]
+        limit = s.pushed(replica) if replica == s.me else None
+        finished: list[int] = []
+        groups: dict[int, list[int]] = defaultdict(list)
+        for seq in seqs:
+            if limit is not None and seq > limit:
+                continue  # not pushed yet: it goes out erased
+            i = protocol.segment_index(firsts, seq)
+            if i is None:
+                finished.append(seq)  # below the oldest segment: compacted
+            else:
+                groups[i].append(seq)
+        rewritten = 0
+        for i, group in sorted(groups.items()):
+            first, key = segs[i]
+            try:
+                theirs, _ = objects.get_segment(s, key, replica, first)
+            except RemoteNotFound:
+                finished += group  # compacted since the listing
+                continue
+            except (SegmentError, SyncKeyError) as exc:
+                log.warning("%s: not rewritten, it does not verify (%s)", key, exc)
+                continue  # its owner replaces a foreign object (§6); we look again next run
+            ours = s.local.ops_after(replica, first - 1, len(theirs))
+            new = protocol.erase_in(theirs, {op["seq"]: op for op in ours}, s.local.same_op)
+            if new is not None:
+                out.bytes += objects.overwrite_segment(s, replica, new)
+                out.objects += 1
+                rewritten += 1
+            held = {op["seq"]: op for op in new or theirs}
+            finished += [q for q in group if q not in held or held[q]["data"].get("erased")]
+        return finished, rewritten
+
+    def _snapshots(self, hbs: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """Replace our snapshots by one of our erased state; as the cleaner, delete the
+        snapshots of decommissioned replicas ours covers."""
+        s = self.s
+        ours = s.remote.list(snapshots_of(s.me))
+        result: dict[str, Any] | None = None
+        vv: dict[str, int] = s.local.version_vector()
+        if ours:
+            result = snapshots.publish(s, self.heartbeats, force=True, keep=1)
+            vv = result.get("vv", vv)
+        for r, hb in sorted(hbs.items()):
+            if not hb.get("decommissioned") or protocol.rewriter(r, hbs) != s.me:
+                continue
+            theirs = s.remote.list(snapshots_of(r))
+            held = (hb.get("snapshot") or {}).get("vv") or hb.get("vv") or {}
+            if theirs and protocol.covers(vv, held):
+                for o in theirs:
+                    s.remote.delete(o.key)
+                if hb.get("snapshot"):  # no longer announce what is gone
+                    self.heartbeats.rewrite_other(r, {**hb, "snapshot": None})
+        return result
+
+    def _blobs(self, shas: list[str]) -> tuple[list[str], int]:
+        """Delete the unreferenced blobs last put over `grace` ago; returns the shas settled
+        (deleted, already gone, or in use here) and how many were deleted."""
+        s = self.s
+        gone: list[str] = []
+        deleted = 0
+        now = time.time()
+        for sha in shas:
+            if s.local.blob_in_use(sha):
+                gone.append(sha)  # a live bead uses the same content: it stays, rightly
+                continue
+            key = blob_key(sha)
+            found = [o for o in s.remote.list(key) if o.key == key]
+            if not found:
+                gone.append(sha)
+            elif protocol.blob_deletable(found[0].mtime, now, self.grace):
+                s.remote.delete(key)
+                gone.append(sha)
+                deleted += 1
+        return gone, deleted
+
+
+# ---- where the content still is (the forget receipt) --------------------------------------------
+
+
+def places(
+    s: Session,
+    hbs: dict[str, dict[str, Any]],
+    ops: Sequence[Dot],
+    blobs: Sequence[str],
+    forget: Dot | None = None,
+) -> dict[str, Any]:
+    """Per place in the remote, whether the content of ``ops`` and ``blobs`` is still there.
+    See `chrysalis.sync.Sync.remote_places`."""
+    out: dict[str, Any] = {"segments": {}, "snapshots": {}, "blobs": {}}
+    by_replica: dict[str, list[int]] = defaultdict(list)
+    for r, seq in ops:
+        by_replica[r].append(int(seq))
+    for r, seqs in sorted(by_replica.items()):
+        out["segments"].update(_segment_places(s, hbs, r, seqs))
+    out["snapshots"] = _snapshot_places(s, hbs, ops, forget)
+    for sha in blobs:
+        key = blob_key(sha)
+        if s.local.blob_in_use(sha):
+            out["blobs"][key] = {
+                "state": "in use by a live bead",
+                "why": "the same content is in a bead that was not forgotten",
+            }
+            continue
+        try:
+            there = any(o.key == key for o in s.remote.list(key))
+        except RemoteError as exc:
+            out["blobs"][key] = {"state": "unknown", "why": f"the remote did not answer ({exc})"}
+            continue
+        out["blobs"][key] = {"state": "remains", "why": _BLOB_WHY} if there else {"state": "gone"}
+    return out
+
+
+_BLOB_WHY = (
+    "no live bead names it: any replica deletes it after a complete pull, once it was last "
+    "put over an hour ago (a push may be naming the same content)"
+)
+
+
+def _who(replica: str, hbs: dict[str, dict[str, Any]], me: str) -> str:
+    w = protocol.rewriter(replica, hbs)
+    if w is None:
+        return f"pending: {replica} is decommissioned and no live replica is known to clean up"
+    if w == me:
+        return "pending on this replica's next sync"
+    if w != replica:
+        return f"pending on replica {w}, which cleans up after decommissioned {replica}"
+    return (
+        f"pending on replica {replica}, which writes this segment (if it will not come back, "
+        f"run `chrysalis sync --decommission {replica}` on another laptop)"
+    )
+
+
+def _segment_places(
+    s: Session, hbs: dict[str, dict[str, Any]], replica: str, seqs: list[int]
+) -> dict[str, Any]:
+    try:
+        segs = sorted(
+            p[1:] for o in s.remote.list(segments_of(replica)) if (p := parse_seg_key(o.key))
+        )
+    except RemoteError as exc:
+        return {
+            segments_of(replica): {"state": "unknown", "why": f"the remote did not answer ({exc})"}
+        }
+    firsts = [f for f, _ in segs]
+    groups: dict[int, list[int]] = defaultdict(list)
+    for seq in seqs:
+        i = protocol.segment_index(firsts, seq)
+        if i is not None:  # below the oldest segment: compacted, nothing to name
+            groups[i].append(seq)
+    out: dict[str, Any] = {}
+    for i, group in sorted(groups.items()):
+        first, key = segs[i]
+        try:
+            theirs, _ = objects.get_segment(s, key, replica, first)
+        except RemoteNotFound:
+            continue  # compacted since the listing
+        except (SegmentError, SyncKeyError) as exc:
+            out[key] = {
+                "state": "unknown",
+                "why": f"it does not verify ({exc}); {_who(replica, hbs, s.me)}",
+            }
+            continue
+        except RemoteError as exc:
+            out[key] = {"state": "unknown", "why": f"the remote did not answer ({exc})"}
+            continue
+        held = {op["seq"]: op for op in theirs}
+        content = [q for q in group if q in held and not held[q]["data"].get("erased")]
+        if content:
+            out[key] = {"state": "remains", "why": _who(replica, hbs, s.me)}
+        elif any(q in held for q in group):
+            out[key] = {"state": "gone", "why": "rewritten in erased form"}
+    return out
+
+
+def _snapshot_places(
+    s: Session, hbs: dict[str, dict[str, Any]], ops: Sequence[Dot], forget: Dot | None
+) -> dict[str, Any]:
+    """Snapshots that may hold the content: each one whose version vector holds one of the ops
+    but not the forget (unannounced ones: their vector is not known without reading them)."""
+    try:
+        keys = [o.key for o in s.remote.list(SNAPSHOTS)]
+    except RemoteError as exc:
+        return {SNAPSHOTS: {"state": "unknown", "why": f"the remote did not answer ({exc})"}}
+    announced = {
+        str(hb["snapshot"].get("key")): (r, hb["snapshot"].get("vv") or {})
+        for r, hb in hbs.items()
+        if isinstance(hb.get("snapshot"), dict)
+    }
+    out: dict[str, Any] = {}
+    for key in keys:
+        owner = key[len(SNAPSHOTS) :].rsplit("-", 1)[0]
+        why = f"pending on replica {owner}, which replaces its snapshots after a forget"
+        if protocol.rewriter(owner, hbs) != owner:
+            why = _who(owner, hbs, s.me).replace("segment", "snapshot")
+        if key not in announced:
+            out[key] = {"state": "remains", "why": "an older snapshot; " + why}
+            continue
+        vv = announced[key][1]
+        if not any(int(vv.get(r, 0)) >= seq for r, seq in ops):
+            continue  # made before any of the ops: never held them
+        if forget is not None and int(vv.get(forget[0], 0)) >= forget[1]:
+            out[key] = {"state": "gone", "why": "made after the forget: it holds erased copies"}
+        else:
+            out[key] = {"state": "remains", "why": why}
+    return out
