@@ -21,6 +21,11 @@ from .session import Session
 log = logging.getLogger(__name__)
 
 
+def missing_blobs(s: Session) -> list[str]:
+    """The sha256 of the blobs we found missing (health), sorted."""
+    return sorted(k.rsplit("/", 1)[-1] for k in s.health.missing_blobs)
+
+
 class Heartbeats:
     """Ours written, everyone's read. Thread-safe."""
 
@@ -45,6 +50,8 @@ class Heartbeats:
                 "snapshot": s.local.last_snapshot(s.fid),
                 # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
                 "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
+                # Blobs a live bead names that the remote lacks: whoever holds one puts it again.
+                "missing_blobs": missing_blobs(s),
                 "time": time.time(),
                 "format": FORMAT,
             }

@@ -87,6 +87,25 @@ def recheck_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
         out.bytes += len(data)
 
 
+def reput_blobs(s: Session, out: Outcome) -> None:
+    """Put again the blobs peers report missing (their heartbeats' ``missing_blobs``) that a
+    live bead here uses: a deletion raced the push that named them (§13)."""
+    for sha in sorted(s.health.reput_blobs):
+        s.health.reput_blobs.discard(sha)
+        key = blob_key(sha)
+        if not s.local.blob_in_use(sha) or any(o.key == key for o in s.remote.list(key)):
+            continue
+        try:
+            raw = s.local.get_blob(sha)
+        except ChrysalisError:
+            continue
+        data = encode(Kind.BLOB, raw, object_key=key, key=s.key)
+        s.remote.put(key, data)
+        s.health.tampered[key] = "a peer missed it though a live bead names it; put it again"
+        out.objects += 1
+        out.bytes += len(data)
+
+
 def fetch_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
     """Fetch the blobs ``ops`` name that we lack, each checked against its sha256."""
     for op in ops:

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
 from ..remotes import RemoteNotFound
 from . import objects, protocol, snapshots
-from .heartbeats import Heartbeats
+from .heartbeats import Heartbeats, missing_blobs
 from .layout import CHANGED_KEY, FORMAT_KEY, OPS, parse_seg_key
 from .remote_format import REPAIR
 from .session import Outcome, Session
@@ -37,6 +37,7 @@ class Puller:
         # monotonic time of the last full pull that read every replica through (forget in the
         # remote deletes blobs only from a fresh, complete view: scrub.py)
         self.complete_at: float | None = None
+        self._missing_told: list[str] = []  # the blobs our last heartbeat said we miss
 
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
@@ -68,13 +69,16 @@ class Puller:
         self.peers = hbs
         self._note_reported_gaps(hbs)
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
-        if out.ops or self.heartbeats.due() or told != self._gaps_told:
+        missing = missing_blobs(s)
+        news = told != self._gaps_told or missing != self._missing_told
+        if out.ops or self.heartbeats.due() or news:
             self.heartbeats.beat()
-        if told and told != self._gaps_told:
+        if (told and told != self._gaps_told) or (missing and missing != self._missing_told):
             # A new hole: the marker makes every replica's next pull a full one, so the
             # origin reads our heartbeat (which names it) without waiting for a push.
             s.remote.put(CHANGED_KEY, secrets.token_hex(8).encode())
         self._gaps_told = told
+        self._missing_told = missing
         if complete:
             self._marker_seen = marker  # else the next poll looks again
             self.complete_at = self._full_at
@@ -111,6 +115,9 @@ class Puller:
                     continue
                 if replica in ours:
                     s.health.republish.add((replica, start, end))
+            for sha in hb.get("missing_blobs") or ():
+                if isinstance(sha, str) and len(sha) == 64:
+                    s.health.reput_blobs.add(sha)
 
     def _pull_replica(
         self,

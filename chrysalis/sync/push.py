@@ -31,7 +31,12 @@ class Pusher:
         """One push; says whether it spoke to the remote."""
         s = self.s
         unannounced = s.announced() < s.pushed()
-        idle = not unannounced and not s.health.republish and not self._waiting()
+        idle = (
+            not unannounced
+            and not s.health.republish
+            and not s.health.reput_blobs
+            and not self._waiting()
+        )
         if self._identity_checked and idle:
             return False  # nothing to send: an idle push costs no request
         self._check_identity()
@@ -39,6 +44,7 @@ class Pusher:
         for replica, upto in self._owned():
             self._push_replica(replica, upto, out)
         self._republish(out)
+        objects.reput_blobs(s, out)
         if out.objects or s.announced() < s.pushed():
             # Segments others have not been told of: also those of an earlier push that failed
             # (or was killed) after its segments and before this point.

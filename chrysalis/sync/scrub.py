@@ -80,7 +80,9 @@ class Scrubber:
     def due(self, peers: dict[str, dict[str, Any]]) -> bool:
         """Is there work this replica can do now? (No request.)"""
         p = self.pending(peers)
-        return bool(p["rewrites"] or p["blob_deletions"] or p["snapshot"])
+        if p["rewrites"] or p["blob_deletions"] or p["snapshot"]:
+            return True
+        return bool(self._retired(peers)) and any(self.s.local.scrub_todo())
 
     # ---- one run -----------------------------------------------------------------------------
 
@@ -103,8 +105,10 @@ class Scrubber:
         left_ops = [d for d, v in ops.items() if SNAPSHOT not in v.get(fid, ())]
         left_blobs = [sha for sha, v in blobs.items() if SNAPSHOT not in v.get(fid, ())]
         if left_ops or left_blobs:
-            done["snapshot"] = self._snapshots(hbs)
+            done["snapshot"] = self._snapshots()
             s.local.scrub_done(fid, SNAPSHOT, left_ops, left_blobs)
+        if ops or blobs:  # content a forget erased may be in a retired replica's snapshot
+            done["retired_snapshots_deleted"] = self._retired_snapshots(hbs)
         shas = [sha for sha, d in blobs.items() if BLOB not in d.get(fid, ())]
         fresh = complete_at is not None and time.monotonic() - complete_at < FRESH
         if shas and fresh:
@@ -153,27 +157,51 @@ class Scrubber:
             finished += [q for q in group if q not in held or held[q]["data"].get("erased")]
         return finished, rewritten
 
-    def _snapshots(self, hbs: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-        """Replace our snapshots by one of our erased state; as the cleaner, delete the
-        snapshots of decommissioned replicas ours covers."""
+    def _snapshots(self) -> dict[str, Any] | None:
+        """Replace our snapshots (if we have any here) by one of our erased state."""
         s = self.s
-        ours = s.remote.list(snapshots_of(s.me))
-        result: dict[str, Any] | None = None
-        vv: dict[str, int] = s.local.version_vector()
-        if ours:
-            result = snapshots.publish(s, self.heartbeats, force=True, keep=1)
-            vv = result.get("vv", vv)
-        for r, hb in sorted(hbs.items()):
-            if not hb.get("decommissioned") or protocol.rewriter(r, hbs) != s.me:
-                continue
-            theirs = s.remote.list(snapshots_of(r))
-            held = (hb.get("snapshot") or {}).get("vv") or hb.get("vv") or {}
-            if theirs and protocol.covers(vv, held):
-                for o in theirs:
-                    s.remote.delete(o.key)
-                if hb.get("snapshot"):  # no longer announce what is gone
-                    self.heartbeats.rewrite_other(r, {**hb, "snapshot": None})
-        return result
+        if not s.remote.list(snapshots_of(s.me)):
+            return None  # none of ours can hold the content
+        return snapshots.publish(s, self.heartbeats, force=True, keep=1)
+
+    def _retired(self, hbs: dict[str, dict[str, Any]]) -> list[str]:
+        """The decommissioned replicas we clean up after whose snapshot is still announced."""
+        return [
+            r
+            for r, hb in sorted(hbs.items())
+            if hb.get("decommissioned")
+            and hb.get("snapshot")
+            and protocol.rewriter(r, hbs) == self.s.me
+        ]
+
+    def _retired_snapshots(self, hbs: dict[str, dict[str, Any]]) -> int:
+        """As the cleaner, delete the snapshots of decommissioned replicas once a live
+        announced snapshot covers what they hold (publishing ours if none does); their
+        tombstone then announces none. Returns how many were deleted."""
+        s = self.s
+        deleted = 0
+        for r in self._retired(hbs):
+            hb = hbs[r]
+            held = (hb.get("snapshot") or {}).get("vv") or {}
+            live = [
+                i
+                for q, h in hbs.items()
+                if not h.get("decommissioned")
+                and q != s.me
+                and isinstance(i := h.get("snapshot"), dict)
+            ]
+            mine = s.local.last_snapshot(s.fid)
+            if not any(
+                protocol.covers(i.get("vv") or {}, held) for i in [*live, *([mine] if mine else [])]
+            ):
+                mine = snapshots.publish(s, self.heartbeats, force=True, keep=1)
+                if not protocol.covers(mine.get("vv") or {}, held):
+                    continue  # we do not hold all it holds yet: a later run
+            for o in s.remote.list(snapshots_of(r)):
+                s.remote.delete(o.key)
+                deleted += 1
+            self.heartbeats.rewrite_other(r, {**hb, "snapshot": None})
+        return deleted
 
     def _blobs(self, shas: list[str]) -> tuple[list[str], int]:
         """Delete the unreferenced blobs last put over `grace` ago; returns the shas settled
