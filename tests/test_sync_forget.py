@@ -1,4 +1,4 @@
-"""Forget in the remote (docs/sync-protocol.md §13): once the replicas have synced after a
+"""Forget in the remote (docs/sync-protocol.md §15): once the replicas have synced after a
 forget, no object in the remote holds the content, decoded or raw; blobs a live bead still
 names survive a racing deletion; a decommissioned replica's segments are cleaned by a live one.
 Through real remotes (a folder, and S3 on 127.0.0.1), with and without a sync key."""

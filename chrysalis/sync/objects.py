@@ -49,7 +49,7 @@ def push_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
     """Put the blobs ``ops`` name (before the segment naming them). Always a put, never
     create-only: the same content may already be there, unreferenced and about to be deleted
     by a replica that forgot it; a put makes its mtime fresh, and deleters spare a blob put
-    within `protocol.BLOB_GRACE` (§13)."""
+    within `protocol.BLOB_GRACE` (§15)."""
     for op in ops:
         blob = protocol.op_blob(op)
         if not blob:
@@ -68,7 +68,7 @@ def push_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
 
 def recheck_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
     """After the segment naming them landed: put again any blob of ``ops`` that is gone (a
-    deleter's decision from before our put reached the store after it; §13)."""
+    deleter's decision from before our put reached the store after it; §15)."""
     for op in ops:
         blob = protocol.op_blob(op)
         if not blob:
@@ -89,7 +89,7 @@ def recheck_blobs(s: Session, ops: Iterable[Op], out: Outcome) -> None:
 
 def reput_blobs(s: Session, out: Outcome) -> None:
     """Put again the blobs peers report missing (their heartbeats' ``missing_blobs``) that a
-    live bead here uses: a deletion raced the push that named them (§13)."""
+    live bead here uses: a deletion raced the push that named them (§15)."""
     for sha in sorted(s.health.reput_blobs):
         s.health.reput_blobs.discard(sha)
         key = blob_key(sha)

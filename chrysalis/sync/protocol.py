@@ -327,7 +327,7 @@ def compactable(segs: Sequence[tuple[int, str]], floor: int) -> list[str]:
     return [key for (_, key), (nxt, _) in itertools.pairwise(segs) if nxt - 1 <= floor]
 
 
-# ---- forget in the remote (§13) ---------------------------------------------------------------
+# ---- forget in the remote (§15) ---------------------------------------------------------------
 
 BLOB_GRACE = 3600.0  # a blob is deleted only when unreferenced and last put this long ago
 
@@ -380,7 +380,7 @@ def covers(big: Mapping[str, int], small: Mapping[str, int]) -> bool:
 def blob_deletable(mtime: float | None, now: float, grace: float = BLOB_GRACE) -> bool:
     """May an unreferenced blob last put at ``mtime`` (the store's clock) go? Only when older
     than ``grace``: a pusher re-puts a blob before the segment naming it, so a fresh one may
-    be about to be named (§13)."""
+    be about to be named (§15)."""
     return mtime is not None and now - mtime > grace
 
 

@@ -1,5 +1,5 @@
 """Forget in the remote: after a forget, no object in the remote keeps the content
-(docs/sync-protocol.md §13).
+(docs/sync-protocol.md §15).
 
 `chrysalis.forget.erase_bead` records, in the commit that erases them, the ops whose copies in
 the remote still hold the content and the blobs no live bead here uses any more (the ``scrub``

@@ -48,7 +48,7 @@ class Health:
     # blob key -> why: a live bead names it but the remote lacks it (pull waits and retries)
     missing_blobs: dict[str, str] = field(default_factory=dict)
     # blobs (sha256) a peer's heartbeat says it misses: push puts them again if a live bead
-    # here uses them (a deletion that raced a push, §13)
+    # here uses them (a deletion that raced a push, §15)
     reput_blobs: set[str] = field(default_factory=set)
     scrub_error: str | None = None  # the last failure of the remote's forget to-do (scrub.py)
 
