@@ -84,6 +84,8 @@ def main() -> int:
                 {
                     "forgotten": len(batch),
                     "push_and_rewrite_s": round(took, 2),
+                    "segments_s": round(scrub.get("seconds", {}).get("segments", 0.0), 2),
+                    "snapshot_s": round(scrub.get("seconds", {}).get("snapshots", 0.0), 2),
                     "segments_rewritten": scrub.get("rewritten"),
                     "rewrite_bytes": scrub.get("bytes"),
                     "snapshot_bytes": (scrub.get("snapshot") or {}).get("bytes"),
@@ -111,11 +113,12 @@ def main() -> int:
         print(json.dumps({"beads": args.beads, "segments": segments, "rows": rows}, indent=2))
         return 0
     print(f"{args.beads} beads in {segments} segments, file remote (local disk)")
-    head = ("forgotten", "push+rewrite s", "segments", "rewrite MB", "snapshot MB")
-    print("{:>9} {:>14} {:>8} {:>10} {:>11}  requests".format(*head))
+    head = ("forgotten", "push+scrub s", "rewrite s", "snapshot s", "segments", "rewrite MB")
+    print("{:>9} {:>12} {:>9} {:>10} {:>8} {:>10} {:>11}  requests".format(*head, "snapshot MB"))
     for r in rows:
         print(
-            f"{r['forgotten']:>9} {r['push_and_rewrite_s']:>14} {r['segments_rewritten']!s:>8} "
+            f"{r['forgotten']:>9} {r['push_and_rewrite_s']:>12} {r['segments_s']:>9} "
+            f"{r['snapshot_s']:>10} {r['segments_rewritten']!s:>8} "
             f"{(r['rewrite_bytes'] or 0) / 1e6:>10.1f} {(r['snapshot_bytes'] or 0) / 1e6:>11.1f}  "
             + ", ".join(f"{k} {v}" for k, v in r["requests"].items())
         )

@@ -13,15 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import numpy as np
 import pytest
 
 from chrysalis import Memory
+from chrysalis.keys import same_op
 from chrysalis.remotes import open_remote
 from chrysalis.segment import MAGIC, Kind, decode
-from chrysalis.sync import Sync
+from chrysalis.sync import Sync, protocol
 
 Opener = Callable[..., Memory]
 MARK = "zebra-quartz-7731"
+VECTOR = [1234.5678, -8765.4321, 42.4242, 0.007]  # a vector of a forgotten bead, as a marker
+VMARK = np.asarray(VECTOR, dtype="<f4").tobytes()
 KINDS = {"ops/": Kind.SEGMENT, "snapshots/": Kind.SNAPSHOT, "blobs/": Kind.BLOB}
 
 
@@ -44,7 +48,7 @@ def _sync(*syncs: Sync) -> None:
         s.push()
 
 
-def _holding(url: str, key: bytes | None, mark: str = MARK) -> list[str]:
+def _holding(url: str, key: bytes | None, mark: bytes = MARK.encode()) -> list[str]:
     """Every object in the remote whose raw bytes or decoded payload hold ``mark``."""
     remote = open_remote(url)
     found = []
@@ -57,7 +61,7 @@ def _holding(url: str, key: bytes | None, mark: str = MARK) -> list[str]:
         if kind is not None:
             payload: Any = decode(raw, kind=kind, object_key=obj.key, key=key)
             plain = payload if isinstance(payload, bytes) else msgpack.packb(payload)
-        if mark.encode() in raw or mark.encode() in plain:
+        if mark in raw or mark in plain:
             found.append(obj.key)
     return found
 
@@ -72,6 +76,8 @@ def test_after_a_forget_no_object_in_the_remote_holds_the_content(
     a.append_bead(f"a small note {MARK}", id="small")
     a.append_bead(_big("a large note"), id="large")
     a.append_bead("a note that stays", id="stays")
+    text_hash = hashlib.sha256(b"text").hexdigest()
+    a.put_embedding("bead", "small", "m1", VECTOR, provider="test", text_hash=text_hash)
     sa.push()
     sa.snapshot()
     sb.pull()
@@ -80,7 +86,7 @@ def test_after_a_forget_no_object_in_the_remote_holds_the_content(
     sb.snapshot()
     sa.pull()
     key = sa.key
-    assert _holding(url, key)  # the content is there before the forget
+    assert _holding(url, key) and _holding(url, key, VMARK)  # there before the forget
     blob = "blobs/" + hashlib.sha256(_big("a large note").encode()).hexdigest()
     assert any(o.key == blob for o in open_remote(url).list("blobs/"))
 
@@ -88,7 +94,7 @@ def test_after_a_forget_no_object_in_the_remote_holds_the_content(
         a.forget(bead)
     _sync(sa, sb, sa, sb)
 
-    assert _holding(url, key) == []
+    assert _holding(url, key) == [] and _holding(url, key, VMARK) == []
     assert not any(o.key == blob for o in open_remote(url).list("blobs/"))
     for s in (sa, sb):
         left = s.status()["forget"]
@@ -101,7 +107,9 @@ def test_after_a_forget_no_object_in_the_remote_holds_the_content(
     assert c.get_bead("stays").content == "a note that stays"
 
     places = sa.remote_places(
-        [("aaaa", 1), ("aaaa", 2), ("bbbb", 1)], [blob.split("/")[1]], forget=("aaaa", 4)
+        [("aaaa", 1), ("aaaa", 2), ("aaaa", 4), ("bbbb", 1)],
+        [blob.split("/")[1]],
+        forget=("aaaa", 5),
     )
     assert {v["state"] for v in places["segments"].values()} <= {"gone"}
     assert all(v["state"] == "gone" for v in places["snapshots"].values())
@@ -212,3 +220,37 @@ def test_a_puller_that_read_a_segment_before_its_rewrite_is_not_confused(
         assert m.state_digest() == a.state_digest()
         assert m.get_bead("n2").content == "kept"
     assert sb.status()["rejected"] == [] and sc.status()["rejected"] == []
+
+
+# ---- the decisions (protocol.py), pure ------------------------------------------------------
+
+
+def _op(seq: int, **data: Any) -> dict[str, Any]:
+    return {"replica": "r", "seq": seq, "hlc": seq, "kind": "bead.add", "target": f"b{seq}",
+            "data": {"id": f"b{seq}", "ts": 1.0, **data}}  # fmt: skip
+
+
+def test_who_rewrites_a_replicas_segments() -> None:
+    hbs: dict[str, dict[str, Any]] = {"b": {}, "c": {}, "a": {"decommissioned": True}}
+    assert protocol.rewriter("c", hbs) == "c"  # itself, even offline
+    assert protocol.rewriter("z", hbs) == "z"  # unknown: only itself
+    assert protocol.rewriter("a", hbs) == "b"  # decommissioned: the smallest live id
+    assert protocol.rewriter("a", {"a": {"decommissioned": True}}) is None
+
+
+def test_erase_in_replaces_content_by_our_erased_copies_and_never_restores_it() -> None:
+    remote = [_op(1, content="x"), _op(2, content="y"), _op(3, erased=True)]
+    local = {1: _op(1, erased=True), 2: _op(2, content="y"), 3: _op(3, content="z")}
+    new = protocol.erase_in(remote, local, same_op)
+    assert new == [_op(1, erased=True), _op(2, content="y"), _op(3, erased=True)]
+    assert protocol.erase_in(new, local, same_op) is None  # idempotent
+    other = {1: {**_op(1, erased=True), "hlc": 99}}  # not the same op: left alone
+    assert protocol.erase_in(remote, other, same_op) is None
+
+
+def test_blobs_wait_out_the_grace_and_snapshots_cover_by_vector() -> None:
+    assert not protocol.blob_deletable(None, 10_000.0)
+    assert not protocol.blob_deletable(9_000.0, 10_000.0, grace=3600)
+    assert protocol.blob_deletable(1_000.0, 10_000.0, grace=3600)
+    assert protocol.covers({"a": 3, "b": 1}, {"a": 3}) and not protocol.covers({"a": 2}, {"a": 3})
+    assert protocol.segment_index([1, 5, 9], 4) == 0 and protocol.segment_index([5], 4) is None

@@ -94,6 +94,8 @@ class Scrubber:
         ops, blobs = s.local.scrub_todo()
         hbs = self.heartbeats.read_all()
         done: dict[str, Any] = {"rewritten": 0, "snapshot": None, "blobs_deleted": 0}
+        took = done["seconds"] = {"segments": 0.0, "snapshots": 0.0, "blobs": 0.0}
+        t = time.perf_counter()
         todo: dict[str, list[int]] = defaultdict(list)
         for (r, seq), d in ops.items():
             if SEGMENT not in d.get(fid, ()) and protocol.rewriter(r, hbs) == s.me:
@@ -102,6 +104,7 @@ class Scrubber:
             finished, rewritten = self._rewrite(r, sorted(seqs), out)
             s.local.scrub_done(fid, SEGMENT, [(r, q) for q in finished])
             done["rewritten"] += rewritten
+        took["segments"], t = time.perf_counter() - t, time.perf_counter()
         left_ops = [d for d, v in ops.items() if SNAPSHOT not in v.get(fid, ())]
         left_blobs = [sha for sha, v in blobs.items() if SNAPSHOT not in v.get(fid, ())]
         if left_ops or left_blobs:
@@ -109,12 +112,14 @@ class Scrubber:
             s.local.scrub_done(fid, SNAPSHOT, left_ops, left_blobs)
         if ops or blobs:  # content a forget erased may be in a retired replica's snapshot
             done["retired_snapshots_deleted"] = self._retired_snapshots(hbs)
+        took["snapshots"], t = time.perf_counter() - t, time.perf_counter()
         shas = [sha for sha, d in blobs.items() if BLOB not in d.get(fid, ())]
         fresh = complete_at is not None and time.monotonic() - complete_at < FRESH
         if shas and fresh:
             gone, deleted = self._blobs(shas)
             s.local.scrub_done(fid, BLOB, blobs=gone)
             done["blobs_deleted"] = deleted
+        took["blobs"] = time.perf_counter() - t
         return done
 
     def _rewrite(self, replica: str, seqs: list[int], out: Outcome) -> tuple[list[int], int]:
