@@ -254,3 +254,20 @@ def test_blobs_wait_out_the_grace_and_snapshots_cover_by_vector() -> None:
     assert protocol.blob_deletable(1_000.0, 10_000.0, grace=3600)
     assert protocol.covers({"a": 3, "b": 1}, {"a": 3}) and not protocol.covers({"a": 2}, {"a": 3})
     assert protocol.segment_index([1, 5, 9], 4) == 0 and protocol.segment_index([5], 4) is None
+
+
+def test_the_receipt_reads_unknown_when_the_remote_is_away(
+    open_memory: Opener, tmp_path: Path
+) -> None:
+    root = tmp_path / "share"
+    root.mkdir()
+    a = open_memory("a", replica_id="aaaa")
+    sa = Sync(a, f"file://{root}")
+    a.append_bead(f"note {MARK}", id="n1")
+    _sync(sa)
+    a.forget("n1")
+    root.rename(tmp_path / "unmounted")  # an unmounted share: the remote is unavailable
+    places = sa.remote_places([("aaaa", 1)], ["0" * 64])
+    states = [v["state"] for part in places.values() for v in part.values()]
+    assert states and set(states) == {"unknown"}
+    assert "did not answer" in places["segments"]["ops/aaaa/"]["why"]

@@ -215,8 +215,12 @@ class Sync:
 
         ``why`` names who must act (e.g. "pending on replica X, which writes this segment").
         A segment compacted away is not listed (nothing holds the op). Each remote call is
-        bounded by the remote's timeout; an unreachable remote reads "unknown"."""
-        b = self._connect()
+        bounded by the remote's timeout, and after the first that finds it unreachable the
+        rest are not tried: every place not yet read is "unknown"."""
+        try:
+            b = self._connect()
+        except ChrysalisError as exc:
+            return scrub.unknown(ops, blobs, f"the remote cannot be opened ({exc})")
         try:
             hbs = b.heartbeats.read_all()
         except ChrysalisError:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ..errors import SegmentError, SyncKeyError
-from ..remotes import RemoteError, RemoteNotFound
+from ..remotes import RemoteError, RemoteNotFound, RemoteUnavailable
 from . import objects, protocol, snapshots
 from .heartbeats import Heartbeats
 from .layout import SNAPSHOTS, blob_key, parse_seg_key, segments_of, snapshots_of
@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 FRESH = 300.0  # blobs are deleted only from a complete pull at most this old (seconds)
 SEGMENT, SNAPSHOT, BLOB = "segment", "snapshot", "blob"  # the stages of a to-do entry
 Dot = tuple[str, int]
+T = TypeVar("T")
 
 
 class Scrubber:
@@ -242,13 +243,14 @@ def places(
 ) -> dict[str, Any]:
     """Per place in the remote, whether the content of ``ops`` and ``blobs`` is still there.
     See `chrysalis.sync.Sync.remote_places`."""
+    p = _Probe()
     out: dict[str, Any] = {"segments": {}, "snapshots": {}, "blobs": {}}
     by_replica: dict[str, list[int]] = defaultdict(list)
     for r, seq in ops:
         by_replica[r].append(int(seq))
     for r, seqs in sorted(by_replica.items()):
-        out["segments"].update(_segment_places(s, hbs, r, seqs))
-    out["snapshots"] = _snapshot_places(s, hbs, ops, forget)
+        out["segments"].update(_segment_places(s, p, hbs, r, seqs))
+    out["snapshots"] = _snapshot_places(s, p, hbs, ops, forget)
     for sha in blobs:
         key = blob_key(sha)
         if s.local.blob_in_use(sha):
@@ -258,7 +260,7 @@ def places(
             }
             continue
         try:
-            there = any(o.key == key for o in s.remote.list(key))
+            there = any(o.key == key for o in p.call(s.remote.list, key))
         except RemoteError as exc:
             out["blobs"][key] = {"state": "unknown", "why": f"the remote did not answer ({exc})"}
             continue
@@ -286,17 +288,43 @@ def _who(replica: str, hbs: dict[str, dict[str, Any]], me: str) -> str:
     )
 
 
+class _Probe:
+    """The remote calls of one receipt: after the first *unavailable*, the rest are not tried
+    (each would wait out the remote's timeout), so a receipt takes about one timeout."""
+
+    def __init__(self) -> None:
+        self.down: str | None = None
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        if self.down is not None:
+            raise RemoteUnavailable(self.down)
+        try:
+            return fn(*args)
+        except RemoteUnavailable as exc:
+            self.down = str(exc)
+            raise
+
+
+def unknown(ops: Sequence[Dot], blobs: Sequence[str], why: str) -> dict[str, Any]:
+    """A receipt when the remote cannot be opened at all: every place ``unknown``."""
+    state = {"state": "unknown", "why": why}
+    return {
+        "segments": {segments_of(r): state for r in sorted({r for r, _ in ops})},
+        "snapshots": {SNAPSHOTS: state},
+        "blobs": {blob_key(sha): state for sha in blobs},
+    }
+
+
 def _segment_places(
-    s: Session, hbs: dict[str, dict[str, Any]], replica: str, seqs: list[int]
+    s: Session, p: _Probe, hbs: dict[str, dict[str, Any]], replica: str, seqs: list[int]
 ) -> dict[str, Any]:
     try:
-        segs = sorted(
-            p[1:] for o in s.remote.list(segments_of(replica)) if (p := parse_seg_key(o.key))
-        )
+        listed = p.call(s.remote.list, segments_of(replica))
     except RemoteError as exc:
         return {
             segments_of(replica): {"state": "unknown", "why": f"the remote did not answer ({exc})"}
         }
+    segs = sorted(q[1:] for o in listed if (q := parse_seg_key(o.key)))
     firsts = [f for f, _ in segs]
     groups: dict[int, list[int]] = defaultdict(list)
     for seq in seqs:
@@ -307,7 +335,7 @@ def _segment_places(
     for i, group in sorted(groups.items()):
         first, key = segs[i]
         try:
-            theirs, _ = objects.get_segment(s, key, replica, first)
+            theirs, _ = p.call(objects.get_segment, s, key, replica, first)
         except RemoteNotFound:
             continue  # compacted since the listing
         except (SegmentError, SyncKeyError) as exc:
@@ -329,12 +357,12 @@ def _segment_places(
 
 
 def _snapshot_places(
-    s: Session, hbs: dict[str, dict[str, Any]], ops: Sequence[Dot], forget: Dot | None
+    s: Session, p: _Probe, hbs: dict[str, dict[str, Any]], ops: Sequence[Dot], forget: Dot | None
 ) -> dict[str, Any]:
     """Snapshots that may hold the content: each one whose version vector holds one of the ops
     but not the forget (unannounced ones: their vector is not known without reading them)."""
     try:
-        keys = [o.key for o in s.remote.list(SNAPSHOTS)]
+        keys = [o.key for o in p.call(s.remote.list, SNAPSHOTS)]
     except RemoteError as exc:
         return {SNAPSHOTS: {"state": "unknown", "why": f"the remote did not answer ({exc})"}}
     announced = {
