@@ -42,6 +42,10 @@ def _big(tag: str) -> str:
     return f"{tag} {MARK} " + "é" * 40_000
 
 
+# blob_grace=-5: no grace at all, whatever the rounding of the store's mtime (the race test
+# uses the default hour).
+
+
 def _sync(*syncs: Sync) -> None:
     for s in syncs:
         s.pull()
@@ -72,7 +76,7 @@ def test_after_a_forget_no_object_in_the_remote_holds_the_content(
 ) -> None:
     url, kf = remote_url(), _key(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
-    sa, sb = Sync(a, url, key_file=kf, blob_grace=0), Sync(b, url, key_file=kf, blob_grace=0)
+    sa, sb = Sync(a, url, key_file=kf, blob_grace=-5), Sync(b, url, key_file=kf, blob_grace=-5)
     a.append_bead(f"a small note {MARK}", id="small")
     a.append_bead(_big("a large note"), id="large")
     a.append_bead("a note that stays", id="stays")
@@ -145,7 +149,7 @@ def test_a_decommissioned_origins_segments_are_cleaned_by_a_live_replica(
 ) -> None:
     url, kf = remote_url(), _key(tmp_path, keyed)
     a, b, old = (open_memory(n, replica_id=n * 4) for n in ("a", "b", "o"))
-    sa, sb, so = (Sync(m, url, key_file=kf, blob_grace=0) for m in (a, b, old))
+    sa, sb, so = (Sync(m, url, key_file=kf, blob_grace=-5) for m in (a, b, old))
     old.append_bead(f"old's note {MARK}", id="onote")
     old.append_bead(_big("old's large note"), id="olarge")
     _sync(so)

@@ -53,6 +53,7 @@ class Puller:
             return True
         self._full_at = time.monotonic()
         self._check_format()
+        s.health.missing_blobs.clear()  # each full pull finds again those still missing
         hbs = self.heartbeats.read_all()
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in s.remote.list(OPS):
