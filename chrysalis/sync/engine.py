@@ -190,7 +190,7 @@ class Sync:
 
     def _scrub_if_due(self) -> None:
         b = self._bound
-        if b is None or not b.scrubber.due(b.puller.peers):
+        if b is None or not b.scrubber.due(b.puller.peers, b.puller.complete_at):
             return
         try:
             self.scrub()

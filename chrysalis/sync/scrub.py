@@ -50,6 +50,8 @@ class Scrubber:
         self.s = session
         self.heartbeats = heartbeats
         self.grace = grace
+        # sha -> when (our clock) its grace ends, as last seen: runs do not wake up for it before
+        self._not_before: dict[str, float] = {}
 
     # ---- what is left (no request) -----------------------------------------------------------
 
@@ -78,11 +80,22 @@ class Scrubber:
             ),
         }
 
-    def due(self, peers: dict[str, dict[str, Any]]) -> bool:
-        """Is there work this replica can do now? (No request.)"""
+    def due(self, peers: dict[str, dict[str, Any]], complete_at: float | None) -> bool:
+        """Is there work this replica can do now? (No request.) Blobs count only after a
+        fresh complete pull, and not before their grace ends."""
         p = self.pending(peers)
-        if p["rewrites"] or p["blob_deletions"] or p["snapshot"]:
+        if p["rewrites"] or p["snapshot"]:
             return True
+        if p["blob_deletions"] and _fresh(complete_at):
+            now = time.time()
+            _, blobs = self.s.local.scrub_todo()
+            fid = self.s.fid
+            if any(
+                BLOB not in d.get(fid, ())
+                and (self._not_before.get(sha, 0.0) <= now or self.s.local.blob_in_use(sha))
+                for sha, d in blobs.items()
+            ):
+                return True
         return bool(self._retired(peers)) and any(self.s.local.scrub_todo())
 
     # ---- one run -----------------------------------------------------------------------------
@@ -115,8 +128,7 @@ class Scrubber:
             done["retired_snapshots_deleted"] = self._retired_snapshots(hbs)
         took["snapshots"], t = time.perf_counter() - t, time.perf_counter()
         shas = [sha for sha, d in blobs.items() if BLOB not in d.get(fid, ())]
-        fresh = complete_at is not None and time.monotonic() - complete_at < FRESH
-        if shas and fresh:
+        if shas and _fresh(complete_at):
             gone, deleted = self._blobs(shas)
             s.local.scrub_done(fid, BLOB, blobs=gone)
             done["blobs_deleted"] = deleted
@@ -228,7 +240,14 @@ class Scrubber:
                 s.remote.delete(key)
                 gone.append(sha)
                 deleted += 1
+            else:
+                self._not_before[sha] = (found[0].mtime or now) + self.grace
         return gone, deleted
+
+
+def _fresh(complete_at: float | None) -> bool:
+    """Was our last complete full pull at most `FRESH` ago?"""
+    return complete_at is not None and time.monotonic() - complete_at < FRESH
 
 
 # ---- where the content still is (the forget receipt) --------------------------------------------
