@@ -22,17 +22,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import crdt
-from .keys import (
-    SCRUB_BLOB,
-    SCRUB_OP,
-    erased_data,
-    erased_embedding,
-    op_key,
-    pack,
-    time_key,
-    unpack,
-)
+from . import crdt, keys
+from .keys import erased_data, erased_embedding, op_key, pack, time_key, unpack
 from .store import WriteContext
 
 
@@ -107,8 +98,8 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
     for k in erased + [
         op_key(*crdt.parse_dot(d)) for _, rec in doomed for d in rec.get("dots", ())
     ]:
-        txn.put(SCRUB_OP + k, pack({}), db=scrub, overwrite=False)
+        txn.put(keys.SCRUB_OP + k, pack({}), db=scrub, overwrite=False)
     for sha in blobs:
         if not store.blob_in_use(txn, sha):
-            txn.put(SCRUB_BLOB + sha.encode(), pack({}), db=scrub, overwrite=False)
+            txn.put(keys.SCRUB_BLOB + sha.encode(), pack({}), db=scrub, overwrite=False)
         ctx.after_commit.append(functools.partial(store.delete_blob_if_unused, sha))

@@ -11,8 +11,9 @@ The remote's layout (layout.py names every key; docs/sync-protocol.md has every 
     changed                              a token rewritten after each push; idle pulls GET it
 
 A replica writes only its own keys (and ``changed``; after a forget, a decommissioned
-replica's keys are rewritten erased by one live cleaner, and unused blobs deleted). Push sends blobs, then each segment by a
-create-only put, and moves its cursor (in LMDB) only after the remote confirmed. A segment's
+replica's keys are rewritten erased by one live cleaner, and unused blobs deleted). Push
+sends blobs, then each segment by a create-only put, and moves its cursor (in LMDB) only after
+the remote confirmed. A segment's
 name is its first seq, so a retried push after a crash meets its own earlier object under the
 same name: the same ops mean it landed; other ops mean another copy of this data dir pushed
 first (a clone), and push stops. Pull reads segments past what we hold, verifies each (checksum,
