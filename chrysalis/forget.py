@@ -23,7 +23,7 @@ import functools
 import time
 from typing import Any
 
-from . import crdt
+from . import crdt, keys
 from .keys import erased_data, erased_embedding, op_key, pack, time_key, unpack
 from .store import WriteContext
 
@@ -131,5 +131,14 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
         txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
     record["blobs"] = sorted(blobs)
     txn.put(key, pack(record), db=dbs["forgets"])
+    # The remote's to-do (sync/scrub.py): the ops whose copies there still hold the content,
+    # and the blobs no live bead here uses any more.
+    scrub = dbs["scrub"]
+    for k in erased + [
+        op_key(*crdt.parse_dot(d)) for _, rec in doomed for d in rec.get("dots", ())
+    ]:
+        txn.put(keys.SCRUB_OP + k, pack({}), db=scrub, overwrite=False)
     for sha in blobs:
+        if not store.blob_in_use(txn, sha):
+            txn.put(keys.SCRUB_BLOB + sha.encode(), pack({}), db=scrub, overwrite=False)
         ctx.after_commit.append(functools.partial(store.delete_blob_if_unused, sha))

@@ -14,6 +14,9 @@ Named databases (keys are bytes; ``\\0`` separates variable parts, ints are 8-by
     adj        node\\0edge -> b"o" | b"i"           edges by endpoint
     emb        kind\\0item\\0model -> record        embedding vectors as float32 bytes
     blobrefs   sha256\\0bead -> b""                 which live beads use a blob
+    scrub      b"op\\0" replica\\0seq -> done       ops a forget erased, and blobs it left
+               b"blob\\0" sha256 -> done           unused: the remote's to-do (sync/scrub.py;
+                                                  ``done``: per remote id, what is finished)
 
 Pure: no I/O.
 """
@@ -26,7 +29,7 @@ import msgpack
 
 DB_NAMES = (
     "meta", "ops", "pending", "beads", "bead_time", "bead_sess",
-    "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs", "forgets",
+    "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs", "forgets", "scrub",
 )  # fmt: skip
 STATE_DBS = ("beads", "nodes", "edges", "persona", "skills", "emb")  # what state_digest() hashes
 SNAPSHOT_DBS = (
@@ -51,6 +54,10 @@ def u64(n: int) -> bytes:
 
 def op_key(replica: str, seq: int) -> bytes:
     return replica.encode() + b"\0" + u64(seq)
+
+
+SCRUB_OP = b"op\0"  # scrub keys: SCRUB_OP + op_key(replica, seq), SCRUB_BLOB + sha256
+SCRUB_BLOB = b"blob\0"
 
 
 def time_key(ts: float, hlc: int, replica: str, seq: int) -> bytes:

@@ -10,8 +10,10 @@ The remote's layout (layout.py names every key; docs/sync-protocol.md has every 
     blobs/<sha256>                       large bead content, content-addressed
     changed                              a token rewritten after each push; idle pulls GET it
 
-A replica writes only its own keys (and ``changed``). Push sends blobs, then each segment by a
-create-only put, and moves its cursor (in LMDB) only after the remote confirmed. A segment's
+A replica writes only its own keys (and ``changed``; after a forget, a decommissioned
+replica's keys are rewritten erased by one live cleaner, and unused blobs deleted). Push
+sends blobs, then each segment by a create-only put, and moves its cursor (in LMDB) only after
+the remote confirmed. A segment's
 name is its first seq, so a retried push after a crash meets its own earlier object under the
 same name: the same ops mean it landed; other ops mean another copy of this data dir pushed
 first (a clone), and push stops. Pull reads segments past what we hold, verifies each (checksum,
@@ -35,6 +37,9 @@ The modules:
     objects.py        segments and blobs: encode, create-only put, read and verify
     heartbeats.py     replicas/<r>.json: ours written, everyone's read; decommission
     push.py, pull.py, snapshots.py, compaction.py    the four runs
+    scrub.py          forget in the remote: the to-do forget fills, worked through after each
+                      push (segments rewritten erased, snapshots replaced, unused blobs
+                      deleted), and `Sync.remote_places` for the forget receipt
 """
 
 from __future__ import annotations

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ChrysalisError, FormatTampered
 from ..remotes import Remote, open_remote
 from ..segment import read_key_file
-from . import compaction, protocol, snapshots
+from . import compaction, protocol, scrub, snapshots
 from .heartbeats import Heartbeats
 from .local import Local
 from .protocol import SEGMENT_OPS
 from .pull import Puller
 from .push import Pusher
 from .remote_format import open_format, repair_format
+from .scrub import Scrubber
 from .session import Health, Outcome, Session
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class _Open:
     heartbeats: Heartbeats
     pusher: Pusher
     puller: Puller
+    scrubber: Scrubber
 
 
 class Sync:
@@ -55,6 +57,7 @@ class Sync:
         key_file: str | os.PathLike[str] | None = None,
         host: str | None = None,
         segment_ops: int = SEGMENT_OPS,
+        blob_grace: float = protocol.BLOB_GRACE,
     ) -> None:
         self.memory = memory
         self.local = Local(memory)
@@ -63,11 +66,14 @@ class Sync:
         self.key: bytes | None = None
         self.host = host or socket.gethostname()
         self.segment_ops = segment_ops
+        self.blob_grace = blob_grace  # an unused blob put more recently than this stays
+        self.last_scrub: dict[str, Any] | None = None
         self.format: dict[str, Any] | None = None
         self.health = Health()
         self._push_lock = threading.Lock()
         self._pull_lock = threading.Lock()
         self._open_lock = threading.Lock()
+        self._scrub_lock = threading.Lock()  # scrub and compaction: never on one segment at once
         self._bound: _Open | None = None
 
     # ---- the remote's format -------------------------------------------------------------------
@@ -83,7 +89,13 @@ class Sync:
                 self.local.set_known_format(url, fmt)
                 s = Session(self.remote, self.local, fmt, key, self.health)
                 hb = Heartbeats(s, self.host)
-                self._bound = _Open(s, hb, Pusher(s, hb, self.segment_ops), Puller(s, hb))
+                self._bound = _Open(
+                    s,
+                    hb,
+                    Pusher(s, hb, self.segment_ops),
+                    Puller(s, hb),
+                    Scrubber(s, hb, self.blob_grace),
+                )
                 self.format, self.key = fmt, key
             return self._bound
 
@@ -103,8 +115,11 @@ class Sync:
     # ---- runs ------------------------------------------------------------------------------------
 
     def push(self) -> dict[str, Any]:
-        """Send our ops the remote lacks; returns what moved."""
-        return self._run("push", self._push_lock, lambda b, out: b.pusher.run(out))
+        """Send our ops the remote lacks; returns what moved. Then, if a forget left work in
+        this remote (`scrub`), do it."""
+        done = self._run("push", self._push_lock, lambda b, out: b.pusher.run(out))
+        self._scrub_if_due()
+        return done
 
     def pull(self, *, force: bool = False) -> dict[str, Any]:
         """Apply the ops other replicas pushed that we lack; returns what moved.
@@ -155,7 +170,62 @@ class Sync:
     def compact(self) -> dict[str, Any]:
         """Delete segments every live replica holds and a snapshot covers (never by age)."""
         b = self._connect()
-        return compaction.compact(b.session, b.heartbeats)
+        with self._scrub_lock:  # a rewrite must not put back a segment compaction deleted
+            return compaction.compact(b.session, b.heartbeats)
+
+    # ---- forget in the remote (scrub.py) ---------------------------------------------------------
+
+    def scrub(self) -> dict[str, Any]:
+        """Do what forgets left in this remote, as far as this replica may: rewrite the
+        segments it writes in erased form, replace its snapshots, delete unused blobs (after a
+        complete pull at most `scrub.FRESH` old). Returns ``{rewritten, snapshot,
+        blobs_deleted}``. Runs after each push when there is work; also callable alone."""
+        b = self._connect()
+        with self._push_lock, self._scrub_lock:
+            out = Outcome(at=time.time())
+            done = b.scrubber.run(out, complete_at=b.puller.complete_at)
+        self.health.scrub_error = None
+        self.last_scrub = {**done, "at": out.at, "objects": out.objects, "bytes": out.bytes}
+        return done
+
+    def _scrub_if_due(self) -> None:
+        b = self._bound
+        if b is None or not b.scrubber.due(b.puller.peers, b.puller.complete_at):
+            return
+        try:
+            self.scrub()
+        except ChrysalisError as exc:  # retried after the next push; status shows it
+            self.health.scrub_error = f"{type(exc).__name__}: {exc}"
+            log.warning("forget in %s: %s", self.remote.url, self.health.scrub_error)
+
+    def remote_places(
+        self,
+        ops: list[tuple[str, int]],
+        blobs: list[str],
+        forget: tuple[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """Where the content of ``ops`` (dots ``(replica, seq)``) and ``blobs`` (sha256) still
+        is in this remote, for a forget receipt. ``forget``: the forget op's dot (a snapshot
+        whose version vector holds it holds erased copies). Returns::
+
+            {"segments": {key: {"state": "gone" | "remains" | "unknown", "why"}},
+             "snapshots": {key: {"state": "gone" | "remains" | "unknown", "why"}},
+             "blobs": {key: {"state": "gone" | "remains" | "in use by a live bead"
+                                       | "unknown", "why"}}}
+
+        ``why`` names who must act (e.g. "pending on replica X, which writes this segment").
+        A segment compacted away is not listed (nothing holds the op). Each remote call is
+        bounded by the remote's timeout, and after the first that finds it unreachable the
+        rest are not tried: every place not yet read is "unknown"."""
+        try:
+            b = self._connect()
+        except ChrysalisError as exc:
+            return scrub.unknown(ops, blobs, f"the remote cannot be opened ({exc})")
+        try:
+            hbs = b.heartbeats.read_all()
+        except ChrysalisError:
+            hbs = dict(b.puller.peers)
+        return scrub.places(b.session, hbs, ops, blobs, forget)
 
     def repair_format(self) -> dict[str, Any]:
         """Put back the remote's ``format.json`` as this data dir last opened it, when it was
@@ -206,6 +276,19 @@ class Sync:
             "tampered": [{"key": k, "what": v} for k, v in sorted(h.tampered.items())],
             "peers": protocol.peer_rows(self.peers, me, vv),
             "requests": dict(self.remote.requests),
+            "forget": self._forget_status(),
+        }
+
+    def _forget_status(self) -> dict[str, Any] | None:
+        """What forgets left to do in this remote (no request), or None before it opened."""
+        b = self._bound
+        if b is None:
+            return None
+        return {
+            **b.scrubber.pending(b.puller.peers),
+            "missing_blobs": dict(sorted(self.health.missing_blobs.items())),
+            "last": self.last_scrub,
+            "last_error": self.health.scrub_error,
         }
 
     def close(self) -> None:

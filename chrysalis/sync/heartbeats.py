@@ -21,6 +21,11 @@ from .session import Session
 log = logging.getLogger(__name__)
 
 
+def missing_blobs(s: Session) -> list[str]:
+    """The sha256 of the blobs we found missing (health), sorted."""
+    return sorted(k.rsplit("/", 1)[-1] for k in s.health.missing_blobs)
+
+
 class Heartbeats:
     """Ours written, everyone's read. Thread-safe."""
 
@@ -49,6 +54,8 @@ class Heartbeats:
                 "snapshot": s.local.last_snapshot(s.fid),
                 # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
                 "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
+                # Blobs a live bead names that the remote lacks: whoever holds one puts it again.
+                "missing_blobs": missing_blobs(s),
                 "time": time.time(),
                 "format": FORMAT,
             }
@@ -103,8 +110,13 @@ class Heartbeats:
         if replica not in hbs:
             raise InvalidInput(f"no replica {replica!r} in {s.remote.url}")
         tomb = protocol.tombstone(hbs[replica], by=s.me, at=time.time())
-        s.remote.put(heartbeat_key(replica), self._seal(heartbeat_key(replica), tomb))
+        self.rewrite_other(replica, tomb)
         return {"replica": replica, "decommissioned": True}
+
+    def rewrite_other(self, replica: str, hb: dict[str, Any]) -> None:
+        """Write another replica's heartbeat: only a decommission, and the cleaner of a
+        decommissioned one (scrub.py: it no longer announces a deleted snapshot)."""
+        self.s.remote.put(heartbeat_key(replica), self._seal(heartbeat_key(replica), hb))
 
     def _seal(self, key: str, hb: dict[str, Any]) -> bytes:
         """A heartbeat's bytes: JSON on a plaintext remote; with a sync key, a container

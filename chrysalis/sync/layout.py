@@ -18,6 +18,7 @@ FORMAT_KEY = "format.json"
 CHANGED_KEY = "changed"
 REPLICAS = "replicas/"  # prefix of every heartbeat
 OPS = "ops/"  # prefix of every segment
+SNAPSHOTS = "snapshots/"  # prefix of every snapshot
 
 
 def heartbeat_key(replica: str) -> str:
@@ -49,7 +50,7 @@ def parse_seg_key(key: str) -> tuple[str, int, str] | None:
 
 def snapshots_of(replica: str) -> str:
     """The prefix every snapshot of ``replica`` starts with."""
-    return f"snapshots/{replica}-"
+    return f"{SNAPSHOTS}{replica}-"
 
 
 def snapshot_key(replica: str, hlc: int) -> str:

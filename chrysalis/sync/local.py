@@ -15,6 +15,9 @@ Sync needs these from the core, and nothing else:
   ``ChrysalisError`` if absent), ``put(data) -> sha``
 - ``memory.version_vector() -> dict[str, int]`` and ``memory.apply_ops(ops) -> ApplyResult``
   (``.applied``; raises ``InvalidInput`` / ``DotConflict``, applying nothing)
+- ``memory.reader.log_op(replica, seq)`` (one op as logged, erased or not),
+  ``memory.store.blob_in_use(txn, sha)``, and the ``scrub`` database forget fills (the remote's
+  to-do: ``keys.SCRUB_OP`` / ``keys.SCRUB_BLOB`` keys), read and marked here
 - from ``chrysalis.keys``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
   erasure); from ``chrysalis.store``: ``digest_of(dbs)`` (the state digest of dumped pairs);
   the key layout of the dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs``
@@ -25,10 +28,10 @@ A reshaped core only needs this file edited.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..keys import pack, same_op, unpack
+from ..keys import SCRUB_BLOB, SCRUB_OP, pack, same_op, unpack
 from ..store import digest_of
 
 if TYPE_CHECKING:
@@ -183,3 +186,50 @@ class Local:
     def put_blob(self, data: bytes) -> str:
         """Store content; returns its sha256."""
         return self._store.blobs.put(data)
+
+    def blob_in_use(self, sha: str) -> bool:
+        """Does a live bead here name the blob? (The ``blobrefs`` view.)"""
+        with self._store.read() as txn:
+            return self._store.blob_in_use(txn, sha)
+
+    # ---- the remote's to-do after a forget (scrub.py) --------------------------------------------
+
+    def log_op(self, replica: str, seq: int) -> Op | None:
+        """One op as logged here (a forgotten bead's erased), or None."""
+        return self._memory.reader.log_op(replica, seq)
+
+    def scrub_todo(self) -> tuple[dict[tuple[str, int], dict[str, Any]], dict[str, dict[str, Any]]]:
+        """``(ops, blobs)``: the op dots a forget erased here and the blobs it left unused, each
+        with what is done per remote id (``{fid: [stage, ...]}``)."""
+        ops: dict[tuple[str, int], dict[str, Any]] = {}
+        blobs: dict[str, dict[str, Any]] = {}
+        with self._store.read() as txn, txn.cursor(db=self._store.dbs["scrub"]) as cur:
+            for k, v in cur:
+                if k.startswith(SCRUB_OP):
+                    replica, seq = k[len(SCRUB_OP) :].split(b"\0", 1)
+                    ops[(replica.decode(), int.from_bytes(seq, "big"))] = unpack(v)
+                elif k.startswith(SCRUB_BLOB):
+                    blobs[k[len(SCRUB_BLOB) :].decode()] = unpack(v)
+        return ops, blobs
+
+    def scrub_done(
+        self, fid: str, stage: str, ops: Sequence[tuple[str, int]] = (), blobs: Sequence[str] = ()
+    ) -> None:
+        """Record ``stage`` done in remote ``fid`` for these to-do entries (one commit)."""
+        keys = [SCRUB_OP + r.encode() + b"\0" + seq.to_bytes(8, "big") for r, seq in ops]
+        keys += [SCRUB_BLOB + sha.encode() for sha in blobs]
+        if not keys:
+            return
+        db = self._store.dbs["scrub"]
+
+        def write(ctx: Any) -> None:
+            for k in keys:
+                raw = ctx.txn.get(k, db=db)
+                if raw is None:
+                    continue
+                done = unpack(raw)
+                if stage not in done.setdefault(fid, []):
+                    done[fid].append(stage)
+                    ctx.txn.put(k, pack(done), db=db)
+
+        self._store.write(write)

@@ -327,6 +327,63 @@ def compactable(segs: Sequence[tuple[int, str]], floor: int) -> list[str]:
     return [key for (_, key), (nxt, _) in itertools.pairwise(segs) if nxt - 1 <= floor]
 
 
+# ---- forget in the remote (§15) ---------------------------------------------------------------
+
+BLOB_GRACE = 3600.0  # a blob is deleted only when unreferenced and last put this long ago
+
+
+def rewriter(replica: str, hbs: Heartbeats) -> str | None:
+    """Who may rewrite ``replica``'s segments in erased form: the replica itself while it is
+    not decommissioned (also when it is offline: nobody else writes its keys); once it is
+    decommissioned, the live replica with the smallest id (one cleaner, so two never race
+    on one segment). None when no live replica is known."""
+    hb = hbs.get(replica)
+    if hb is None or not hb.get("decommissioned"):
+        return replica
+    live = sorted(r for r, h in hbs.items() if not h.get("decommissioned"))
+    return live[0] if live else None
+
+
+def segment_index(firsts: Sequence[int], seq: int) -> int | None:
+    """The index of the segment (by sorted ``firsts``) that would hold ``seq``; None below
+    the oldest (compacted)."""
+    i = bisect.bisect_right(firsts, seq) - 1
+    return i if i >= 0 else None
+
+
+def erase_in(
+    remote: Sequence[Op], local: Mapping[int, Op | None], same: Callable[[Op, Op], bool]
+) -> list[Op] | None:
+    """A segment's ops with each op whose ``local`` copy (by seq) is erased replaced by that
+    copy; an op already erased there stays erased. None when nothing changes."""
+    out, changed = [], False
+    for op in remote:
+        mine = local.get(op["seq"])
+        if (
+            mine is not None
+            and mine["data"].get("erased")
+            and not op["data"].get("erased")
+            and same(mine, op)
+        ):
+            out.append(mine)
+            changed = True
+        else:
+            out.append(op)
+    return out if changed else None
+
+
+def covers(big: Mapping[str, int], small: Mapping[str, int]) -> bool:
+    """Does version vector ``big`` hold every op ``small`` holds?"""
+    return all(int(big.get(r, 0)) >= int(seq) for r, seq in small.items())
+
+
+def blob_deletable(mtime: float | None, now: float, grace: float = BLOB_GRACE) -> bool:
+    """May an unreferenced blob last put at ``mtime`` (the store's clock) go? Only when older
+    than ``grace``: a pusher re-puts a blob before the segment naming it, so a fresh one may
+    be about to be named (§15)."""
+    return mtime is not None and now - mtime > grace
+
+
 # ---- heartbeats and status (§9, §12) ---------------------------------------------------------
 
 

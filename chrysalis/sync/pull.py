@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
 from ..remotes import RemoteNotFound
 from . import objects, protocol, snapshots
-from .heartbeats import Heartbeats
+from .heartbeats import Heartbeats, missing_blobs
 from .layout import CHANGED_KEY, FORMAT_KEY, OPS, parse_seg_key
 from .remote_format import REPAIR
 from .session import Outcome, Session
@@ -34,6 +34,10 @@ class Puller:
         self._marker_seen: bytes | None = None
         self._full_at = float("-inf")  # monotonic time of the last full pull
         self._gaps_told: dict[str, tuple[int, int]] = {}  # the holes our last heartbeat named
+        # monotonic time of the last full pull that read every replica through (forget in the
+        # remote deletes blobs only from a fresh, complete view: scrub.py)
+        self.complete_at: float | None = None
+        self._missing_told: list[str] = []  # the blobs our last heartbeat said we miss
 
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
@@ -49,6 +53,7 @@ class Puller:
             return True
         self._full_at = time.monotonic()
         self._check_format()
+        s.health.missing_blobs.clear()  # each full pull finds again those still missing
         hbs = self.heartbeats.read_all()
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in s.remote.list(OPS):
@@ -65,15 +70,19 @@ class Puller:
         self.peers = hbs
         self._note_reported_gaps(hbs)
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
-        if out.ops or self.heartbeats.due() or told != self._gaps_told:
+        missing = missing_blobs(s)
+        news = told != self._gaps_told or missing != self._missing_told
+        if out.ops or self.heartbeats.due() or news:
             self.heartbeats.beat()
-        if told and told != self._gaps_told:
+        if (told and told != self._gaps_told) or (missing and missing != self._missing_told):
             # A new hole: the marker makes every replica's next pull a full one, so the
             # origin reads our heartbeat (which names it) without waiting for a push.
             s.remote.put(CHANGED_KEY, secrets.token_hex(8).encode())
         self._gaps_told = told
+        self._missing_told = missing
         if complete:
             self._marker_seen = marker  # else the next poll looks again
+            self.complete_at = self._full_at
         return True
 
     def _check_format(self) -> None:
@@ -107,6 +116,9 @@ class Puller:
                     continue
                 if replica in ours:
                     s.health.republish.add((replica, start, end))
+            for sha in hb.get("missing_blobs") or ():
+                if isinstance(sha, str) and len(sha) == 64:
+                    s.health.reput_blobs.add(sha)
 
     def _pull_replica(
         self,
@@ -152,7 +164,9 @@ class Puller:
                         continue
                 return False
             except RemoteNotFound:
-                return False  # compacted between list and get: the next pull sees why
+                # Compacted between list and get (the next pull sees why), or a blob its ops
+                # name is missing (health says which; retried at the next pull).
+                return False
             s.health.rejected.pop(key, None)
             out.objects += 1
             out.bytes += size

@@ -33,7 +33,9 @@ class Pusher:
         s.local.scrub_if_due()
         unannounced = s.announced() < s.pushed()
         scrubbed = self.heartbeats.scrub_unreported()
-        idle = not (unannounced or scrubbed or s.health.republish or self._waiting())
+        idle = not (
+            unannounced or scrubbed or s.health.republish or s.health.reput_blobs or self._waiting()
+        )
         if self._identity_checked and idle:
             return False  # nothing to send: an idle push costs no request
         self._check_identity()
@@ -41,6 +43,7 @@ class Pusher:
         for replica, upto in self._owned():
             self._push_replica(replica, upto, out)
         self._republish(out)
+        objects.reput_blobs(s, out)
         if out.objects or s.announced() < s.pushed() or scrubbed:
             # Segments others have not been told of: also those of an earlier push that failed
             # (or was killed) after its segments and before this point; or a local scrub.
@@ -102,6 +105,7 @@ class Pusher:
                 return
             objects.push_blobs(s, ops, out)
             key, written = objects.put_segment(s, replica, ops)
+            objects.recheck_blobs(s, ops, out)
             if written is not None:
                 last = ops[-1]["seq"]
                 out.objects += 1

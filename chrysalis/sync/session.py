@@ -45,6 +45,12 @@ class Health:
     tampered: dict[str, str] = field(default_factory=dict)
     # (replica we push, from, to): holes in our own run that peers reported; push re-puts them
     republish: set[tuple[str, int, int]] = field(default_factory=set)
+    # blob key -> why: a live bead names it but the remote lacks it (pull waits and retries)
+    missing_blobs: dict[str, str] = field(default_factory=dict)
+    # blobs (sha256) a peer's heartbeat says it misses: push puts them again if a live bead
+    # here uses them (a deletion that raced a push, §15)
+    reput_blobs: set[str] = field(default_factory=set)
+    scrub_error: str | None = None  # the last failure of the remote's forget to-do (scrub.py)
 
 
 @dataclass

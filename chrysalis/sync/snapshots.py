@@ -14,12 +14,17 @@ from .layout import snapshot_key, snapshots_of
 from .session import Outcome, Session
 
 
-def publish(s: Session, heartbeats: Heartbeats) -> dict[str, Any]:
-    """Write a snapshot of our state unless our last one holds it already; announce it in our
-    heartbeat and delete our older ones. The caller pushes first: every blob and op it names
-    must be in the remote before it."""
+def publish(
+    s: Session, heartbeats: Heartbeats, *, force: bool = False, keep: int = protocol.KEEP_SNAPSHOTS
+) -> dict[str, Any]:
+    """Write a snapshot of our state unless our last one holds it already (``force``: write
+    one anyway, e.g. after a forget erased ops without changing our version vector); announce
+    it in our heartbeat and delete our older ones but the newest ``keep``. The caller pushes
+    first: every blob and op it names must be in the remote before it."""
     last = s.local.last_snapshot(s.fid)
-    vv, dbs, digest = s.local.dump_unless(lambda vv: protocol.snapshot_current(last, vv))
+    vv, dbs, digest = s.local.dump_unless(
+        lambda vv: not force and protocol.snapshot_current(last, vv)
+    )
     if dbs is None:
         assert last is not None
         return {"key": last["key"], "written": False}
@@ -32,9 +37,9 @@ def publish(s: Session, heartbeats: Heartbeats) -> dict[str, Any]:
     s.local.set_last_snapshot(s.fid, {"key": key, "vv": vv, "bytes": len(data)})
     heartbeats.beat()
     ours = [o.key for o in s.remote.list(snapshots_of(s.me))]
-    for old in protocol.snapshots_to_delete(ours):
+    for old in protocol.snapshots_to_delete(ours, keep):
         s.remote.delete(old)
-    return {"key": key, "written": True, "bytes": len(data), "ops": sum(vv.values())}
+    return {"key": key, "written": True, "bytes": len(data), "ops": sum(vv.values()), "vv": vv}
 
 
 def join(s: Session, hbs: dict[str, dict[str, Any]], out: Outcome) -> None:

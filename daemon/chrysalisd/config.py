@@ -92,6 +92,11 @@ class Settings(BaseSettings):
     pull_interval: float = Field(120.0, gt=0, description="seconds between pulls")
     snapshot_interval: float = Field(6 * 3600.0, gt=0, description="seconds between snapshots")
     compact_interval: float = Field(24 * 3600.0, gt=0, description="seconds between compactions")
+    blob_grace: float = Field(
+        3600.0, gt=0,
+        description="seconds an unused remote blob stays after its last put (longer than any "
+        "push takes: a laptop pushing the same content must not lose it)",
+    )  # fmt: skip
     retry_max: float = Field(600.0, gt=0, description="longest wait between retries of a job")
     zep_url: str | None = Field(
         None, pattern=r"^https?://", description="a Zep server to mirror to"

@@ -8,11 +8,12 @@ place naming why, never a failed receipt: a receipt is most wanted when somethin
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from chrysalis import receipt, scrub
 from chrysalis.errors import ChrysalisError
-from chrysalis.receipt import ForgetReceipt, Place
+from chrysalis.receipt import ForgetReceipt, Place, State
 
 if TYPE_CHECKING:
     from .state import Daemon
@@ -33,6 +34,7 @@ def forget_receipt(d: Daemon, bead_id: str) -> ForgetReceipt:
                 Place(place="replica", name="other replicas", state="unknown",
                       why=f"their heartbeats cannot be read now: {exc}")
             )  # fmt: skip
+        places += remote_places(d, record)
     if d.mirror is not None:
         state, why = d.mirror.forget_state(bead_id)
         places.append(
@@ -41,3 +43,28 @@ def forget_receipt(d: Daemon, bead_id: str) -> ForgetReceipt:
             )
         )
     return receipt.receipt(memory.replica_id, bead_id, record, places)
+
+
+GONE_WHY = {
+    "segments": "rewritten in erased form, or compacted away",
+    "snapshots": "taken after the forget: it holds the erased form",
+    "blobs": "deleted",
+}
+STATES: dict[str, State] = {"gone": "gone", "remains": "pending", "in use by a live bead": "in use"}
+
+
+def remote_places(d: Daemon, record: Mapping[str, Any]) -> list[Place]:
+    """The remote's segments, snapshots and blobs (`Sync.remote_places`) as places."""
+    assert d.sync is not None
+    ops = [(str(r), int(s)) for r, s in [*record.get("adds", ()), *record.get("vectors", ())]]
+    by = record.get("by")
+    found = d.sync.remote_places(
+        ops, list(record.get("blobs", ())), (str(by[0]), int(by[1])) if by else None
+    )
+    places = []
+    for group in ("segments", "snapshots", "blobs"):
+        for key, where in sorted(found.get(group, {}).items()):
+            state: State = STATES.get(where["state"], "unknown")
+            why = where.get("why") or GONE_WHY[group]
+            places.append(Place(place="remote", name=key, state=state, why=why))
+    return places

@@ -261,9 +261,9 @@ def run(settings: Settings) -> None:
         daemon = Daemon(settings, memory, Jobs(retry_max=settings.retry_max))
         daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
         if settings.remote:
-            daemon.attach_sync(
-                Sync(memory, open_remote(settings.remote), key_file=settings.sync_key_file)
-            )
+            remote = open_remote(settings.remote)
+            key, grace = settings.sync_key_file, settings.blob_grace
+            daemon.attach_sync(Sync(memory, remote, key_file=key, blob_grace=grace))
         if settings.zep_url:
             daemon.attach_mirror(open_mirror(memory, settings))
         config = uvicorn.Config(
