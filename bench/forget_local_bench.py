@@ -57,7 +57,7 @@ def holds(path: Path, needles: list[bytes]) -> list[str]:
     return hits
 
 
-def row(mem: Memory, ids: list[str], count: int, rng: random.Random) -> dict[str, Any]:
+def row(mem: Memory, ids: list[str], count: int, rng: random.Random, pace: float) -> dict[str, Any]:
     victims = rng.sample([i for i in ids if mem.reader.bead_states([i])[i] == "live"], count)
     markers = [mem.get_bead(i).content.rsplit(" ", 1)[1].encode() for i in victims]
     t = time.perf_counter()
@@ -83,7 +83,7 @@ def row(mem: Memory, ids: list[str], count: int, rng: random.Random) -> dict[str
             t0 = time.perf_counter()
             mem.append_bead("written while scrubbing", role="note")
             write_waits.append(time.perf_counter() - t0)
-            time.sleep(0.005)
+            stop.wait(pace)
 
     threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
     for th in threads:
@@ -100,6 +100,7 @@ def row(mem: Memory, ids: list[str], count: int, rng: random.Random) -> dict[str
     left = holds(mem.path, markers)
     return {
         "forgotten": count,
+        "write_every_s": pace,
         "forget_s": round(forget_s, 3),
         "scrub_s": round(scrub_s, 3),
         "compact_s": done["seconds"],
@@ -122,20 +123,25 @@ def main(argv: list[str] | None = None) -> int:
         mem, ids = build(Path(tmp) / "m", args.beads)
         built = time.perf_counter() - t
         rng = random.Random(11)
-        rows = [row(mem, ids, n, rng) for n in (1, 100, 1000)]
+        # A writer every 5 ms (a bulk import) leaves no quiet moment: the copy is made with
+        # writers held. One every 0.5 s (an agent's turns) lets a copy made while writers go
+        # on be swapped in between two writes.
+        plan = [(1, 0.005), (100, 0.005), (1000, 0.005), (1, 0.5), (100, 0.5)]
+        rows = [row(mem, ids, n, rng, pace) for n, pace in plan]
         mem.close()
     if args.json:
         print(json.dumps({"beads": args.beads, "build_s": round(built, 1), "rows": rows}))
         return 0
     print(f"{args.beads} beads (deterministic 384-dim vectors), built in {built:.0f} s")
     head = (
-        "forgotten  forget s  scrub s  compact s  LMDB MB before/after  "
+        "forgotten  write every s  forget s  scrub s  compact s  LMDB MB before/after  "
         "retrieve p50/max ms  write max ms  files holding text"
     )
     print(head)
     for r in rows:
         print(
-            f"{r['forgotten']:>9}  {r['forget_s']:>8}  {r['scrub_s']:>7}  {r['compact_s']:>9}  "
+            f"{r['forgotten']:>9}  {r['write_every_s']:>13}  {r['forget_s']:>8}  "
+            f"{r['scrub_s']:>7}  {r['compact_s']:>9}  "
             f"{r['lmdb_mb_before']:>9} / {r['lmdb_mb_after']:<9}  "
             f"{r['retrieve_p50_ms']:>8} / {r['retrieve_max_ms']:<8}  {r['write_max_ms']:>12}  "
             f"{len(r['files_holding_markers'])}"

@@ -41,6 +41,7 @@ from . import oplog
 from .atomic import sync_path
 from .blobs import BlobStore
 from .clock import HLC
+from .compact import COMPACT_DIR, compact
 from .datadir import DataDirLock, init_meta
 from .decoded import DecodedCache
 from .errors import ChrysalisError, ClosedError, InsufficientStorage, StoreError
@@ -58,7 +59,6 @@ MAX_BATCH = 1024
 DEFAULT_MAP_SIZE = 1 << 30  # address space, not disk: the file grows as pages are used
 GROW_AT = 0.75  # grow the map when it is this full, before a write can fail
 GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen last time
-COMPACT_DIR = "compacting"  # in lmdb/: the compacting copy on its way to replace data.mdb
 DISK_CHECK_EVERY = 0.5  # seconds a free-space figure is trusted while far from the floor
 
 
@@ -356,55 +356,28 @@ class Store:
         return request.result
 
     def compact(self, before_swap: Callable[[Txn], Any] | None = None) -> Any:
-        """Replace ``data.mdb`` by a compacting copy of itself and return what ``before_swap``
-        returned (called with a read transaction of the state the copy holds).
+        """Replace ``data.mdb`` by a compacting copy (`chrysalis.compact`); returns what
+        ``before_swap`` returned for the state the copy holds."""
+        return compact(self, before_swap)
 
-        LMDB never writes a page in place: an erased op's old value stays on a freed page
-        until reused. The copy holds live pages only (`chrysalis.scrub` calls this after
-        forgets). It runs as a queued write (writers wait; readers go on: it reads a
-        snapshot); only the close, rename and reopen, milliseconds, wait for readers too. A
-        crash leaves the old file or the new one whole (the copy is synced before the
-        rename); a leftover copy is deleted at open.
-        """
+    def failed(self, exc: BaseException) -> ChrysalisError:
+        """The error to raise for a failure of LMDB or the disk outside a transaction."""
+        if _out_of_space(exc):
+            return self._disk_full(self.free_bytes())
+        return exc if isinstance(exc, ChrysalisError) else StoreError(f"LMDB failed: {exc!r}")
 
-        def run(_ctx: WriteContext) -> Any:
-            home = self.path / "lmdb"
-            tmp = home / COMPACT_DIR
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir()
+    def swap_file(self, new: Path) -> None:
+        """Close LMDB, rename ``new`` over ``data.mdb`` and open it again, while no reader
+        or writer is inside (call it from a ``maintenance`` write)."""
+        with self._resize.exclusive():
+            size = self.env.info()["map_size"]
+            self.env.close()
             try:
-                with self.env.begin() as txn:
-                    result = before_swap(txn) if before_swap else None
-                self.env.copy(str(tmp), compact=True)
-                # The new file is the same data dir, not a copy of it: its fingerprint (an
-                # inode, which the rename keeps) goes in before the swap (`datadir`).
-                copy = lmdb.open(
-                    str(tmp), map_size=self.env.info()["map_size"], max_dbs=len(DB_NAMES) + 2
-                )
-                try:
-                    with copy.begin(write=True, db=copy.open_db(b"meta")) as txn:
-                        txn.put(b"fingerprint", u64(os.stat(tmp / "data.mdb").st_ino))
-                finally:
-                    copy.close()
-                sync_path(tmp / "data.mdb")
-            except BaseException as exc:
-                shutil.rmtree(tmp, ignore_errors=True)
-                if _out_of_space(exc):
-                    raise self._disk_full(self.free_bytes()) from exc
-                raise StoreError(f"compaction failed: {exc}") from exc
-            with self._resize.exclusive():
-                size = self.env.info()["map_size"]
-                self.env.close()
-                try:
-                    os.replace(tmp / "data.mdb", home / "data.mdb")
-                    sync_path(home)
-                finally:
-                    self.env = self._open_env(size)
-                    self.dbs.update({n: self.env.open_db(n.encode()) for n in DB_NAMES})
-            shutil.rmtree(tmp, ignore_errors=True)
-            return result
-
-        return self.write(run, maintenance=True)
+                os.replace(new, self.path / "lmdb" / "data.mdb")
+                sync_path(self.path / "lmdb")
+            finally:
+                self.env = self._open_env(size)
+                self.dbs.update({n: self.env.open_db(n.encode()) for n in DB_NAMES})
 
     def _take_batch(self) -> list[_Request]:
         """The leader's batch: everything queued up to an atomic write, which commits alone
