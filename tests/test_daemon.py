@@ -154,7 +154,7 @@ def test_forget_is_gone_from_recall(daemon: DaemonProcess) -> None:
         bead = c.remember("the wifi password is hunter2-zebra", id="secret-1")
         assert c.recall("wifi password zebra", k=3).items[0].id == bead.id
     out = daemon.cli("forget", "secret-1")
-    assert out.returncode == 0 and "forgot secret-1" in out.stdout
+    assert out.returncode == 0 and "forget receipt for secret-1" in out.stdout
     with daemon.client() as c:
         assert all(i.id != "secret-1" for i in c.recall("wifi password zebra", k=10).items)
         with pytest.raises(NotFound, match="forgotten"):

@@ -285,3 +285,31 @@ def test_the_receipt_reads_unknown_when_the_remote_is_away(
     states = [v["state"] for part in places.values() for v in part.values()]
     assert states and set(states) == {"unknown"}
     assert "did not answer" in places["segments"]["ops/aaaa/"]["why"]
+
+
+def test_a_snapshot_replaced_after_its_announcement_is_no_anomaly(
+    open_memory: Opener, tmp_path: Path
+) -> None:
+    """A reader holding a heartbeat that announced a snapshot its writer has since replaced
+    (a forget replaces snapshots at once) finds it gone: not reported. One announced and
+    never written, with nothing newer of its writer, is rejected as before."""
+    from chrysalis.remotes import RemoteNotFound
+    from chrysalis.sync import snapshots
+
+    root = tmp_path / "remote"
+    root.mkdir()
+    a = open_memory("a", replica_id="aaaa")
+    a.append_bead("first")
+    sa = Sync(a, f"file://{root}")
+    sa.push()
+    old = sa.snapshot()["key"]
+    a.append_bead("second")
+    new = sa.snapshot()["key"]
+    assert new > old
+    session = sa._connect().session
+    snapshots.unreadable(session, old, RemoteNotFound(f"no object {old}"))
+    assert old not in session.health.rejected
+    ghost = "snapshots/zzzz-0000000000000001.snap"
+    snapshots.unreadable(session, ghost, RemoteNotFound(f"no object {ghost}"))
+    assert ghost in session.health.rejected
+    sa.close()

@@ -55,5 +55,5 @@ def _verified_cover(s: Session, hbs: dict[str, dict[str, Any]]) -> dict[str, int
             payload = snapshots.read_verified(s, info["key"])
             return {str(r): int(seq) for r, seq in payload["vv"].items()}
         except (SegmentError, SyncKeyError, RemoteNotFound, KeyError, TypeError, ValueError) as exc:
-            s.health.rejected[str(info.get("key"))] = str(exc)
+            snapshots.unreadable(s, str(info.get("key")), exc)
     return {}

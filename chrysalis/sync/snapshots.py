@@ -3,15 +3,19 @@ that lacks compacted ops can replay them (docs/sync-protocol.md §10)."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from typing import Any
 
-from ..errors import SegmentError
+from ..errors import ChrysalisError, SegmentError
 from ..remotes import RemoteNotFound
 from ..segment import Kind, decode, encode
 from . import objects, protocol
 from .heartbeats import Heartbeats
 from .layout import snapshot_key, snapshots_of
 from .session import Outcome, Session
+
+log = logging.getLogger(__name__)
 
 
 def publish(
@@ -58,7 +62,7 @@ def join(s: Session, hbs: dict[str, dict[str, Any]], out: Outcome) -> None:
                     objects.fetch_blob(s, sha, out)
             s.local.load(dbs)
         except (SegmentError, RemoteNotFound, KeyError, TypeError, ValueError) as exc:
-            s.health.rejected[info["key"]] = str(exc)
+            unreadable(s, info["key"], exc)
             continue
         out.ops += sum(payload["vv"].values())
         out.objects += 1
@@ -72,7 +76,7 @@ def fill(s: Session, replica: str, upto: int, hbs: dict[str, dict[str, Any]], ou
         try:
             payload = _read(s, info["key"])
         except (SegmentError, RemoteNotFound) as exc:
-            s.health.rejected[info["key"]] = str(exc)
+            unreadable(s, info["key"], exc)
             continue
         have = s.local.version_vector().get(replica, 0)
         ops = [op for op in s.local.ops_in(payload["dbs"], replica) if op["seq"] > have]
@@ -81,6 +85,19 @@ def fill(s: Session, replica: str, upto: int, hbs: dict[str, dict[str, Any]], ou
         out.objects += 1
         return True
     return False
+
+
+def unreadable(s: Session, key: str, exc: Exception) -> None:
+    """Report an announced snapshot that could not be used. One that is gone while its writer
+    has a newer one is no anomaly: the writer replaced it after the heartbeat we read
+    announced it (a forget replaces snapshots at once), and its next heartbeat announces the
+    new one. Anything else (damaged, forged, announced but never written) is rejected."""
+    if isinstance(exc, RemoteNotFound) and "-" in key:
+        with contextlib.suppress(ChrysalisError):
+            if any(o.key > key for o in s.remote.list(key.rsplit("-", 1)[0] + "-")):
+                log.info("%s was replaced by a newer snapshot since it was announced", key)
+                return
+    s.health.rejected[key] = str(exc)
 
 
 def read_verified(s: Session, key: str) -> dict[str, Any]:
