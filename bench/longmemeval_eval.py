@@ -184,7 +184,8 @@ def bm25_rank(
     b: float = 0.75,
 ) -> list[int]:
     """The ``k`` best documents (indexes) for ``query`` by BM25, Lucene's variant as bm25s
-    computes it by default (idf = ln(1 + (N - df + 0.5) / (df + 0.5))); ties by position."""
+    computes it by default (idf = ln(1 + (N - df + 0.5) / (df + 0.5)), each query token
+    counted, repeats too); ties by position."""
     tokenized = [Counter(tokenize(d)) for d in docs]
     n = len(docs)
     avgdl = statistics.fmean(sum(c.values()) for c in tokenized) if n else 0.0
@@ -192,10 +193,10 @@ def bm25_rank(
     for c in tokenized:
         df.update(c.keys())
     scores = [0.0] * n
-    for term in set(tokenize(query)):
+    for term, times in Counter(tokenize(query)).items():  # a repeated query word counts twice
         if term not in df:
             continue
-        idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+        idf = times * math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
         for i, c in enumerate(tokenized):
             tf = c.get(term)
             if tf:
