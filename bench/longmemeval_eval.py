@@ -226,9 +226,7 @@ def evaluate(
         need_memory = any(strategy != "bm25" for _, strategy, _ in configs)
         with tempfile.TemporaryDirectory(prefix="lme-") as tmp:
             mem = (
-                Memory.open(Path(tmp) / "m", sync=False, embedder=embedder)
-                if need_memory
-                else None
+                Memory.open(Path(tmp) / "m", sync=False, embedder=embedder) if need_memory else None
             )
             try:
                 if mem is not None:
@@ -341,10 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None:
         data = data[: args.limit]
     embedder = None if args.embedder == "none" else args.embedder
+    weights = args.weights or {}
     configs = (
         ABLATIONS
         if args.ablations
-        else [(f"{args.strategy} {json.dumps(args.weights or {})}", args.strategy, args.weights or {})]
+        else [(f"{args.strategy} {json.dumps(weights)}", args.strategy, weights)]
     )
     t0 = time.perf_counter()
     figures = evaluate(data, configs=configs, embedder=embedder, details=bool(args.details))
