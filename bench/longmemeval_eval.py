@@ -8,7 +8,7 @@ recall@5 = |gold_sessions ∩ the first 5 distinct sessions of the ranking| / |g
 each averaged over questions.
 
     .venv/bin/python bench/longmemeval_eval.py [--data PATH] [--strategy S] [--embedder SPEC]
-        [--weights JSON] [--ablations] [--limit N] [--types T,T] [--json]
+        [--weights JSON] [--ablations] [--limit N] [--every N] [--types T,T] [--json]
 
 ``--ablations`` runs, on the same memories (indexed once per question), fusion, each signal
 alone, fusion minus each signal, and plain BM25 over turns (the README's reference: bm25s-style
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import Memory
+from chrysalis.embed import Embedder, make_embedder
 from chrysalis.models import ID_PATTERN
 
 DEFAULT_DATA = (
@@ -232,10 +233,12 @@ def evaluate(
     data: list[dict[str, Any]],
     *,
     configs: Sequence[tuple[str, str, dict[str, float]]],
-    embedder: str | None,
+    embedder: str | Embedder | None,
     details: bool = False,
 ) -> dict[str, Any]:
     """Every configuration on every question; figures overall and per question type."""
+    if isinstance(embedder, str):
+        embedder = make_embedder(embedder)  # once: a real model loads in seconds
     k = max(KS)
     per: dict[str, list[dict[str, Any]]] = defaultdict(list)
     latencies: dict[str, list[float]] = defaultdict(list)
@@ -350,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--ablations", action="store_true", help="every configuration + BM25")
     parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--every", type=int, default=1, help="only every Nth question")
     parser.add_argument("--types", help="only these question types, comma-separated")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     parser.add_argument("--details", type=Path, help="write per-question rankings here (JSON)")
@@ -358,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.types:
         wanted = set(args.types.split(","))
         data = [q for q in data if q["question_type"] in wanted]
+    data = data[:: args.every]
     if args.limit is not None:
         data = data[: args.limit]
     embedder = None if args.embedder == "none" else args.embedder
