@@ -149,8 +149,8 @@ def reference_tokenizer() -> tuple[Callable[[str], list[str]], str]:
     stop words and no stemming (then the figures are not the README's)."""
     pattern = re.compile(r"(?u)\b\w\w+\b")
     try:
-        import Stemmer  # type: ignore[import-not-found]
-        from bm25s.stopwords import STOPWORDS_EN  # type: ignore[import-not-found]
+        import Stemmer  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        from bm25s.stopwords import STOPWORDS_EN  # type: ignore[import-not-found, import-untyped, unused-ignore]
     except ImportError:
         from chrysalis.search.keyword import STOP_WORDS
 
@@ -213,7 +213,7 @@ def reference_rank(
     words, Snowball stemming), else `bm25_rank` (the same top 10 on 98 of the 100 dev
     questions; ties and float32 sums differ)."""
     try:
-        import bm25s  # type: ignore[import-not-found]
+        import bm25s  # type: ignore[import-not-found, import-untyped, unused-ignore]
         import Stemmer
     except ImportError:
         return bm25_rank(docs, query, tokenize, k)

@@ -94,7 +94,10 @@ def test_metric_arithmetic(lme: ModuleType) -> None:
 
 def test_evaluate_on_a_tiny_haystack(lme: ModuleType) -> None:
     q = _question()
-    configs = [("keyword", "keyword", {}), ("bm25", "bm25", {})]
+    configs: list[tuple[str, str, dict[str, float]]] = [
+        ("keyword", "keyword", {}),
+        ("bm25", "bm25", {}),
+    ]
     figures = lme.evaluate([q], configs=configs, embedder=None, details=True)
     assert figures["questions"] == 1
     for name in ("keyword", "bm25"):
