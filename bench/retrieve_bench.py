@@ -201,7 +201,7 @@ def stage_breakdown(mem: Memory, queries: list[str]) -> dict[str, float]:
     saved = []
     for (owner, attr), name in STAGES.items():
         target: Any = {"fusion": fusion.Retriever, "reader": Reader, "module": fusion}[owner]
-        saved.append((target, attr, getattr(target, attr)))
+        saved.append((target, attr, vars(target)[attr]))  # as stored: a staticmethod stays one
         fn = getattr(target, attr)
         if owner == "fusion" and attr == "_fit":  # a staticmethod: keep it one
             setattr(target, attr, staticmethod(_timed(fn, name, acc)))
