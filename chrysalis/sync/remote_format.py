@@ -105,6 +105,9 @@ def holds_data(remote: Remote) -> bool:
     return any(remote.list(prefix) for prefix in DATA_PREFIXES)
 
 
+REPAIR_PROBES = 10  # segments read to check that a repaired format is this remote's
+
+
 def repair_format(
     remote: Remote, secret: bytes | str | None, known: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -132,19 +135,27 @@ def repair_format(
     if not enc and secret is not None:
         raise SyncKeyError(f"{remote.url} was not encrypted; remove the sync key to repair it")
     key = None if not enc else _check_key(remote.url, known, secret)
-    segs = [p for o in remote.list(OPS) if (p := parse_seg_key(o.key))][:3]
+    # One segment that reads under the known format shows the remote is ours. A bucket writer
+    # may have damaged a few (the origins replace them, but only once syncing works again),
+    # so several are tried and a damaged one alone does not refuse the repair.
+    segs = [p for o in remote.list(OPS) if (p := parse_seg_key(o.key))][:REPAIR_PROBES]
+    why = ""
     for replica, first, seg in segs:
         try:
             payload = decode(remote.get(seg), kind=Kind.SEGMENT, object_key=seg, key=key)
             if payload.get("replica") != replica or payload.get("first") != first:
                 raise SegmentError(f"{seg}: not {replica}'s segment from {first}")
+            break
         except (SegmentError, SyncKeyError, AttributeError) as exc:
-            raise FormatTampered(
-                f"{remote.url}: its segments are not readable under the format this data dir "
-                f"knows ({exc}); not writing {FORMAT_KEY}"
-            ) from None
+            why = why or str(exc)
         except RemoteNotFound:
             continue
+    else:
+        if why:
+            raise FormatTampered(
+                f"{remote.url}: none of its first {len(segs)} segments reads under the format "
+                f"this data dir knows ({why}); not writing {FORMAT_KEY}"
+            )
     remote.put(FORMAT_KEY, json.dumps(known).encode())
     return {"repaired": True, "id": known["id"]}
 

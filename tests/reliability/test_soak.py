@@ -140,7 +140,7 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
         # again silently, so the repair verb puts it back (a no-op when it is intact).
         if tamper_stats["delete_format"]:
             repaired = replicas[0].call("sync", repair_format=True, timeout=SYNC_TIMEOUT)
-            report["format_repair"] = repaired.get("repair_format", repaired.get("ok"))
+            report["format_repair"] = (repaired.get("remote") or {}).get("repair_format")
         if sum(tamper_stats.values()):
             problems.extend(
                 [] if sum(seen.values()) else ["tampering went on, yet no status showed it"]
