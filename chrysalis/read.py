@@ -196,12 +196,12 @@ class Reader:
         each bead's stored data and decides exactly (`chrysalis.select`)."""
         store, cache = self.store, self.store.decoded
         prefix = b"" if session_id is None else session_id.encode() + b"\0"
-        db = store.dbs["bead_time" if session_id is None else "bead_sess"]
+        name = "bead_time" if session_id is None else "bead_sess"
         start = prefix + (u64(round(after * 1_000_000)) if after is not None else b"")
         stop = None if before is None else prefix + u64(round(before * 1_000_000) + 1)
         ids: list[str] = []
         total, skip, epoch = 0, len(prefix) + 16, cache.epoch
-        with store.read() as txn, txn.cursor(db=db) as cur:
+        with store.read() as txn, txn.cursor(db=store.dbs[name]) as cur:
             found = cur.set_range(start)
             while found:
                 key = cur.key()

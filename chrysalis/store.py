@@ -368,7 +368,8 @@ class Store:
 
     def swap_file(self, new: Path) -> None:
         """Close LMDB, rename ``new`` over ``data.mdb`` and open it again, while no reader
-        or writer is inside (call it from a ``maintenance`` write)."""
+        or writer is inside (call it from a ``maintenance`` write). The handles in ``dbs``
+        are replaced in place: look them up inside a transaction, never keep one across."""
         with self._resize.exclusive():
             size = self.env.info()["map_size"]
             self.env.close()

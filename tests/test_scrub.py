@@ -193,3 +193,38 @@ def test_a_shared_blob_stays_for_the_live_bead(mem: Memory) -> None:
     assert blob.state == "in use" and second.id in blob.why
     assert not receipt.clean and receipt.settled
     assert mem.get_bead(second.id).content == LARGE
+
+
+def test_writes_queued_behind_a_compaction_use_the_new_handles(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """A compaction reopens LMDB: a write queued behind it must look its databases up in its
+    own transaction (the soak caught one that kept a handle across: "Database handle belongs
+    to another environment")."""
+    from chrysalis.sync.local import Local
+
+    mem = open_memory("a", scrub_delay=3600)
+    fill(mem, 200)
+    beads = [mem.append_bead(f"{SMALL} {i}").id for i in range(5)]
+    for bead_id in beads:
+        mem.forget(bead_id)  # fills the remote to-do (scrub database)
+    local = Local(mem)
+    ops, _ = local.scrub_todo()
+    errors: list[Exception] = []
+    stop = threading.Event()
+
+    def mark() -> None:
+        while not stop.is_set():
+            try:
+                local.scrub_done("fid", "segment", list(ops))
+            except Exception as exc:
+                errors.append(exc)
+
+    thread = threading.Thread(target=mark)
+    thread.start()
+    for _ in range(10):
+        mem.store.compact()
+    stop.set()
+    thread.join()
+    assert errors == []
+    assert local.scrub_todo()[0][next(iter(ops))] == {"fid": ["segment"]}

@@ -220,9 +220,9 @@ class Local:
         keys += [SCRUB_BLOB + sha.encode() for sha in blobs]
         if not keys:
             return
-        db = self._store.dbs["scrub"]
 
         def write(ctx: Any) -> None:
+            db = ctx.dbs["scrub"]  # looked up in the transaction: a compaction reopens them
             for k in keys:
                 raw = ctx.txn.get(k, db=db)
                 if raw is None:
