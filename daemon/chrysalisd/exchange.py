@@ -9,8 +9,6 @@ leaves alone what is already here, so importing the same file twice changes noth
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import io
 import json
 import time
@@ -31,6 +29,7 @@ from chrysalis.errors import (
     from_pydantic,
 )
 from chrysalis.models import Bead, Edge, Node, Persona, Skill
+from chrysalis.write import gc_paused
 
 FORMAT = "chrysalis-export"
 FORMAT_VERSION = 1
@@ -134,21 +133,10 @@ def import_lines(memory: Memory, source: bytes | IO[bytes]) -> dict[str, Any]:
     a bead is compared with what is stored as it would be stored, so importing a file that
     holds a secret twice changes nothing. Nodes, edges, persona and skills are not scanned.
     """
-    with _gc_paused():
+    # Staging 200,000 items makes millions of small objects and no cycles: each GC pass
+    # would rescan them all (measured: 40 % of the parse).
+    with gc_paused():
         return _import(memory, parse_lines(source))
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Staging 200,000 items makes millions of small objects and no cycles: each GC pass
-    would rescan them all (measured: 40 % of the parse)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
