@@ -438,3 +438,29 @@ def test_a_replayed_marker_delays_a_pull_at_most_until_the_next_full_one(
     monkeypatch.setattr(pull_module, "FULL_PULL_EVERY", 0.0)  # the bound has passed
     sb.pull()
     assert b.get_bead("x2").content == "second"
+
+
+def test_a_rejected_segment_compacted_away_is_no_longer_reported(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    """Found by the soak: b rejected a damaged segment; its origin then compacted it away
+    (a snapshot covers its ops) and b took them from the snapshot, yet b's status listed the
+    rejection forever. A rejection is kept only while its object is listed and still needed."""
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    segs = _three_segments(a, sa)
+    remote = open_remote(url)
+    data = bytearray(remote.get(segs[1]))
+    data[len(data) // 2] ^= 0xFF
+    remote.put(segs[1], bytes(data))
+    b.append_bead("b's own", id="b1")  # not empty: it replays the hole, it does not join
+    sb.pull()
+    assert [r["key"] for r in sb.status()["rejected"]] == [segs[1]]
+
+    sa.snapshot()  # a holds and announces all its ops, then its old segments go
+    remote.delete(segs[0])
+    remote.delete(segs[1])
+    sb.pull(force=True)
+    assert b.version_vector()["aaaa"] == 6
+    assert sb.status()["rejected"] == [] and sb.status()["gaps"] == {}

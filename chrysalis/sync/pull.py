@@ -67,6 +67,7 @@ class Puller:
             if replica == s.me:
                 continue
             complete &= self._pull_replica(replica, sorted(segs), hbs, out)
+        self._forget_settled_rejections(segments)
         self.peers = hbs
         self._note_reported_gaps(hbs)
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
@@ -84,6 +85,24 @@ class Puller:
             self._marker_seen = marker  # else the next poll looks again
             self.complete_at = self._full_at
         return True
+
+    def _forget_settled_rejections(self, segments: dict[str, list[tuple[int, str]]]) -> None:
+        """A rejected segment is reported while it is still listed and holds ops we lack:
+        compacted away (a snapshot covered it) or made moot by a replacement, it is history."""
+        s = self.s
+        vv = s.local.version_vector()
+        for key in [k for k in s.health.rejected if k.startswith(OPS)]:
+            parsed = parse_seg_key(key)
+            if parsed is None:
+                continue
+            replica, first, _ = parsed
+            firsts = sorted(f for f, _ in segments.get(replica, ()))
+            if first not in firsts:
+                s.health.rejected.pop(key)  # no longer in the remote
+                continue
+            i = firsts.index(first)
+            if protocol.held(firsts, i, vv.get(replica, 0)):
+                s.health.rejected.pop(key)  # every op it should hold is here by now
 
     def _check_format(self) -> None:
         """A full pull reads ``format.json`` again (one GET): deleted or rewritten since we
