@@ -23,6 +23,7 @@ from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
 from ..events import item_key, split_key
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
 from ..read import Reader
+from . import evidence
 from .indexer import Indexer
 
 
@@ -41,6 +42,13 @@ class Weights(BaseModel):
     context: float = 1.0
     context_window: int = Field(default=2, ge=0, le=10)  # turns either side of a hit
     context_hits: int = Field(default=10, ge=0, le=100)  # how many hits lend context
+    # Turns of about this many words or fewer lean on their neighbours (chit-chat); a hit among
+    # longer turns lends them proportionally less (a long turn stands on its own).
+    context_words: int = Field(default=50, ge=1)
+    # A session whose turns match again and again is about the question (evidence.py).
+    session: float = 0.2
+    # The factor for beads by a speaker the query is not about (evidence.py); 1.0: off.
+    attribution: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -164,7 +172,7 @@ class Retriever:
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
-        items = self._score_and_explain(cands, f, strategy)
+        items = self._score_and_explain(query, cands, f, strategy)
         return self._fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
 
     # ---- candidate sources ---------------------------------------------------------------
@@ -245,16 +253,30 @@ class Retriever:
             ),
             key=lambda c: -(c.signals.get("emb", 0) + c.signals.get("keyword", 0)),
         )[: self.weights.context_hits]
+        w = self.weights
         for c in strong:
-            strength = (c.signals.get("emb", 0) + c.signals.get("keyword", 0)) / 2
-            window = self.weights.context_window
-            for neighbour, offset in self.reader.adjacent_beads(split_key(c.key)[1], window):
+            bead_id = split_key(c.key)[1]
+            around = self.reader.adjacent_beads(bead_id, w.context_window)
+            if not around:
+                continue
+            lean = evidence.lean_on_neighbours(
+                (self._words(b) for b in [bead_id, *(n for n, _ in around)]), w.context_words
+            )
+            strength = (c.signals.get("emb", 0) + c.signals.get("keyword", 0)) / 2 * lean
+            for neighbour, offset in around:
                 signal(item_key("bead", neighbour), "context", min(1.0, strength / abs(offset)))
+
+    def _words(self, bead_id: str) -> int:
+        """A bead's length in words (0 when it is gone)."""
+        try:
+            return len(self.reader.get_bead(bead_id).content.split())
+        except NotFound:
+            return 0
 
     # ---- scoring -------------------------------------------------------------------------
 
     def _score_and_explain(
-        self, cands: dict[str, _Candidate], f: Filters, strategy: str
+        self, query: str, cands: dict[str, _Candidate], f: Filters, strategy: str
     ) -> list[RetrievedItem]:
         w = self.weights
         reader = self.reader
@@ -265,6 +287,16 @@ class Retriever:
                 with contextlib.suppress(NotFound):
                     beads[c.key] = reader.get_bead(item_id)
         newest = max((b.ts for b in beads.values()), default=0.0)
+        sessions: dict[str, float] = {}
+        factor: dict[str, float] = {}
+        if strategy == "fusion":
+            hits = {
+                key: (b.session_id, cands[key].signals.get("emb", 0.0)
+                      + cands[key].signals.get("keyword", 0.0))
+                for key, b in beads.items()
+            }  # fmt: skip
+            sessions = evidence.session_evidence(hits)
+            factor = evidence.attribution(query, beads.values(), w.attribution)
         out = []
         for c in cands.values():
             kind, item_id = split_key(c.key)
@@ -281,6 +313,10 @@ class Retriever:
                 age_days = max(0.0, (newest - ts) / 86400)
                 signals["recency"] = math.exp(-age_days / 30)
             signals["importance"] = importance
+            if c.key in sessions:
+                signals["session"] = sessions[c.key]
+            if bead is not None and bead.id in factor:
+                signals["attribution"] = factor[bead.id]
             score = (
                 w.emb * signals.get("emb", 0.0)
                 + w.keyword * signals.get("keyword", 0.0)
@@ -288,7 +324,8 @@ class Retriever:
                 + w.context * signals.get("context", 0.0)
                 + w.recency * signals.get("recency", 0.0)
                 + w.importance * importance
-            )
+                + w.session * signals.get("session", 0.0)
+            ) * signals.get("attribution", 1.0)
             if strategy == "beads":  # newest first
                 score = signals.get("recent", 0.0)
             if c.edges:
