@@ -44,7 +44,9 @@ SESSION_K = 5
 _ID = re.compile(ID_PATTERN)
 
 # (name, strategy, weight overrides): "bm25" is the plain reference, not Chrysalis.
-ALL_OFF = {"emb": 0.0, "keyword": 0.0, "recency": 0.0, "importance": 0.0, "graph": 0.0}
+ALL_OFF = {
+    "emb": 0.0, "keyword": 0.0, "recency": 0.0, "importance": 0.0, "graph": 0.0, "session": 0.0,
+}  # fmt: skip
 ABLATIONS: list[tuple[str, str, dict[str, float]]] = [
     ("fusion (default weights)", "fusion", {}),
     ("keyword only (strategy keyword)", "keyword", {}),
@@ -55,6 +57,9 @@ ABLATIONS: list[tuple[str, str, dict[str, float]]] = [
     ("fusion without vectors", "fusion", {"emb": 0.0}),
     ("fusion without context", "fusion", {"context": 0.0}),
     ("fusion without recency, importance", "fusion", {"recency": 0.0, "importance": 0.0}),
+    ("fusion without attribution", "fusion", {"attribution": 1.0}),
+    ("fusion without session evidence", "fusion", {"session": 0.0}),
+    ("fusion, context whatever the turn length", "fusion", {"context_words": 1_000_000}),
     ("plain BM25 over turns (reference)", "bm25", {}),
 ]
 
