@@ -3,9 +3,9 @@
 As ../shared/eval/longmemeval/README.md defines it: each question gets its own empty memory,
 one bead per turn of its haystack (id = turn id, session = session_id, role = the turn's role,
 time = the session's date plus the turn index in seconds); retrieve the top 25 beads for the
-question; turn recall@k = |gold_turns ∩ top-k| / |gold_turns| (k = 5, 10, 25) and session
-recall@5 = |gold_sessions ∩ the first 5 distinct sessions of the ranking| / |gold_sessions|,
-each averaged over questions.
+question (asked at its ``question_date``: ``now=``); turn recall@k = |gold_turns ∩ top-k| /
+|gold_turns| (k = 5, 10, 25) and session recall@5 = |gold_sessions ∩ the first 5 distinct
+sessions of the ranking| / |gold_sessions|, each averaged over questions.
 
     .venv/bin/python bench/longmemeval_eval.py [--data PATH] [--strategy S] [--embedder SPEC]
         [--weights JSON] [--ablations] [--limit N] [--every N] [--types T,T] [--json]
@@ -81,6 +81,12 @@ def session_start(session: dict[str, Any]) -> float:
     else:
         moment = datetime.strptime(session["date"], "%Y/%m/%d (%a) %H:%M")
     return moment.replace(tzinfo=UTC).timestamp()
+
+
+def asked_at(question: dict[str, Any]) -> float:
+    """When the question is asked (its ``question_iso``/``question_date``), epoch seconds:
+    "last weekend" in it means the weekend before that."""
+    return session_start({"iso": question.get("question_iso"), "date": question["question_date"]})
 
 
 def haystack(question: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -276,8 +282,9 @@ def evaluate(
                             continue
                         mem.weights = defaults.model_copy(update=weights)
                         result = mem.retrieve(
-                            q["question"], k=k, strategy=strategy, filters={"kinds": ["bead"]}
-                        )
+                            q["question"], k=k, strategy=strategy, filters={"kinds": ["bead"]},
+                            now=asked_at(q),
+                        )  # fmt: skip
                         ranked = [back[item.id] for item in result.items]
                     latencies[name].append((time.perf_counter() - t0) * 1000)
                     row: dict[str, Any] = {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -171,9 +172,11 @@ class Client(ClientBase):
         token_budget: int | None = None,
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
+        now: datetime | float | None = None,
     ) -> RetrievalResult:
-        """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``."""
-        return self._do(Routes.recall(query, k, token_budget, strategy, filters))
+        """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``;
+        ``now`` is when the query is asked (the daemon's clock by default)."""
+        return self._do(Routes.recall(query, k, token_budget, strategy, filters, now))
 
     def add_node(
         self,
@@ -427,8 +430,9 @@ class AsyncClient(ClientBase):
         token_budget: int | None = None,
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
+        now: datetime | float | None = None,
     ) -> RetrievalResult:
-        return await self._do(Routes.recall(query, k, token_budget, strategy, filters))
+        return await self._do(Routes.recall(query, k, token_budget, strategy, filters, now))
 
     async def add_node(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -281,17 +282,20 @@ class Memory:
         strategy: str = "fusion",
         filters: Filters | Mapping[str, Any] | None = None,
         query_vector: Any = None,
+        now: float | datetime | None = None,
     ) -> RetrievalResult:
         """Fused retrieval with provenance: see `chrysalis.search.fusion`.
 
         Items are beads, nodes, edges, skills and the persona; each has ``signals`` (why it
         matched) and ``provenance`` (origin replica and op, source, edges walked).
         ``query_vector`` replaces embedding the query (it must match the index's dims).
+        ``now`` (a datetime or epoch seconds; the clock by default) is when the query is
+        asked: a span it names ("last weekend", "two weeks ago") is read against it.
         """
         retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
         return retriever.retrieve(
             query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
-            query_vector=query_vector,
+            query_vector=query_vector, now=now,
         )  # fmt: skip
 
     # ---- knowledge graph -----------------------------------------------------------------------

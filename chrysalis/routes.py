@@ -196,11 +196,17 @@ class Routes:
 
     @staticmethod
     def recall(
-        query: str, k: int, token_budget: int | None, strategy: str, filters: Any
+        query: str,
+        k: int,
+        token_budget: int | None,
+        strategy: str,
+        filters: Any,
+        now: datetime | float | None = None,
     ) -> Call[RetrievalResult]:
         body = _drop_none(
             {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
-             "filters": dict(filters) if filters else None}
+             "filters": dict(filters) if filters else None,
+             "now": now.isoformat() if isinstance(now, datetime) else now}
         )  # fmt: skip
         return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,12 @@ def test_remember_then_recall_finds_it_with_provenance(daemon: DaemonProcess) ->
     assert (top.kind, top.id) == ("bead", bead.id)
     assert top.provenance["origin_replica"] == replica
     assert top.signals["keyword"] > 0
+    # asked at a moment (ISO 8601 through the client): the span a query names is read against it
+    with daemon.client() as c:
+        c.remember("I baked a lemon tart for the party", id="tart", ts=1_685_181_600)  # Sat 27 May
+        asked = datetime(2023, 5, 30, 12, tzinfo=UTC)
+        item = c.recall("what did I bake last weekend?", k=1, now=asked).items[0]
+    assert item.id == "tart" and item.signals["time"] == 1.0
 
 
 def test_cli_remember_and_recall_json(daemon: DaemonProcess) -> None:

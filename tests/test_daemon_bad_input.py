@@ -117,6 +117,7 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
         400,
     ),
     ("zero token budget", "POST", "/v1/retrieve", {"json": {"query": "x", "token_budget": 0}}, 400),
+    ("now that is no time", "POST", "/v1/retrieve", {"json": {"query": "x", "now": "soon"}}, 400),
     ("forget with an empty selector", "POST", "/v1/forget", {"json": {"dry_run": False}}, 400),
     (
         "forget by a relative path",

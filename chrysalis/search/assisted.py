@@ -21,6 +21,8 @@ class Retrieves(Protocol):
         token_budget: int | None = None,
         strategy: str = "fusion",
         filters: Any = None,
+        *,
+        now: Any = None,
     ) -> RetrievalResult: ...
 
 
@@ -57,12 +59,13 @@ def assisted_retrieve(
     weak_below: float = 0.5,
     budget_s: float = 0.4,
     weight: float = 1.0,
+    now: Any = None,
 ) -> RetrievalResult:
     """Local retrieval; when its best hit scores below ``weak_below`` (or it found fewer than
     ``k``), the mirror's hits join the fusion, if they come within ``budget_s``. A slow or failing
     mirror leaves the local result as it is, with a note saying why."""
     result = memory.retrieve(
-        query, k=k, token_budget=token_budget, strategy=strategy, filters=filters
+        query, k=k, token_budget=token_budget, strategy=strategy, filters=filters, now=now
     )
     if mirror is None or strategy not in ("fusion", "emb"):
         return result

@@ -11,8 +11,10 @@ import contextlib
 import hashlib
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
 from ..events import item_key, split_key
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
 from ..read import Reader
-from . import evidence
+from . import evidence, when
 from .indexer import Indexer
 
 
@@ -49,6 +51,8 @@ class Weights(BaseModel):
     session: float = 0.2
     # The factor for beads by a speaker the query is not about (evidence.py); 1.0: off.
     attribution: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Beads written in the span a query names ("last weekend", "two weeks ago": when.py).
+    time: float = 0.3
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -100,6 +104,7 @@ class Retriever:
         strategy: str = "fusion",
         filters: Filters | Mapping[str, Any] | None = None,
         query_vector: Any = None,
+        now: float | datetime | None = None,
     ) -> RetrievalResult:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
@@ -120,6 +125,7 @@ class Retriever:
         except ValidationError as exc:
             raise from_pydantic(exc, "filters") from None
         notes: list[str] = []
+        span = when.window(query, _epoch(now)) if strategy == "fusion" else None
         if strategy != "beads" and not self.indexer.wait_keyword(KEYWORD_WAIT):
             notes.append("keyword: the index is still catching up; recent writes may be missing")
         pool = max(50, 5 * k)
@@ -172,7 +178,7 @@ class Retriever:
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
-        items = self._score_and_explain(query, cands, f, strategy)
+        items = self._score_and_explain(query, cands, f, strategy, span)
         return self._fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
 
     # ---- candidate sources ---------------------------------------------------------------
@@ -276,7 +282,12 @@ class Retriever:
     # ---- scoring -------------------------------------------------------------------------
 
     def _score_and_explain(
-        self, query: str, cands: dict[str, _Candidate], f: Filters, strategy: str
+        self,
+        query: str,
+        cands: dict[str, _Candidate],
+        f: Filters,
+        strategy: str,
+        span: tuple[float, float] | None = None,
     ) -> list[RetrievedItem]:
         w = self.weights
         reader = self.reader
@@ -312,6 +323,8 @@ class Retriever:
             if ts is not None:
                 age_days = max(0.0, (newest - ts) / 86400)
                 signals["recency"] = math.exp(-age_days / 30)
+                if span is not None and (near := when.closeness(ts, span)) > 0:
+                    signals["time"] = near
             signals["importance"] = importance
             if c.key in sessions:
                 signals["session"] = sessions[c.key]
@@ -325,6 +338,7 @@ class Retriever:
                 + w.recency * signals.get("recency", 0.0)
                 + w.importance * importance
                 + w.session * signals.get("session", 0.0)
+                + w.time * signals.get("time", 0.0)
             ) * signals.get("attribution", 1.0)
             if strategy == "beads":  # newest first
                 score = signals.get("recent", 0.0)
@@ -421,6 +435,17 @@ class Retriever:
             query=query, strategy=strategy, items=chosen, tokens_used=used,
             token_budget=budget, notes=notes,
         )  # fmt: skip
+
+
+def _epoch(now: float | datetime | None) -> float:
+    """``now`` as epoch seconds: the clock when not given; a naive datetime is UTC."""
+    if now is None:
+        return time.time()
+    if isinstance(now, datetime):
+        return (now if now.tzinfo else now.replace(tzinfo=UTC)).timestamp()
+    if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+        raise InvalidInput("now must be a datetime or epoch seconds")
+    return float(now)
 
 
 def _bead_filtered(f: Filters) -> bool:

@@ -5,9 +5,18 @@ Strict and closed: a field of the wrong type or one not listed is a 400 naming i
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    RootModel,
+    Strict,
+    model_validator,
+)
 from pydantic import Tag as UnionTag
 
 from chrysalis.models import (
@@ -67,6 +76,9 @@ class RetrieveIn(_In):
     token_budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
     strategy: Strategy = "fusion"
     filters: Filters | None = None
+    # When the query is asked (ISO 8601 or epoch seconds; the daemon's clock if absent): a span
+    # the query names, "last weekend", "two weeks ago", is read against it.
+    now: float | Annotated[datetime, Strict(False)] | None = None
 
 
 class IngestIn(_In):

@@ -110,6 +110,7 @@ def retrieve(d: D, body: RetrieveIn) -> Response:
         token_budget=body.token_budget,
         strategy=body.strategy,
         filters=body.filters,
+        now=body.now,
     )
     return json_answer(result)
 
