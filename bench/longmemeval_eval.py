@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from embed_cache import CachedEmbedder
+
 from chrysalis import Memory
 from chrysalis.embed import Embedder, make_embedder
 from chrysalis.models import ID_PATTERN
@@ -246,10 +248,13 @@ def evaluate(
     configs: Sequence[tuple[str, str, dict[str, float]]],
     embedder: str | Embedder | None,
     details: bool = False,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Every configuration on every question; figures overall and per question type."""
     if isinstance(embedder, str):
         embedder = make_embedder(embedder)  # once: a real model loads in seconds
+    if embedder is not None and cache is not None:
+        embedder = CachedEmbedder(embedder, cache)
     k = max(KS)
     per: dict[str, list[dict[str, Any]]] = defaultdict(list)
     latencies: dict[str, list[float]] = defaultdict(list)
@@ -298,6 +303,8 @@ def evaluate(
             finally:
                 if mem is not None:
                     mem.close()
+    if isinstance(embedder, CachedEmbedder):
+        embedder.save()
     return {
         "questions": len(data),
         "index_seconds": round(index_seconds, 1),
@@ -369,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", help="only these question types, comma-separated")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     parser.add_argument("--details", type=Path, help="write per-question rankings here (JSON)")
+    parser.add_argument(
+        "--embed-cache", type=Path,
+        help="keep the embedder's vectors in this directory (a real model embeds each text once)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text())
     if args.types:
@@ -385,7 +396,10 @@ def main(argv: list[str] | None = None) -> int:
         else [(f"{args.strategy} {json.dumps(weights)}", args.strategy, weights)]
     )
     t0 = time.perf_counter()
-    figures = evaluate(data, configs=configs, embedder=embedder, details=bool(args.details))
+    figures = evaluate(
+        data, configs=configs, embedder=embedder, details=bool(args.details),
+        cache=args.embed_cache,
+    )  # fmt: skip
     figures["seconds"] = round(time.perf_counter() - t0, 1)
     figures["bm25_tokens"] = reference_tokenizer()[1]
     if args.details:
