@@ -32,8 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from embed_cache import CachedEmbedder
-
 from chrysalis import Memory
 from chrysalis.embed import Embedder, make_embedder
 from chrysalis.models import ID_PATTERN
@@ -254,6 +252,9 @@ def evaluate(
     if isinstance(embedder, str):
         embedder = make_embedder(embedder)  # once: a real model loads in seconds
     if embedder is not None and cache is not None:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from embed_cache import CachedEmbedder
+
         embedder = CachedEmbedder(embedder, cache)
     k = max(KS)
     per: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -303,8 +304,8 @@ def evaluate(
             finally:
                 if mem is not None:
                     mem.close()
-    if isinstance(embedder, CachedEmbedder):
-        embedder.save()
+    if cache is not None:
+        embedder.save()  # type: ignore[union-attr]
     return {
         "questions": len(data),
         "index_seconds": round(index_seconds, 1),
