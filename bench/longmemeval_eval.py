@@ -304,8 +304,8 @@ def evaluate(
             finally:
                 if mem is not None:
                     mem.close()
-    if cache is not None:
-        embedder.save()  # type: ignore[union-attr]
+    if cache is not None and embedder is not None:
+        embedder.save()  # type: ignore[attr-defined]  # the CachedEmbedder made above
     return {
         "questions": len(data),
         "index_seconds": round(index_seconds, 1),
