@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,14 +167,19 @@ class GraphReads:
         return nodes, edges
 
     def walk(
-        self, seeds: list[str], limit: int, reads: int = 256
+        self,
+        seeds: list[str],
+        limit: int,
+        reads: int = 256,
+        two_hops: Callable[[str, int], bool] | None = None,
     ) -> dict[str, tuple[int, list[Step]]]:
         """Bounded neighbourhoods of several nodes, read in one transaction: for each seed
         present, ``(degree, steps)``, where degree is its number of neighbours (as
         `neighbors` counts them at depth 1) and steps are at most ``limit`` of them, heaviest
-        edge first; depth 2 fills what depth 1 leaves of ``limit``. At most ``reads`` edges
-        are read per seed: past that (a hub), the degree counts the hub's adjacency entries
-        and the heaviest of the edges read are taken."""
+        edge first; depth 2 fills what depth 1 leaves of ``limit``, if ``two_hops(seed,
+        degree)`` (when given) says so. At most ``reads`` edges are read per seed: past that
+        (a hub), the degree counts the hub's adjacency entries and the heaviest of the edges
+        read are taken."""
         out: dict[str, tuple[int, list[Step]]] = {}
         with self.store.read() as txn:
             walk = _Walk(self, txn)
@@ -185,7 +191,8 @@ class GraphReads:
                 degree = len(first) if count <= reads else count
                 chosen = sorted(first, key=lambda h: -h[2])[:limit]
                 depth = [1] * len(chosen)
-                if len(chosen) < limit and walk.budget > 0:  # then every neighbour is chosen
+                deeper = two_hops is None or two_hops(seed, degree)
+                if len(chosen) < limit and walk.budget > 0 and deeper:  # every neighbour chosen
                     second, _ = walk.level([h[0] for h in first])  # in `neighbors`' order
                     second.sort(key=lambda h: -h[2])
                     second = second[: limit - len(chosen)]

@@ -49,6 +49,7 @@ COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common wo
 GRAPH_SEEDS = 5  # nodes among the hits whose neighbourhood is walked
 SEED_SHARE = 0.5  # ... only those at least this share of the best candidate's strength
 GRAPH_NEIGHBOURS = 16  # neighbours taken per seed (heaviest edges first)
+TWO_HOPS_MIN = 0.25  # a seed walks two hops only if a second-hop neighbour would get this much
 PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searched on a thread
 
 
@@ -223,7 +224,15 @@ class Retriever:
             ),
             key=lambda c: -max(c.signals.values()),
         )[:GRAPH_SEEDS]
-        walks = self.reader.walk([split_key(c.key)[1] for c in seeds], GRAPH_NEIGHBOURS)
+        strengths = {split_key(c.key)[1]: max(c.signals.values()) for c in seeds}
+
+        def two_hops(node_id: str, degree: int) -> bool:
+            # What a second hop over a unit-weight edge would give: below TWO_HOPS_MIN, it
+            # adds less to a score than recency and importance can (measured: one hop lost
+            # nothing; the second costs most of the reads).
+            return strengths[node_id] / max(1, degree) / 2 >= TWO_HOPS_MIN
+
+        walks = self.reader.walk(list(strengths), GRAPH_NEIGHBOURS, two_hops=two_hops)
         for seed in seeds:
             node_id = split_key(seed.key)[1]
             strength = max(seed.signals.values())
