@@ -14,7 +14,7 @@ everything, the query included (no query vector given); each bead holds two word
 words; a query is four moderate words; the graph is beads/5 nodes and beads/2 edges (20k / 50k
 at 100k), node names of the clustered workload's words (the query finds no node, as in the
 issue's figures; ``--graph-hits``: each node name also carries a moderate word, so queries
-find nodes and graph expansion walks two hops from them). Prints p50/p95/p99 of
+find nodes and graph expansion walks from them). Prints p50/p95/p99 of
 ``retrieve(query, k=10)``, the build rate, and a per-stage breakdown (a second pass, timed by
 wrapping the retriever's stages; the keyword stage runs on a thread past 20,000 items, so the
 stages can add up to more than the total):

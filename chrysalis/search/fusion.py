@@ -213,8 +213,8 @@ class Retriever:
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
         """Neighbours of the strong nodes among the hits, and the edges walked: a bounded walk
-        (`GraphReads.walk`: the heaviest edges first, two hops only for a seed with few
-        neighbours), all seeds in one read transaction."""
+        (`GraphReads.walk`: the heaviest edges first, a second hop only where it pays), all
+        seeds in one read transaction."""
         best = max((max(c.signals.values()) for c in cands.values()), default=0.0)
         seeds = sorted(
             (
