@@ -14,6 +14,8 @@ from .models import Edge, Neighbor, Node
 from .store import Store, Txn
 from .validate import check_id
 
+COUNT_CAP = 16_384  # adjacency entries a walk counts at most at a hub (its degree)
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -208,8 +210,9 @@ class GraphReads:
     def _adjacent_ids(
         self, txn: Txn, node_id: str, limit: int, count_all: bool
     ) -> tuple[list[str], int]:
-        """The first ``limit`` edge ids at a node, and how many there are (in all, with
-        ``count_all``; else at most ``limit`` + 1)."""
+        """The first ``limit`` edge ids at a node, and how many there are (with
+        ``count_all``, up to `COUNT_CAP`: past it, a neighbour's share is negligible anyway;
+        else at most ``limit`` + 1)."""
         prefix = node_id.encode() + b"\0"
         ids: list[str] = []
         count = 0
@@ -220,7 +223,7 @@ class GraphReads:
                         break
                     if count < limit:
                         ids.append(k[len(prefix) :].decode())
-                    elif not count_all:
+                    elif not count_all or count >= COUNT_CAP:
                         break
                     count += 1
         return ids, count
