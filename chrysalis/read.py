@@ -13,7 +13,8 @@ from . import crdt
 from .errors import InvalidInput, NotFound
 from .events import Committed
 from .keys import RECORD_DBS, emb_key, op_key, record_key, time_key, u64, unpack
-from .models import Bead, BlobRef, Edge, Embedding, Neighbor, Node, Persona, Skill, SpanRef
+from .models import Bead, BlobRef, Embedding, Persona, Skill, SpanRef
+from .read_graph import GraphReads, record_origin
 from .store import Store, Txn
 from .validate import check_id
 
@@ -21,7 +22,7 @@ _BEAD_FIELD_COUNT = len(Bead.model_fields)
 _set_attr = object.__setattr__
 
 
-class Reader:
+class Reader(GraphReads):
     """Reads of one store. Thread-safe; each call sees every write committed before it."""
 
     def __init__(self, store: Store) -> None:
@@ -219,6 +220,11 @@ class Reader:
                 found = cur.next()
         return ids, total
 
+    @staticmethod
+    def bead_origin(stamp: tuple[int, str, int]) -> dict[str, Any]:
+        hlc, replica, seq = stamp
+        return {"origin_replica": replica, "op": f"{replica}:{seq}", "hlc": hlc}
+
     def origin(self, kind: str, item_id: str) -> dict[str, Any]:
         """Where an item comes from: the replica and op that made what is shown."""
         store = self.store
@@ -228,124 +234,33 @@ class Reader:
                 entry = None if raw is None else unpack(raw)
                 if not isinstance(entry, list):
                     return {}
-                hlc, replica, seq = entry[0]
-                return {"origin_replica": replica, "op": f"{replica}:{seq}", "hlc": hlc}
+                return self.bead_origin(entry[0])
             raw = txn.get(record_key(kind, item_id), db=store.dbs[RECORD_DBS[kind]])
-        if raw is None:
-            return {}
-        record = unpack(raw)
-        stamps = [(hlc, dot) for dot, hlc in record["p"].items()]
-        if not stamps:
-            return {}
-        hlc, dot = max(stamps)
-        return {"origin_replica": crdt.parse_dot(dot)[0], "op": dot, "hlc": hlc}
+        return {} if raw is None else record_origin(unpack(raw))
+
+    def beads_with_origin(self, ids: Sequence[str]) -> dict[str, tuple[Bead, tuple[int, str, int]]]:
+        """The visible beads among ``ids``, each with the ``(hlc, replica, seq)`` of the add
+        shown (`bead_origin` makes it what `origin` gives), read in one transaction."""
+        store, cache = self.store, self.store.decoded
+        found: dict[str, tuple[dict[str, Any], tuple[int, str, int]]] = {}
+        epoch = cache.epoch
+        with store.read() as txn:
+            db = store.dbs["beads"]
+            for bead_id in ids:
+                raw = txn.get(bead_id.encode(), db=db)
+                entry = None if raw is None else unpack(raw)
+                if not isinstance(entry, list):
+                    continue
+                hlc, replica, seq = entry[0]
+                okey = op_key(replica, seq)
+                data = cache.get(okey)
+                if data is None:
+                    data = store.op_data(txn, replica, seq)
+                    cache.put(okey, data, epoch)
+                found[bead_id] = (data, (hlc, replica, seq))
+        return {bead_id: (self.bead(data), stamp) for bead_id, (data, stamp) in found.items()}
 
     # ---- records: graph, persona, skills -------------------------------------------------------
-
-    def record(self, collection: str, id: str) -> crdt.Record | None:
-        store = self.store
-        with store.read() as txn:
-            raw = txn.get(record_key(collection, id), db=store.dbs[RECORD_DBS[collection]])
-        return None if raw is None else unpack(raw)
-
-    def records(self, collection: str) -> list[tuple[str, crdt.Record]]:
-        store = self.store
-        with store.read() as txn:
-            db = store.dbs[RECORD_DBS[collection]]
-            return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=db)]
-
-    def get_node(self, id: str) -> Node:
-        check_id(id, "node")
-        record = self.record("node", id)
-        if record is None or not crdt.is_present(record):
-            raise NotFound(f"no node {id!r}")
-        return node_of(id, record)
-
-    def all_nodes(self) -> list[Node]:
-        return [node_of(k, r) for k, r in self.records("node") if crdt.is_present(r)]
-
-    def get_edge(self, id: str) -> Edge:
-        """A visible edge: present, with both its nodes present."""
-        check_id(id, "edge")
-        with self.store.read() as txn:
-            edge = self.visible_edge(txn, id)
-        if edge is None:
-            raise NotFound(f"no edge {id!r}")
-        return edge
-
-    def visible_edge(self, txn: Txn, id: str) -> Edge | None:
-        dbs = self.store.dbs
-        raw = txn.get(id.encode(), db=dbs["edges"])
-        if raw is None:
-            return None
-        record = unpack(raw)
-        if not crdt.is_present(record):
-            return None
-        for end in ("source", "target"):
-            node_raw = txn.get(crdt.field_value(record, end).encode(), db=dbs["nodes"])
-            if node_raw is None or not crdt.is_present(unpack(node_raw)):
-                return None
-        return edge_of(id, record)
-
-    def all_edges(self) -> list[Edge]:
-        store = self.store
-        with store.read() as txn:
-            ids = [
-                k.decode()
-                for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)
-            ]
-            return [e for e in (self.visible_edge(txn, i) for i in ids) if e is not None]
-
-    def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
-        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
-        check_id(node_id, "node")
-        if not isinstance(depth, int) or not 1 <= depth <= 4:
-            raise InvalidInput("depth must be an int from 1 to 4")
-        dbs = self.store.dbs
-        out: list[Neighbor] = []
-        with self.store.read() as txn:
-            start = txn.get(node_id.encode(), db=dbs["nodes"])
-            if start is None or not crdt.is_present(unpack(start)):
-                raise NotFound(f"no node {node_id!r}")
-            seen_nodes, seen_edges = {node_id}, set()
-            frontier = [node_id]
-            for level in range(1, depth + 1):
-                next_frontier = []
-                for current in frontier:
-                    for edge_id, direction in self._adjacent(txn, current):
-                        if edge_id in seen_edges:
-                            continue
-                        edge = self.visible_edge(txn, edge_id)
-                        if edge is None:
-                            continue
-                        seen_edges.add(edge_id)
-                        other = edge.target if edge.source == current else edge.source
-                        if other in seen_nodes:
-                            continue
-                        seen_nodes.add(other)
-                        node = node_of(other, unpack(txn.get(other.encode(), db=dbs["nodes"])))
-                        out.append(
-                            Neighbor(
-                                node=node,
-                                edge=edge,
-                                depth=level,
-                                direction="out" if direction == b"o" else "in",
-                            )
-                        )
-                        next_frontier.append(other)
-                frontier = next_frontier
-        return out
-
-    def _adjacent(self, txn: Txn, node_id: str) -> list[tuple[str, bytes]]:
-        prefix = node_id.encode() + b"\0"
-        hits = []
-        with txn.cursor(db=self.store.dbs["adj"]) as cur:
-            if cur.set_range(prefix):
-                for k, v in cur:
-                    if not k.startswith(prefix):
-                        break
-                    hits.append((k[len(prefix) :].decode(), v))
-        return hits
 
     def get_persona(self) -> Persona:
         record = self.record("persona", "persona")
@@ -510,29 +425,6 @@ def _trusted(cls: type[Bead], values: dict[str, Any]) -> Bead:
     _set_attr(obj, "__pydantic_extra__", None)
     _set_attr(obj, "__pydantic_private__", None)
     return obj
-
-
-def node_of(id: str, r: crdt.Record) -> Node:
-    return Node.model_construct(
-        id=id,
-        type=crdt.field_value(r, "type"),
-        name=crdt.field_value(r, "name"),
-        labels=crdt.set_values(r, "labels"),
-        metadata=crdt.field_value(r, "metadata", {}),
-    )
-
-
-def edge_of(id: str, r: crdt.Record) -> Edge:
-    return Edge.model_construct(
-        id=id,
-        source=crdt.field_value(r, "source"),
-        target=crdt.field_value(r, "target"),
-        predicate=crdt.field_value(r, "predicate"),
-        weight=crdt.field_value(r, "weight", 1.0),
-        evidence=crdt.set_values(r, "evidence"),
-        valid_at=crdt.field_value(r, "valid_at"),
-        invalid_at=crdt.field_value(r, "invalid_at"),
-    )
 
 
 def persona_of(r: crdt.Record) -> Persona:

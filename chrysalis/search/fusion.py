@@ -7,12 +7,11 @@ from (``provenance``: origin replica and op, source, edges walked).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +24,7 @@ from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
 from ..events import item_key, split_key
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
 from ..read import Reader
+from ..read_graph import record_origin
 from . import evidence, when
 from .indexer import Indexer
 
@@ -58,6 +58,10 @@ class Weights(BaseModel):
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
 COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common words
+GRAPH_SEEDS = 5  # nodes among the hits whose neighbourhood is walked
+SEED_SHARE = 0.5  # ... only those at least this share of the best candidate's strength
+GRAPH_NEIGHBOURS = 16  # neighbours taken per seed (heaviest edges first)
+TWO_HOPS_MIN = 0.25  # a seed walks two hops only if a second-hop neighbour would get this much
 PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searched on a thread
 
 
@@ -222,31 +226,44 @@ class Retriever:
         return {h.key: scores[h.key] * (COMMON_HIT if h.common else 1.0) for h in hits}
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
-        """1-2 hops from the nodes among the hits: neighbours and the edges walked."""
+        """Neighbours of the strong nodes among the hits, and the edges walked: a bounded walk
+        (`GraphReads.walk`: the heaviest edges first, a second hop only where it pays), all
+        seeds in one read transaction."""
+        best = max((max(c.signals.values()) for c in cands.values()), default=0.0)
         seeds = sorted(
-            (c for c in cands.values() if c.key.startswith("node:")),
+            (
+                c
+                for c in cands.values()
+                if c.key.startswith("node:") and max(c.signals.values()) >= SEED_SHARE * best
+            ),
             key=lambda c: -max(c.signals.values()),
-        )[:5]
+        )[:GRAPH_SEEDS]
+        strengths = {split_key(c.key)[1]: max(c.signals.values()) for c in seeds}
+
+        def two_hops(node_id: str, degree: int) -> bool:
+            # What a second hop over a unit-weight edge would give: below TWO_HOPS_MIN, it
+            # adds less to a score than recency and importance can (measured: one hop lost
+            # nothing; the second costs most of the reads).
+            return strengths[node_id] / max(1, degree) / 2 >= TWO_HOPS_MIN
+
+        walks = self.reader.walk(list(strengths), GRAPH_NEIGHBOURS, two_hops=two_hops)
         for seed in seeds:
             node_id = split_key(seed.key)[1]
             strength = max(seed.signals.values())
-            try:
-                hood = self.reader.neighbors(node_id, depth=2)
-            except NotFound:
+            if node_id not in walks:
                 continue
-            degree = max(1, sum(1 for n in hood if n.depth == 1))
-            for n in hood:
-                value = strength * n.edge.weight / degree / n.depth
-                edge = signal(item_key("edge", n.edge.id), "graph", min(1.0, value))
-                edge.edges = [n.edge.id]
-                edge.via = node_id
-                node = signal(item_key("node", n.node.id), "graph", min(1.0, value))
-                node.edges = [n.edge.id]
-                node.via = node_id
-                for bead_id in n.edge.evidence:  # the turns a fact was drawn from
-                    ev = signal(item_key("bead", bead_id), "graph", min(1.0, value))
-                    ev.edges = [n.edge.id]
-                    ev.via = node_id
+            degree, steps = walks[node_id]
+            degree = max(1, degree)
+            for n in steps:
+                value = min(1.0, strength * n.weight / degree / n.depth)
+                for key in (
+                    item_key("edge", n.edge),
+                    item_key("node", n.node),
+                    *(item_key("bead", bead_id) for bead_id in n.evidence),  # a fact's turns
+                ):
+                    c = signal(key, "graph", value)
+                    c.edges = [n.edge]
+                    c.via = node_id
 
     def _add_context(self, cands: dict[str, _Candidate], signal: Any) -> None:
         """Beads next to strong bead hits in the same session: an answer is often the turn
@@ -288,35 +305,37 @@ class Retriever:
         f: Filters,
         strategy: str,
         span: tuple[float, float] | None = None,
-    ) -> list[RetrievedItem]:
+    ) -> Iterator[RetrievedItem]:
+        """The candidates as items, best first. Everything is read in two transactions (the
+        beads, then the graph items); an item's provenance and tokens are made as it is
+        taken, so `_fit` pays for those only down to the k it keeps."""
         w = self.weights
         reader = self.reader
-        beads = {}
-        for c in cands.values():
-            kind, item_id = split_key(c.key)
-            if kind == "bead":
-                with contextlib.suppress(NotFound):
-                    beads[c.key] = reader.get_bead(item_id)
-        newest = max((b.ts for b in beads.values()), default=0.0)
+        keys = [(c, *split_key(c.key)) for c in cands.values()]
+        beads = reader.beads_with_origin([item_id for _, kind, item_id in keys if kind == "bead"])
+        nodes, edges = reader.graph_items(
+            [item_id for _, kind, item_id in keys if kind == "node"],
+            [item_id for _, kind, item_id in keys if kind == "edge"],
+        )
+        newest = max((b.ts for b, _ in beads.values()), default=0.0)
         sessions: dict[str, float] = {}
         factor: dict[str, float] = {}
         if strategy == "fusion":
             hits = {
-                key: (b.session_id, cands[key].signals.get("emb", 0.0)
-                      + cands[key].signals.get("keyword", 0.0))
-                for key, b in beads.items()
+                bead_id: (b.session_id, cands[item_key("bead", bead_id)].signals.get("emb", 0.0)
+                          + cands[item_key("bead", bead_id)].signals.get("keyword", 0.0))
+                for bead_id, (b, _) in beads.items()
             }  # fmt: skip
             sessions = evidence.session_evidence(hits)
-            factor = evidence.attribution(query, beads.values(), w.attribution)
-        out = []
-        for c in cands.values():
-            kind, item_id = split_key(c.key)
+            factor = evidence.attribution(query, (b for b, _ in beads.values()), w.attribution)
+        scored: list[tuple[float, Any, str, str, dict[str, float], Any, _Candidate]] = []
+        for c, kind, item_id in keys:
             if f.kinds and kind not in f.kinds:
                 continue
-            found = self._describe(kind, item_id, beads.get(c.key))
+            found = self._describe(kind, item_id, beads, nodes, edges)
             if found is None:
                 continue
-            text, importance, ts, provenance, bead = found
+            text, importance, ts, bead, provenance = found
             if bead is not None and not _bead_passes(bead, f):
                 continue
             signals = dict(c.signals)
@@ -326,8 +345,8 @@ class Retriever:
                 if span is not None and (near := when.closeness(ts, span)) > 0:
                     signals["time"] = near
             signals["importance"] = importance
-            if c.key in sessions:
-                signals["session"] = sessions[c.key]
+            if kind == "bead" and item_id in sessions:
+                signals["session"] = sessions[item_id]
             if bead is not None and bead.id in factor:
                 signals["attribution"] = factor[bead.id]
             score = (
@@ -342,66 +361,80 @@ class Retriever:
             ) * signals.get("attribution", 1.0)
             if strategy == "beads":  # newest first
                 score = signals.get("recent", 0.0)
-            if c.edges:
-                provenance["edges"] = c.edges
-                provenance["via_node"] = c.via
-            out.append(
-                RetrievedItem(
+            scored.append((-round(score, 6), kind, item_id, text, signals, provenance, c))
+        scored.sort(key=lambda s: s[:3])
+
+        def items() -> Iterator[RetrievedItem]:
+            for neg_score, kind, item_id, text, signals, provenance, c in scored:
+                prov = provenance()
+                if c.edges:
+                    prov["edges"] = c.edges
+                    prov["via_node"] = c.via
+                yield RetrievedItem(
                     kind=kind,
                     id=item_id,
                     text=text,
-                    score=round(score, 6),
+                    score=-neg_score,
                     signals={k: round(v, 6) for k, v in signals.items()},
-                    provenance=provenance,
+                    provenance=prov,
                     tokens=count_tokens(text),
                 )
-            )
-        out.sort(key=lambda i: (-i.score, i.kind, i.id))
-        return out
+
+        return items()
 
     def _describe(
-        self, kind: str, item_id: str, bead: Any
-    ) -> tuple[str, float, float | None, dict[str, Any], Any] | None:
+        self,
+        kind: str,
+        item_id: str,
+        beads: dict[str, Any],
+        nodes: dict[str, Any],
+        edges: dict[str, Any],
+    ) -> tuple[str, float, float | None, Any, Callable[[], dict[str, Any]]] | None:
+        """``(text, importance, ts, bead, provenance)`` of a visible item; ``provenance``
+        makes the dict when called."""
         reader = self.reader
-        try:
-            if kind == "bead":
-                if bead is None:
-                    return None
-                text = f"{bead.source}: {bead.content}" if bead.source else bead.content
-                prov = {"source": bead.source, **reader.origin("bead", item_id)}
+        if kind == "bead":
+            if item_id not in beads:
+                return None
+            bead, stamp = beads[item_id]
+            text = f"{bead.source}: {bead.content}" if bead.source else bead.content
+
+            def bead_provenance() -> dict[str, Any]:
+                prov = {"source": bead.source, **reader.bead_origin(stamp)}
                 if bead.session_id:
                     prov["session_id"] = bead.session_id
-                return text, bead.importance, bead.ts, prov, bead
-            if kind == "node":
-                n = reader.get_node(item_id)
-                text = f"{n.name or n.id} ({n.type})"
-                return text, 0.5, None, {"source": "kg", **reader.origin("node", item_id)}, None
-            if kind == "edge":
-                e = reader.get_edge(item_id)
-                src, dst = reader.get_node(e.source), reader.get_node(e.target)
-                text = f"{src.name or src.id} {e.predicate} {dst.name or dst.id}"
-                prov = {"source": "kg", "evidence": e.evidence, **reader.origin("edge", item_id)}
-                return text, min(1.0, e.weight / 2), None, prov, None
+                return prov
+
+            return text, bead.importance, bead.ts, bead, bead_provenance
+        if kind == "node":
+            if item_id not in nodes:
+                return None
+            n, record = nodes[item_id]
+            text = f"{n.name or n.id} ({n.type})"
+            return text, 0.5, None, None, lambda: {"source": "kg", **record_origin(record)}
+        if kind == "edge":
+            if item_id not in edges:
+                return None
+            e, src, dst, record = edges[item_id]
+            text = f"{src.name or src.id} {e.predicate} {dst.name or dst.id}"
+            return (
+                text,
+                min(1.0, e.weight / 2),
+                None,
+                None,
+                lambda: {"source": "kg", "evidence": e.evidence, **record_origin(record)},
+            )
+        try:
             if kind == "skill":
                 s = reader.get_skill(item_id)
                 text = f"skill {s.name}: {s.description}".strip()
-                return (
-                    text,
-                    0.5,
-                    None,
-                    {"source": "skills", **reader.origin("skill", item_id)},
-                    None,
-                )
+                origin = reader.origin("skill", item_id)
+                return text, 0.5, None, None, lambda: {"source": "skills", **origin}
             if kind == "persona":
                 p = reader.get_persona()
                 text = " ".join(x for x in [p.name, p.description, *p.goals, *p.norms] if x)
-                return (
-                    text,
-                    0.5,
-                    None,
-                    {"source": "persona", **reader.origin("persona", "persona")},
-                    None,
-                )
+                origin = reader.origin("persona", "persona")
+                return text, 0.5, None, None, lambda: {"source": "persona", **origin}
         except NotFound:
             return None
         return None
@@ -412,7 +445,7 @@ class Retriever:
     def _fit(
         query: str,
         strategy: Strategy,
-        items: Sequence[RetrievedItem],
+        items: Iterable[RetrievedItem],
         k: int,
         budget: int | None,
         notes: list[str],
