@@ -45,7 +45,6 @@ class Weights(BaseModel):
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
-COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common words
 PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searched on a thread
 
 
@@ -203,9 +202,7 @@ class Retriever:
 
     def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
         hits = self.indexer.keyword.search(query, n, f)
-        scores = _norm({h.key: h.score for h in hits})
-        # Hits on words found nearly everywhere say little: a weak signal, not a full one.
-        return {h.key: scores[h.key] * (COMMON_HIT if h.common else 1.0) for h in hits}
+        return _norm({h.key: h.score for h in hits})
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
         """1-2 hops from the nodes among the hits: neighbours and the edges walked."""
