@@ -41,7 +41,7 @@ STOP_WORDS = frozenset(_STOP.split())
 SCHEMA = 4  # 4: tantivy; 3 and before: SQLite FTS5 (keyword.sqlite)
 META_KEY = "meta:index"  # the document holding the watermark and the schema version
 ANALYZER = "chrysalis_en"  # words, lowercased, Porter-stemmed: tantivy's en_stem
-HEAP = 64_000_000
+HEAP = 20_000_000  # bytes; a larger arena only makes each commit slower (measured)
 LEGACY = "keyword.sqlite"
 
 
