@@ -4,7 +4,8 @@ What a forget erases in LMDB (`chrysalis.forget`) is gone from every live page a
 LMDB never overwrites a page in place: the old value stays on a freed page until the page is
 reused, which may be never. The keyword index rewrites the segments that held deleted text
 (their files go), the vector index is rewritten without the forgotten vectors, and blob files
-are unlinked, each as it takes the forget in (`chrysalis.search.indexer`, `chrysalis.blobs`); what is left is LMDB's file.
+are unlinked, each as it takes the forget in (`chrysalis.search.indexer`, `chrysalis.blobs`);
+what is left is LMDB's file.
 
 So a `Scrubber` watches commits that erased content (each counts in the meta, durably with
 the erasure) and, ``delay`` seconds after the first (forgets come in bursts: one scrub for all),
