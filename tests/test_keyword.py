@@ -140,3 +140,12 @@ def test_an_older_fts5_file_is_deleted(tmp_path: Path) -> None:
         mem.append_bead("a note about zucchini")
         assert mem.retrieve("zucchini", k=1, strategy="keyword").items
     assert not list(index_dir.glob("keyword.sqlite*"))
+
+
+def test_an_index_open_elsewhere_is_busy_not_damaged(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(5), [], {"a": 5})
+    with pytest.raises(RuntimeError, match="open elsewhere"):
+        KeywordIndex.open_or_reset(tmp_path / "kw")
+    assert index.count() == 5 and len(index.match_all("status")) == 5  # not wiped
+    index.close()

@@ -107,7 +107,10 @@ class KeywordIndex:
             self._searcher = self._index.searcher()
             meta = self._meta()
         except (ValueError, RuntimeError) as exc:  # what the binding raises for a bad index
+            if "LockBusy" in str(exc):  # another writer holds it: busy, not damaged
+                raise RuntimeError(f"keyword index {path} is open elsewhere: {exc}") from exc
             raise DamagedIndex(str(exc)) from exc
+        self._writer.garbage_collect_files()  # a crash may have left a dropped segment's files
         if meta is None and self._searcher.num_docs:
             raise DamagedIndex("documents without a watermark")
         if meta is not None and meta.get("schema") != SCHEMA:
