@@ -149,3 +149,16 @@ def test_an_index_open_elsewhere_is_busy_not_damaged(tmp_path: Path) -> None:
         KeywordIndex.open_or_reset(tmp_path / "kw")
     assert index.count() == 5 and len(index.match_all("status")) == 5  # not wiped
     index.close()
+
+
+def test_a_watermark_over_ops_that_change_nothing_is_saved_at_close(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply([], ["bead:absent"], {"a": 7})  # no commit: nothing to write
+    assert index.watermark() == {"a": 7} and index.count() == 0
+    index.apply(rows(3), [], {"a": 10})
+    index.apply([], [], {"a": 12})
+    assert index.watermark() == {"a": 12} and index.count() == 3
+    index.close()
+    again = KeywordIndex(tmp_path / "kw")
+    assert again.watermark() == {"a": 12} and again.count() == 3
+    again.close()

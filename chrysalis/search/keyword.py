@@ -116,6 +116,7 @@ class KeywordIndex:
         if meta is not None and meta.get("schema") != SCHEMA:
             raise DamagedIndex("written by another version")
         self._watermark: dict[str, int] = dict(meta["watermark"]) if meta else {}
+        self._unsaved = False  # the watermark moved past ops that changed nothing here
         self._total = self._count()
 
     @classmethod
@@ -143,7 +144,7 @@ class KeywordIndex:
         return dict(unpack(bytes(self._searcher.doc(hits[0][1]).get_first("meta") or b"")))
 
     def _count(self) -> int:
-        return int(self._searcher.num_docs) - (1 if self._watermark or self._meta() else 0)
+        return int(self._searcher.num_docs) - self._live(self._term("key", META_KEY))
 
     def watermark(self) -> dict[str, int]:
         return dict(self._watermark)
@@ -158,10 +159,18 @@ class KeywordIndex:
     ) -> None:
         """Upsert ``(key, text, fields)`` rows, delete keys, and move the watermark, in one
         commit. Idempotent (an upsert deletes the key, then adds it). When something was
-        deleted, no file of the index holds its text when this returns (see the module)."""
+        deleted, no file of the index holds its text when this returns (see the module).
+
+        With nothing to write (ops that change no text: vectors, deletes of absent keys) the
+        watermark moves in memory only and is saved with the next commit or at `close` (a
+        commit costs ~7 ms, and the worker moves it after every chunk of vectors); lost in a
+        crash, those ops are read again and change nothing again."""
         rows, deletes = list(upserts), list(deletes)
         gone = [k for k in deletes if self._holds(k)]
         with self._lock:
+            if not rows and not gone:
+                self._watermark, self._unsaved = dict(watermark), True
+                return
             if gone:
                 self._settle_merges()  # a merge under way would carry the tombstones along
             writer = self._writer
@@ -175,17 +184,21 @@ class KeywordIndex:
                 if rewrite:
                     skip = {k for k, _, _ in rows} | set(deletes)
                     self._rewrite(rewrite, skip)
-                writer.delete_documents_by_term("key", META_KEY)
-                meta = {"schema": SCHEMA, "watermark": dict(watermark)}
-                writer.add_document(Document(key=META_KEY, kind="meta", meta=pack(meta)))
-                writer.commit()
+                self._save_watermark(watermark)
             except BaseException:
                 writer.rollback()
                 raise
-            self._watermark = dict(watermark)
+            self._watermark, self._unsaved = dict(watermark), False
             self._refresh()
             if gone:
                 self._drop_tombstones(gone)
+
+    def _save_watermark(self, watermark: dict[str, int]) -> None:
+        """Replace the meta document and commit (with whatever else the writer holds)."""
+        self._writer.delete_documents_by_term("key", META_KEY)
+        meta = {"schema": SCHEMA, "watermark": dict(watermark)}
+        self._writer.add_document(Document(key=META_KEY, kind="meta", meta=pack(meta)))
+        self._writer.commit()
 
     def _document(self, key: str, text: str, fields: dict[str, Any]) -> Document:
         doc = Document(key=key, kind=split_key(key)[0], text=text)
@@ -373,8 +386,13 @@ class KeywordIndex:
         return int(found.count)
 
     def close(self) -> None:
-        with self._lock, contextlib.suppress(Exception):
-            self._writer.wait_merging_threads()
+        """Save a watermark that moved in memory only, and end the writer."""
+        with self._lock:
+            if self._unsaved:
+                self._save_watermark(self._watermark)
+                self._unsaved = False
+            with contextlib.suppress(Exception):
+                self._writer.wait_merging_threads()
 
 
 def _key(searcher: tantivy.Searcher, addr: tantivy.DocAddress) -> str:
