@@ -106,6 +106,10 @@ def test_a_forget_leaves_no_file_holding_the_text(tmp_path: Path) -> None:
     assert SECRET.encode() not in index_bytes(tmp_path / "kw")
     assert index.count() == 600 and len(index.match_all("status")) == 600  # the rest stayed
     assert keys(index.search("zucchini", 100)) == {f"bead:b{i}" for i in range(7, 600, 10)}
+    rewritten = Filters(tags=["garden"], session_id="s1", since=100.0, until=300.0)
+    assert keys(index.search("zucchini", 100, rewritten)) == {
+        f"bead:b{i}" for i in range(107, 300, 10) if i % 3 == 0
+    }  # the fields came through the rewrite
     index.close()
     reopened = KeywordIndex(tmp_path / "kw")
     assert reopened.count() == 600 and not reopened.has_text(SECRET)
