@@ -1,4 +1,4 @@
-"""Keyword engines side by side: SQLite FTS5 as Chrysalis uses it, tantivy and bm25s.
+"""Keyword engines side by side: Chrysalis's keyword index (tantivy), plain tantivy and bm25s.
 
 Standalone (no `Memory`): each engine indexes the same texts and answers the same queries.
 
@@ -10,12 +10,12 @@ Standalone (no `Memory`): each engine indexes the same texts and answers the sam
 - quality: turn recall@10 on LongMemEval dev (``/work/shared/eval/longmemeval/lme-dev.json``),
   one index per question over its turns, the question as the query (no Chrysalis fusion).
 
-Engines: ``fts5`` is `chrysalis.search.keyword.KeywordIndex` itself (porter stemming, stop
-words, the common-word cut; a delete there merges the index and truncates the WAL, as a forget
-needs); ``fts5-plain`` (quality only) is the same FTS5 table ranked by bm25() over every
-non-stop word, no cut; ``tantivy`` (``en_stem`` tokenizer, OR of the non-stop words, block-max
-WAND top-k); ``bm25s`` (PyStemmer English, its English stop words; a delete is a weight mask,
-the index itself is immutable).
+Engines: ``chrysalis`` is `chrysalis.search.keyword.KeywordIndex` itself (tantivy, stop words,
+the stored fields filters and a rewrite need; a delete rewrites the segments that held the
+document, as a forget needs; the SQLite FTS5 index it replaced was measured by this script at
+commit 8966cc6, docs/benchmarks.md); ``tantivy`` (``en_stem`` tokenizer, OR of the non-stop
+words, block-max WAND top-k); ``bm25s`` (PyStemmer English, its English stop words; a delete
+is a weight mask, the index itself is immutable).
 
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python bench/keyword_engines.py --docs 1000,100000,1000000 --quality
@@ -59,12 +59,15 @@ def grep_dir(path: Path, needle: str) -> list[str]:
 # ---- engines: build(keys, texts, dir) -> engine with search(query, k) and delete(key) ------
 
 
-class Fts5:
-    name = "fts5"
+class Chrysalis:
+    """`chrysalis.search.keyword.KeywordIndex` itself: tantivy, and a delete that rewrites the
+    segments that held the document, so its words leave the files (the verifiable forget)."""
 
-    def __init__(self, keys: list[str], texts: list[str], where: Path) -> None:
-        self.dir = where
-        self.index = KeywordIndex(where / "keyword.sqlite")
+    name = "chrysalis"
+
+    def __init__(self, keys: list[str], texts: list[str], where: Path | None) -> None:
+        self.dir = (where or Path(tempfile.mkdtemp(prefix="kw-chrysalis-"))) / "keyword.tantivy"
+        self.index = KeywordIndex(self.dir)
         for start in range(0, len(keys), 10_000):
             rows = [
                 (keys[i], texts[i], {"session": "s", "ts": float(i)})
@@ -79,22 +82,9 @@ class Fts5:
         self.index.apply([], [key], {"r": -1})
 
     def holds_term(self, word: str) -> bool:
-        """Whether the index still lists ``word`` (its vocabulary, deleted rows included)."""
-        with self.index._lock:
-            row = self.index._db.execute("SELECT doc FROM vocab WHERE term = ?", (word,))
-            return bool(row.fetchone())
-
-    def plain(self, query: str, k: int) -> list[str]:
-        """bm25() over every non-stop word: no common-word cut."""
-        expression = KeywordIndex.match_expression(terms(query))
-        if not expression:
-            return []
-        sql = (
-            "SELECT items.key FROM fts JOIN items ON items.rowid = fts.rowid "
-            "WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?"
-        )
-        with self.index._lock:
-            return [key for (key,) in self.index._db.execute(sql, (expression, k)).fetchall()]
+        """Whether the index still holds ``word``: its files, its live texts, or the term
+        list of a deleted document (`KeywordIndex.has_text`)."""
+        return self.index.has_text(word)
 
     def close(self) -> None:
         self.index.close()
@@ -191,7 +181,11 @@ class Bm25s:
         pass
 
 
-ENGINES: dict[str, Callable[..., Any]] = {"fts5": Fts5, "tantivy": Tantivy, "bm25s": Bm25s}
+ENGINES: dict[str, Callable[..., Any]] = {
+    "chrysalis": Chrysalis,
+    "tantivy": Tantivy,
+    "bm25s": Bm25s,
+}
 
 
 # ---- speed ---------------------------------------------------------------------------------
@@ -252,7 +246,7 @@ def speed(n_docs: int, queries: int, deletes: int, engines: list[str]) -> list[d
 
 def quality(engines: list[str]) -> dict[str, Any]:
     data = json.loads(LME.read_text())
-    names = [*engines, "fts5-plain"] if "fts5" in engines else engines
+    names = engines
     recall: dict[str, list[float]] = {n: [] for n in names}
     overlap: dict[str, list[float]] = {n: [] for n in names}
     for entry in data:
@@ -265,10 +259,8 @@ def quality(engines: list[str]) -> dict[str, Any]:
         tops: dict[str, list[str]] = {}
         with tempfile.TemporaryDirectory(prefix="kw-lme-") as tmp:
             for name in engines:
-                engine = ENGINES[name](keys, texts, Path(tmp) if name == "fts5" else None)
+                engine = ENGINES[name](keys, texts, Path(tmp) if name == "chrysalis" else None)
                 tops[name] = engine.search(entry["question"], 10)
-                if name == "fts5":
-                    tops["fts5-plain"] = engine.plain(entry["question"], 10)
                 engine.close()
         for name in names:
             recall[name].append(len(gold & set(tops[name])) / len(gold))
@@ -288,7 +280,7 @@ def quality(engines: list[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", default="1000,100000")
-    parser.add_argument("--engines", default="fts5,tantivy,bm25s")
+    parser.add_argument("--engines", default="chrysalis,tantivy,bm25s")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--deletes", type=int, default=10)
     parser.add_argument("--quality", action="store_true", help="LongMemEval dev recall@10")

@@ -67,8 +67,8 @@ What is measured, in this order (each store closed and deleted before the next s
    - Chrysalis ``retrieve(text, k=10, strategy="keyword")``: the same API overhead as above,
      and it asks the keyword index for 50 hits; in a memory of over 20,000 items the keyword
      search runs on Chrysalis's search thread.
-   - Chrysalis ``indexer.keyword.search(text, 10)``: its FTS5 index alone (Porter stemming,
-     the common-word skip, a join to its items table).
+   - Chrysalis ``indexer.keyword.search(text, 10)``: its tantivy index alone (Porter
+     stemming, stop words dropped, block-max WAND top-k).
    - Plain SQLite FTS5: a fresh ``CREATE VIRTUAL TABLE docs USING fts5(content)`` (default
      unicode61 tokenizer, default pragmas) loaded with the same texts in one transaction (load
      time printed), queried ``SELECT rowid, content, bm25(docs) FROM docs WHERE docs MATCH
@@ -436,7 +436,7 @@ def run_chrysalis(
             )
         out["disk"] = disk_bytes(path)
         out["disk_lmdb"] = disk_bytes(path / "lmdb")
-        out["disk_keyword"] = sum(disk_bytes(p) for p in (path / "index").glob("keyword.sqlite*"))
+        out["disk_keyword"] = disk_bytes(path / "index" / "keyword.tantivy")
         out["disk_faiss"] = disk_bytes(path / "index" / "faiss")
 
 

@@ -2,9 +2,10 @@
 
 What a forget erases in LMDB (`chrysalis.forget`) is gone from every live page at once, but
 LMDB never overwrites a page in place: the old value stays on a freed page until the page is
-reused, which may be never. The keyword index zeroes and merges away deleted text, the vector
-index is rewritten without the forgotten vectors, and blob files are unlinked, each as it takes
-the forget in (`chrysalis.search.indexer`, `chrysalis.blobs`); what is left is LMDB's file.
+reused, which may be never. The keyword index rewrites the segments that held deleted text
+(their files go), the vector index is rewritten without the forgotten vectors, and blob files
+are unlinked, each as it takes the forget in (`chrysalis.search.indexer`, `chrysalis.blobs`);
+what is left is LMDB's file.
 
 So a `Scrubber` watches commits that erased content (each counts in the meta, durably with
 the erasure) and, ``delay`` seconds after the first (forgets come in bursts: one scrub for all),
@@ -227,7 +228,7 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
     else:
         places.append(
             Place(place="local", name=f"{me}: keyword index", state="gone",
-                  why="deleted, its pages zeroed and merged away")
+                  why="deleted, the segments that held it rewritten and their files removed")
         )  # fmt: skip
     vectors = indexer.vectors
     if vectors is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,16 +74,16 @@ def test_rebuild_after_index_files_are_deleted_or_corrupted(tmp_path: Path) -> N
     index_dir = tmp_path / "m" / "index"
     for f in (index_dir / "faiss").iterdir():
         f.write_bytes(b"garbage")
-    (index_dir / "keyword.sqlite").write_bytes(b"not a database at all" * 100)
-    for suffix in ("-wal", "-shm"):
-        Path(str(index_dir / "keyword.sqlite") + suffix).unlink(missing_ok=True)
+    for f in (index_dir / "keyword.tantivy").iterdir():
+        if f.is_file():
+            f.write_bytes(b"not an index at all" * 100)
     with Memory.open(tmp_path / "m", sync=False, embedder="deterministic") as mem:
         mem.wait_indexed(timeout=30)
         assert keys(mem, "support group", "fusion") == before
         assert mem.indexer.status()["vectors"]["items"] == 4
     for f in (index_dir / "faiss").iterdir():
         f.unlink()
-    (index_dir / "keyword.sqlite").unlink()
+    shutil.rmtree(index_dir / "keyword.tantivy")
     with Memory.open(tmp_path / "m", sync=False, embedder="deterministic") as mem:
         mem.wait_indexed(timeout=30)
         assert keys(mem, "support group", "fusion") == before
@@ -95,7 +96,7 @@ def test_forget_leaves_every_index(open_memory: Callable[..., Memory]) -> None:
     mem.forget("b0")
     mem.wait_indexed(timeout=30)
     assert not mem.indexer.keyword.has_text("LGBTQ")
-    index_files = [p for p in (mem.path / "index").iterdir() if p.name.startswith("keyword.sqlite")]
+    index_files = [p for p in (mem.path / "index" / "keyword.tantivy").iterdir() if p.is_file()]
     assert not any(b"LGBTQ" in p.read_bytes() for p in index_files)  # not in freed pages either
     vector_ops = [
         op for op in mem.ops_since({}) if op["kind"] == "embedding.put" and op["target"] == "b0"
@@ -143,23 +144,3 @@ def test_vector_index_goes_ivf_past_the_limit_and_keeps_recall(tmp_path: Path) -
     assert hits / 500 >= 0.95
     index.remove(["bead:0"])
     assert "bead:0" not in {h.key for h in index.search(data[0], 5)}
-
-
-def test_keyword_skips_near_universal_words(tmp_path: Path) -> None:
-    from chrysalis.search import KeywordIndex
-
-    kw = KeywordIndex(tmp_path / "kw.sqlite")
-    rows = [
-        (f"bead:b{i}", f"status update number {i}" + (" zebra" if i % 100 == 7 else ""), {})
-        for i in range(1000)
-    ]
-    kw.apply(rows, [], {"a": 1000})
-    hits = kw.search("status update zebra", 10)
-    assert {h.key for h in hits} == {f"bead:b{i}" for i in range(7, 1000, 100)}
-    assert not any(h.common for h in hits)
-    only_common = kw.search("status update", 5)
-    assert [h.key for h in only_common] == [
-        f"bead:b{i}" for i in range(999, 994, -1)
-    ]  # newest first
-    assert all(h.common for h in only_common)
-    kw.close()

@@ -1,6 +1,6 @@
 """Search: the derived indexes and what queries them.
 
-    keyword.py   BM25 over item text in SQLite FTS5 (`KeywordIndex`)
+    keyword.py   BM25 over item text in tantivy (`KeywordIndex`)
     vectors.py   FAISS per embedding model (`VectorIndex`)
     indexer.py   the worker keeping both caught up with the op log, making missing vectors
     fusion.py    fused retrieval with provenance (`Retriever`, `Weights`)

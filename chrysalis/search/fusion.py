@@ -57,7 +57,6 @@ class Weights(BaseModel):
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
-COMMON_HIT = 0.2  # the keyword signal of a hit that matched only very common words
 GRAPH_SEEDS = 5  # nodes among the hits whose neighbourhood is walked
 SEED_SHARE = 0.5  # ... only those at least this share of the best candidate's strength
 GRAPH_NEIGHBOURS = 16  # neighbours taken per seed (heaviest edges first)
@@ -221,9 +220,7 @@ class Retriever:
 
     def _keyword_hits(self, query: str, n: int, f: Filters) -> dict[str, float]:
         hits = self.indexer.keyword.search(query, n, f)
-        scores = _norm({h.key: h.score for h in hits})
-        # Hits on words found nearly everywhere say little: a weak signal, not a full one.
-        return {h.key: scores[h.key] * (COMMON_HIT if h.common else 1.0) for h in hits}
+        return _norm({h.key: h.score for h in hits})
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
         """Neighbours of the strong nodes among the hits, and the edges walked: a bounded walk

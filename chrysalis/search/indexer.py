@@ -3,7 +3,7 @@ makes the vectors nobody has made yet, off the write path.
 
 Three cursors, each a version vector over the op log, each persisted with what it describes:
 
-    keyword   in the SQLite file, with the rows          (all item kinds)
+    keyword   in the tantivy index, with the rows        (all item kinds)
     embed     in LMDB meta ``embed:<model>``             which items this replica has embedded
     vectors   in the FAISS meta file, with the index     (embedding ops of the model)
 
@@ -31,7 +31,7 @@ from ..embed import Embedder
 from ..errors import ClosedError, EmbedderUnavailable, InsufficientStorage
 from ..events import Committed, item_key, keys_changed, split_key
 from ..read import Reader
-from .keyword import KeywordIndex
+from .keyword import KeywordIndex, remove_legacy
 from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -79,13 +79,14 @@ class Indexer:
         directory.mkdir(parents=True, exist_ok=True)
         self.exact_limit = exact_limit
         store_vv = reader.version_vector()
-        self.keyword, _ = KeywordIndex.open_or_reset(directory / "keyword.sqlite")
+        remove_legacy(directory)
+        self.keyword, _ = KeywordIndex.open_or_reset(directory / "keyword.tantivy")
         if not vv_dominates(store_vv, self.keyword.watermark()):
             # The index is ahead of the log (an older LMDB restored under a newer index, or
             # writes lost in a crash): its seqs will be reused by other ops. Start afresh.
             log.warning("keyword index is ahead of the op log: rebuilding it")
             self.keyword.close()
-            self.keyword = KeywordIndex.reset(directory / "keyword.sqlite")
+            self.keyword = KeywordIndex.reset(directory / "keyword.tantivy")
         self.vectors: VectorIndex | None = None
         self.last_error: str | None = None
         self.errors = 0

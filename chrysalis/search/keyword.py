@@ -1,22 +1,31 @@
-"""BM25 keyword search over item text, in SQLite FTS5.
+"""BM25 keyword search over item text, in tantivy (block-max WAND top-k).
 
 Derived from LMDB and disposable: the index remembers the version vector of the op log it
-reflects (its watermark), catches up from there, and is rebuilt from LMDB when its file is
-missing or damaged. Items are named by a *key*, ``"<kind>:<id>"`` (bead, node, skill, persona).
+reflects (its watermark, a document of its own committed with the rows it describes), catches
+up from there, and is rebuilt from LMDB when its directory is missing or damaged. Items are
+named by a *key*, ``"<kind>:<id>"`` (bead, node, skill, persona).
+
+A forget must leave no file holding the text. A tantivy delete is a tombstone: the words stay
+in the segment until a merge, which the Python binding cannot ask for. So a delete rewrites
+the segments that held the deleted items: their other documents are added again from their
+stored fields and deleted from the old segment, which, left with no live document, is dropped
+at the commit and its files collected (`KeywordIndex.apply`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import re
-import sqlite3
+import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import tantivy
+from tantivy import Document, FieldType, Occur, Query
 
 from ..events import split_key
 from ..keys import pack, unpack
@@ -25,98 +34,123 @@ from ..models import Filters
 log = logging.getLogger(__name__)
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-# Words too common to say anything on their own; FTS5 has no stop list of its own.
 _STOP = """a an and are as at be but by did do does for from had has have he her him his how i
 if in into is it its me my no not of on or our she so than that the their them then there these
 they this to was we were what when where which who whom why will with would you your"""
 STOP_WORDS = frozenset(_STOP.split())
-SCHEMA = 3  # 3: document frequencies from fts5vocab, no table of our own
+SCHEMA = 4  # 4: tantivy; 3 and before: SQLite FTS5 (keyword.sqlite)
+META_KEY = "meta:index"  # the document holding the watermark and the schema version
+ANALYZER = "chrysalis_en"  # words, lowercased, Porter-stemmed: tantivy's en_stem
+COMMON = 0.2  # a query word in more than this share of the documents is dropped (measured)
+HEAP = 20_000_000  # bytes; a larger arena only makes each commit slower (measured)
+LEGACY = "keyword.sqlite"
 
 
-def common_threshold(total: int) -> float:
-    """Document frequency above which a query term is skipped: a fifth of the documents (never
-    under 100: small memories rank everything); in a large one, 2 % or 1,000 documents,
-    whichever is more (bounds the rows an OR query ranks: ~3 ms per 2,000 here)."""
-    return max(100, min(0.2 * total, max(0.02 * total, 1000)))
+class DamagedIndex(Exception):
+    """The index directory cannot be read as an index of this version."""
 
 
 @dataclass
 class KeywordHit:
     key: str
     score: float  # BM25, higher is better
-    common: bool = False  # matched only words found nearly everywhere: newest first, unranked
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("key", stored=True, tokenizer_name="raw")
+    b.add_text_field("kind", stored=True, tokenizer_name="raw")
+    b.add_text_field("text", stored=True, tokenizer_name=ANALYZER, index_option="freq")
+    for name in ("session", "role", "tags"):
+        b.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    for name in ("ts", "importance"):
+        b.add_float_field(name, stored=True, indexed=True, fast=True)
+    b.add_bytes_field("meta", stored=True)
+    return b.build()
+
+
+def remove_legacy(directory: Path) -> None:
+    """Delete an older data dir's FTS5 files: no forgotten text may linger there."""
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (directory / (LEGACY + suffix)).unlink()
 
 
 class KeywordIndex:
-    """BM25 keyword search over item text, in SQLite FTS5 (porter stemming, unicode61).
+    """BM25 keyword search over item text, in a tantivy index directory.
 
-    Thread-safe (one connection behind a lock). Not durable on its own by design: it is
-    rebuilt from LMDB, so it skips fsync (``synchronous=OFF``) and saves its watermark with the
-    rows it describes, in the same SQLite transaction.
+    Thread-safe: one writer behind a lock; searches read the searcher of the last commit.
+    Not durable on its own by design (it is rebuilt from LMDB): its watermark is a document
+    committed with the rows it describes, so it never claims ops whose rows are not in.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._db = self._open()
-        self._total = int(self._db.execute("SELECT count(*) FROM items").fetchone()[0])
-        self._df: dict[str, tuple[int, int]] = {}  # stem -> (documents, total when counted)
-        self._scratch = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        self._scratch.executescript(
-            "CREATE VIRTUAL TABLE q USING fts5(text, tokenize='porter unicode61');"
-            "CREATE VIRTUAL TABLE qv USING fts5vocab(q, 'instance');"
-        )
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._schema = _schema()
+        self._analyzer = _analyzer()
+        path.mkdir(parents=True, exist_ok=True)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=OFF")
-            db.execute("PRAGMA secure_delete=ON")  # forgotten text is zeroed, not just unlinked
-            db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS items(
-                    rowid INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, kind TEXT NOT NULL,
-                    session TEXT, role TEXT, ts REAL, importance REAL, tags TEXT);
-                CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-                    text, tokenize='porter unicode61');
-                CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(fts, 'row');
-                CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v BLOB);
-                """
-            )
-            db.execute("SELECT count(*) FROM fts").fetchone()
-            db.execute("PRAGMA quick_check").fetchone()
-            version = db.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
-            filled = db.execute("SELECT count(*) FROM items").fetchone()[0]
-            if filled and (version is None or version[0] != SCHEMA):
-                raise sqlite3.DatabaseError("written by another version")
-            db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('schema', ?)", (SCHEMA,))
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+            self._index = tantivy.Index(self._schema, path=str(path), reuse=True)
+            self._index.register_tokenizer(ANALYZER, _analyzer())
+            self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
+            self._index.reload()
+            self._searcher = self._index.searcher()
+            meta = self._meta()
+        except (ValueError, RuntimeError) as exc:  # what the binding raises for a bad index
+            if "LockBusy" in str(exc):  # another writer holds it: busy, not damaged
+                raise RuntimeError(f"keyword index {path} is open elsewhere: {exc}") from exc
+            raise DamagedIndex(str(exc)) from exc
+        self._writer.garbage_collect_files()  # a crash may have left a dropped segment's files
+        if meta is None and self._searcher.num_docs:
+            raise DamagedIndex("documents without a watermark")
+        if meta is not None and meta.get("schema") != SCHEMA:
+            raise DamagedIndex("written by another version")
+        self._watermark: dict[str, int] = dict(meta["watermark"]) if meta else {}
+        self._unsaved = False  # the watermark moved past ops that changed nothing here
+        self._total = self._count()
 
     @classmethod
     def open_or_reset(cls, path: Path) -> tuple[KeywordIndex, bool]:
-        """Open the index; a damaged file is deleted and started afresh (returns reset=True)."""
+        """Open the index; a damaged one is deleted and started afresh (returns reset=True)."""
         try:
             return cls(path), False
-        except sqlite3.DatabaseError as exc:
+        except (DamagedIndex, OSError) as exc:
             log.warning("keyword index %s is damaged (%s): rebuilding it", path, exc)
             return cls.reset(path), True
 
     @classmethod
     def reset(cls, path: Path) -> KeywordIndex:
-        """Delete the index files and open an empty index."""
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(str(path) + suffix)
+        """Delete the index directory and open an empty index."""
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
         return cls(path)
 
+    def _meta(self) -> dict[str, Any] | None:
+        hits = self._searcher.search(self._term("key", META_KEY), 1, count=False).hits
+        if not hits:
+            return None
+        return dict(unpack(bytes(self._searcher.doc(hits[0][1]).get_first("meta") or b"")))
+
+    def _count(self) -> int:
+        return int(self._searcher.num_docs) - self._live(self._term("key", META_KEY))
+
     def watermark(self) -> dict[str, int]:
-        with self._lock:
-            row = self._db.execute("SELECT v FROM meta WHERE k='watermark'").fetchone()
-        return {} if row is None else dict(unpack(row[0]))
+        return dict(self._watermark)
+
+    # ---- writing -------------------------------------------------------------------------
 
     def apply(
         self,
@@ -124,54 +158,120 @@ class KeywordIndex:
         deletes: Iterable[str],
         watermark: dict[str, int],
     ) -> None:
-        """Upsert ``(key, text, fields)`` rows, delete keys, and move the watermark: atomically."""
+        """Upsert ``(key, text, fields)`` rows, delete keys, and move the watermark, in one
+        commit. Idempotent (an upsert deletes the key, then adds it). When something was
+        deleted, no file of the index holds its text when this returns (see the module).
+
+        With nothing to write (ops that change no text: vectors, deletes of absent keys) the
+        watermark moves in memory only and is saved with the next commit or at `close` (a
+        commit costs ~7 ms, and the worker moves it after every chunk of vectors); lost in a
+        crash, those ops are read again and change nothing again."""
+        rows, deletes = list(upserts), list(deletes)
+        gone = [k for k in deletes if self._holds(k)]
         with self._lock:
-            db = self._db
-            db.execute("BEGIN")
+            if not rows and not gone:
+                self._watermark, self._unsaved = dict(watermark), True
+                return
+            if gone:
+                self._settle_merges()  # a merge under way would carry the tombstones along
+            writer = self._writer
             try:
-                erased = False
+                rewrite = self._segments_of(gone) if gone else set()
                 for key in deletes:
-                    row = db.execute("SELECT rowid FROM items WHERE key=?", (key,)).fetchone()
-                    if row is not None:
-                        db.execute("DELETE FROM fts WHERE rowid=?", row)
-                        db.execute("DELETE FROM items WHERE rowid=?", row)
-                        erased = True
-                for key, text, fields in upserts:
-                    row = db.execute("SELECT rowid FROM items WHERE key=?", (key,)).fetchone()
-                    tags = " ".join(fields.get("tags", ()))
-                    values = (
-                        split_key(key)[0], fields.get("session"), fields.get("role"),
-                        fields.get("ts"), fields.get("importance"), tags,
-                    )  # fmt: skip
-                    if row is None:
-                        cur = db.execute(
-                            "INSERT INTO items(key, kind, session, role, ts, importance, tags) "
-                            "VALUES (?,?,?,?,?,?,?)",
-                            (key, *values),
-                        )
-                        rowid = cur.lastrowid
-                    else:
-                        rowid = row[0]
-                        db.execute(
-                            "UPDATE items SET kind=?, session=?, role=?, ts=?, importance=?, "
-                            "tags=? WHERE rowid=?",
-                            (*values, rowid),
-                        )
-                        db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
-                    db.execute("INSERT INTO fts(rowid, text) VALUES (?, ?)", (rowid, text))
-                db.execute(
-                    "INSERT OR REPLACE INTO meta(k, v) VALUES ('watermark', ?)", (pack(watermark),)
-                )
-                db.execute("COMMIT")
+                    writer.delete_documents_by_term("key", key)
+                for key, text, fields in rows:
+                    writer.delete_documents_by_term("key", key)
+                    writer.add_document(self._document(key, text, fields))
+                if rewrite:
+                    skip = {k for k, _, _ in rows} | set(deletes)
+                    self._rewrite(rewrite, skip)
+                self._save_watermark(watermark)
             except BaseException:
-                db.execute("ROLLBACK")
+                writer.rollback()
                 raise
-            self._total = int(db.execute("SELECT count(*) FROM items").fetchone()[0])
-            if erased:
-                self._df.clear()  # no count of a forgotten text's words survives it
-                # merge segments so deleted text is gone from the file, not just hidden
-                db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # and from the WAL
+            self._watermark, self._unsaved = dict(watermark), False
+            self._refresh()
+            if gone:
+                self._drop_tombstones(gone)
+
+    def _save_watermark(self, watermark: dict[str, int]) -> None:
+        """Replace the meta document and commit (with whatever else the writer holds)."""
+        self._writer.delete_documents_by_term("key", META_KEY)
+        meta = {"schema": SCHEMA, "watermark": dict(watermark)}
+        self._writer.add_document(Document(key=META_KEY, kind="meta", meta=pack(meta)))
+        self._writer.commit()
+
+    def _document(self, key: str, text: str, fields: dict[str, Any]) -> Document:
+        doc = Document(key=key, kind=split_key(key)[0], text=text)
+        for name in ("session", "role"):
+            if fields.get(name) is not None:
+                doc.add_text(name, str(fields[name]))
+        for tag in fields.get("tags", ()):
+            doc.add_text("tags", str(tag))
+        for name in ("ts", "importance"):
+            if fields.get(name) is not None:
+                doc.add_float(name, float(fields[name]))
+        return doc
+
+    def _refresh(self) -> None:
+        self._index.reload()
+        self._searcher = self._index.searcher()
+        self._total = self._count()
+
+    def _settle_merges(self) -> None:
+        """Let merges under way finish (it ends the writer), then open a new writer."""
+        self._writer.wait_merging_threads()
+        self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
+        self._refresh()
+
+    def _holds(self, key: str) -> bool:
+        """Whether any segment holds a document of ``key``, deleted ones included."""
+        return int(self._searcher.doc_freq("key", key)) > 0
+
+    def _segments_of(self, keys: Sequence[str]) -> set[int]:
+        query = Query.term_set_query(self._schema, "key", list(keys))
+        hits = self._searcher.search(query, max(1, 4 * len(keys)), count=False).hits
+        return {addr.segment_ord for _, addr in hits}
+
+    def _rewrite(self, segments: set[int] | None, skip: set[str]) -> None:
+        """Add again every live document of ``segments`` (all when None) but those in
+        ``skip``, and delete them where they were: the old segments are left with no live
+        document and are dropped at the commit."""
+        searcher = self._searcher
+        every = searcher.search(Query.all_query(), max(1, searcher.num_docs), count=False).hits
+        docs = []
+        for _, addr in every:
+            if segments is None or addr.segment_ord in segments:
+                doc = searcher.doc(addr)
+                key = doc.get_first("key")
+                if key != META_KEY and key not in skip:
+                    docs.append((key, doc))
+        if not docs:
+            return
+        keys = [k for k, _ in docs]
+        self._writer.delete_documents_by_query(Query.term_set_query(self._schema, "key", keys))
+        for _, doc in docs:
+            self._writer.add_document(doc)
+
+    def _drop_tombstones(self, gone: Sequence[str]) -> None:
+        """Check that the deleted keys left every segment; if not (an older version of one
+        lay in a segment we did not rewrite), rewrite them all. Then collect the files."""
+        for _ in range(3):
+            if not any(self._holds(k) for k in gone):
+                break
+            self._settle_merges()
+            try:
+                self._rewrite(None, set())
+                self._writer.commit()
+            except BaseException:
+                self._writer.rollback()
+                raise
+            self._refresh()
+        else:
+            log.warning("keyword index: deleted text is still in a segment")
+        self._writer.garbage_collect_files()
+
+    # ---- reading -------------------------------------------------------------------------
 
     @staticmethod
     def query_terms(query: str) -> list[str]:
@@ -180,97 +280,86 @@ class KeywordIndex:
         unique = list(dict.fromkeys(words))
         return [w for w in unique if w not in STOP_WORDS] or unique
 
-    def _selective(self, terms: list[str]) -> list[str]:
-        """Drop terms in too many documents (`common_threshold`): they add almost nothing to
-        BM25 (tiny IDF), yet an OR query with one of them ranks nearly every row. May return
-        nothing (every term is common)."""
-        limit = common_threshold(self._total)
-        if self._total < 100:
-            return terms  # nothing is common yet: skip the lookups
-        stems = self._stems(terms)
-        return [t for t in terms if self._doc_count(stems.get(t, t)) <= limit]
-
-    def _stems(self, terms: list[str]) -> dict[str, str]:
-        """Each term as FTS5's tokenizer indexes it (porter stemming), read back from a
-        scratch FTS5 table with the same tokenizer: exactly what a MATCH of it looks up."""
-        db = self._scratch
-        db.execute("BEGIN")
-        try:
-            db.executemany("INSERT INTO q(rowid, text) VALUES (?, ?)", enumerate(terms))
-            rows = db.execute("SELECT doc, term FROM qv").fetchall()
-        finally:
-            db.execute("ROLLBACK")
-        return {terms[doc]: term for doc, term in rows}
-
-    def _doc_count(self, stem: str) -> int:
-        """Documents holding ``stem``, from fts5vocab. Counting walks the term's doclist
-        (~1 ms for one in 40 % of 100k rows), so counts are kept until the index grows or
-        shrinks by 5 %: a frequency that coarse is all the common-word cut needs."""
-        cached = self._df.get(stem)
-        if cached is not None and abs(self._total - cached[1]) <= 0.05 * cached[1]:
-            return cached[0]
-        row = self._db.execute("SELECT doc FROM vocab WHERE term = ?", (stem,)).fetchone()
-        n = 0 if row is None else int(row[0])
-        if len(self._df) > 50_000:
-            self._df.clear()
-        self._df[stem] = (n, self._total)
-        return n
-
-    @staticmethod
-    def match_expression(terms: Sequence[str]) -> str | None:
-        """An FTS5 query that ORs the words (quoted: user text is never FTS syntax)."""
-        return " OR ".join(f'"{w}"' for w in terms) or None
-
-    def search(self, query: str, k: int, filters: Filters | None = None) -> list[KeywordHit]:
-        """The ``k`` best items by BM25 for ``query`` (higher score is better) among those
-        that pass ``filters``: bead fields apply to beads, ``kinds`` to every item."""
-        terms = self.query_terms(query)
-        if not terms or k <= 0:
-            return []
-        filters_sql, params = _filter_sql(filters or Filters())
-        with self._lock:
-            selective = self._selective(terms)
-            if selective:
-                sql = (
-                    "SELECT items.key, -bm25(fts) FROM fts JOIN items ON items.rowid = fts.rowid "
-                    f"WHERE fts MATCH ?{filters_sql} ORDER BY bm25(fts) LIMIT ?"
-                )
-                rows = self._db.execute(sql, [self.match_expression(selective), *params, k])
-            else:
-                # Only words found nearly everywhere: ranking would touch most rows and say
-                # little. The newest documents holding all of them, by rowid, which FTS5 walks
-                # backwards without sorting (in a subquery, so the join does not force a sort).
-                sql = (
-                    "SELECT items.key, 1.0 FROM (SELECT rowid AS r FROM fts WHERE fts MATCH ? "
-                    "ORDER BY rowid DESC LIMIT ?) JOIN items ON items.rowid = r "
-                    f"WHERE 1{filters_sql}"
-                )
-                expression = " AND ".join(f'"{w}"' for w in terms)
-                depth = 4 * k if not filters_sql else 100 * k  # filters apply after the LIMIT
-                rows = self._db.execute(sql, [expression, depth, *params])
-            found = rows.fetchall()[:k]
-        return [KeywordHit(key, float(score), common=not selective) for key, score in found]
-
     @staticmethod
     def all_words(query: str) -> list[str]:
         """Every distinct word of ``query``, lowercased: stop words are kept (a forget by query
         must mean every word it was given)."""
         return list(dict.fromkeys(w.lower() for w in _TOKEN.findall(query)))
 
-    def match_all(self, query: str) -> list[str]:
-        """The keys of every bead whose indexed text holds every word of ``query`` (as FTS5
-        indexes it: case-insensitive, stemmed, so "tea" finds "teas"), unranked and unbounded:
-        what a forget by query selects, predictably, where `search` ranks the best k."""
-        words = self.all_words(query)
-        if not words:
+    def _stems(self, words: Sequence[str]) -> list[str]:
+        """The terms the index holds for ``words`` (as its analyzer makes them)."""
+        return list(dict.fromkeys(t for w in words for t in self._analyzer.analyze(w)))
+
+    def _selective(self, stems: list[str]) -> list[str]:
+        """Drop terms in over `COMMON` of the documents (unless that leaves none). Not for
+        speed (block-max WAND skips what cannot reach the top k) but for ranking: tantivy's
+        IDF stays positive for such words where FTS5's fell to zero, and the words that carry
+        the question then weigh less (LoCoMo fusion recall@10 0.710 with them, 0.721
+        without; docs/benchmarks.md). A lookup in the term dictionary per term."""
+        total = self._total
+        if total < 20:
+            return stems
+        searcher = self._searcher
+        kept = [s for s in stems if searcher.doc_freq("text", s) <= COMMON * total]
+        return kept or stems
+
+    def _term(self, field: str, value: Any) -> Query:
+        return Query.term_query(self._schema, field, value)
+
+    def _words_query(self, stems: Sequence[str], occur: Occur) -> Query:
+        return Query.boolean_query([(occur, self._term("text", s)) for s in stems])
+
+    def search(self, query: str, k: int, filters: Filters | None = None) -> list[KeywordHit]:
+        """The ``k`` best items by BM25 for ``query`` (higher score is better) among those
+        that pass ``filters``: bead fields apply to beads, ``kinds`` to every item."""
+        stems = self._selective(self._stems(self.query_terms(query)))
+        if not stems or k <= 0:
             return []
-        sql = (
-            "SELECT items.key FROM fts JOIN items ON items.rowid = fts.rowid "
-            "WHERE fts MATCH ? AND items.kind = 'bead'"
-        )
-        expression = " AND ".join(f'"{w}"' for w in words)  # quoted: never FTS syntax
-        with self._lock:
-            return [key for (key,) in self._db.execute(sql, (expression,)).fetchall()]
+        q = self._words_query(stems, Occur.Should)
+        conditions = self._filter_queries(filters or Filters())
+        if conditions:  # scored by the words only: the conditions add nothing
+            zero = [(Occur.Must, Query.const_score_query(c, 0.0)) for c in conditions]
+            q = Query.boolean_query([(Occur.Must, q), *zero])
+        searcher = self._searcher
+        hits = searcher.search(q, k, count=False).hits
+        return [KeywordHit(_key(searcher, addr), float(s)) for s, addr in hits]
+
+    def _filter_queries(self, f: Filters) -> list[Query]:
+        """One query per condition of ``f``: bead conditions pass every other kind."""
+        bead: list[Query] = []
+        if f.session_id is not None:
+            bead.append(self._term("session", f.session_id))
+        if f.role is not None:
+            bead.append(self._term("role", f.role))
+        for name, low, high in (("ts", f.since, f.until), ("importance", f.min_importance, None)):
+            if low is not None or high is not None:
+                bead.append(Query.range_query(self._schema, name, FieldType.Float, low, high))
+        if f.tags:
+            bead.append(Query.term_set_query(self._schema, "tags", list(f.tags)))
+        out = []
+        if bead:
+            not_bead = Query.boolean_query(
+                [(Occur.Must, Query.all_query()), (Occur.MustNot, self._term("kind", "bead"))]
+            )
+            out = [Query.boolean_query([(Occur.Should, not_bead), (Occur.Should, c)]) for c in bead]
+        if f.kinds:
+            out.append(Query.term_set_query(self._schema, "kind", list(f.kinds)))
+        return out
+
+    def match_all(self, query: str) -> list[str]:
+        """The keys of every bead whose indexed text holds every word of ``query`` (as the
+        index holds it: case-insensitive, stemmed, so "tea" finds "teas"), unranked and
+        unbounded: what a forget by query selects, predictably, where `search` ranks the best k."""
+        stems = self._stems(self.all_words(query))
+        if not stems:
+            return []
+        q = Query.boolean_query(
+            [(Occur.Must, self._words_query(stems, Occur.Must)),
+             (Occur.Must, self._term("kind", "bead"))]
+        )  # fmt: skip
+        searcher = self._searcher
+        hits = searcher.search(q, max(1, searcher.num_docs), count=False).hits
+        return [_key(searcher, addr) for _, addr in hits]
 
     @property
     def size(self) -> int:
@@ -278,53 +367,47 @@ class KeywordIndex:
         return self._total
 
     def count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT count(*) FROM items").fetchone()[0])
+        return self._total
 
     def has(self, key: str) -> bool:
         """Whether item ``key`` (``bead:<id>``) is indexed."""
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM items WHERE key=?", (key,)).fetchone()
-        return row is not None
+        return self._live(self._term("key", key)) > 0
 
     def has_text(self, fragment: str) -> bool:
-        """Whether any indexed text contains ``fragment`` (tests use it to check forget)."""
+        """Whether the index still holds ``fragment`` anywhere: in a live item's text, in
+        the bytes of any of its files, or as words a deleted document still holds (a word
+        whose term counts more documents than search finds). Tests use it to check forget."""
+        raw = fragment.encode()
         with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM fts WHERE text LIKE ? LIMIT 1", (f"%{fragment}%",)
-            ).fetchone()
-        return row is not None
+            files = [p for p in self.path.iterdir() if p.is_file()]
+            if any(raw in p.read_bytes() for p in files):
+                return True
+            stems = self._stems(self.all_words(fragment))
+            if not stems:
+                return False
+            searcher = self._searcher
+            q = self._words_query(stems, Occur.Must)
+            for _, addr in searcher.search(q, max(1, searcher.num_docs), count=False).hits:
+                if fragment.lower() in str(searcher.doc(addr).get_first("text")).lower():
+                    return True
+            return all(
+                searcher.doc_freq("text", s) > self._live(self._term("text", s)) for s in stems
+            )
+
+    def _live(self, query: Query) -> int:
+        """Live documents matching ``query``."""
+        found: Any = self._searcher.search(query, 1, count=True)
+        return int(found.count)
 
     def close(self) -> None:
+        """Save a watermark that moved in memory only, and end the writer."""
         with self._lock:
-            self._db.close()
-            self._scratch.close()
+            if self._unsaved:
+                self._save_watermark(self._watermark)
+                self._unsaved = False
+            with contextlib.suppress(Exception):
+                self._writer.wait_merging_threads()
 
 
-_BEAD_FILTERS = (
-    ("items.session = ?", "session_id"),
-    ("items.role = ?", "role"),
-    ("items.ts >= ?", "since"),
-    ("items.ts <= ?", "until"),
-    ("items.importance >= ?", "min_importance"),
-)
-
-
-def _filter_sql(f: Filters) -> tuple[str, list[Any]]:
-    """The SQL conditions (each starting with AND) and their parameters for ``f``: bead
-    filters go into the query, so the top k are the top k among what passes them."""
-    where: list[str] = []
-    args: list[Any] = []
-    for clause, name in _BEAD_FILTERS:
-        value = getattr(f, name)
-        if value is not None:
-            where.append(f"(items.kind != 'bead' OR {clause})")
-            args.append(value)
-    if f.tags:
-        tag_match = " OR ".join("(' ' || items.tags || ' ') LIKE ?" for _ in f.tags)
-        where.append(f"(items.kind != 'bead' OR {tag_match})")
-        args.extend(f"% {t} %" for t in f.tags)
-    if f.kinds:
-        where.append(f"items.kind IN ({','.join('?' * len(f.kinds))})")
-        args.extend(f.kinds)
-    return "".join(f" AND {w}" for w in where), args
+def _key(searcher: tantivy.Searcher, addr: tantivy.DocAddress) -> str:
+    return str(searcher.doc(addr).get_first("key"))

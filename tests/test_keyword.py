@@ -1,0 +1,168 @@
+"""The keyword index on its own: filters, match_all, idempotent apply, forget, reopen, repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chrysalis.models import Filters
+from chrysalis.search import KeywordIndex
+
+SECRET = "ZEBRAQUOKKA123"
+
+
+def rows(n: int) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (
+            f"bead:b{i}",
+            f"status update number {i} about teas" + (" zucchini" if i % 10 == 7 else ""),
+            {
+                "session": f"s{i % 2}",
+                "role": "user" if i % 4 else "assistant",
+                "ts": float(i),
+                "importance": i / n,
+                "tags": ["garden"] if i % 3 == 0 else [],
+            },
+        )
+        for i in range(n)
+    ]
+
+
+def keys(hits: list[Any]) -> set[str]:
+    return {h.key for h in hits}
+
+
+def index_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def kw(tmp_path: Path) -> Any:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply([*rows(200), ("node:veg", "zucchini plants", {})], [], {"a": 201})
+    yield index
+    index.close()
+
+
+def test_filters_pick_the_top_k_among_what_passes(kw: KeywordIndex) -> None:
+    zucchini = {f"bead:b{i}" for i in range(7, 200, 10)}
+    assert keys(kw.search("zucchini", 100)) == zucchini | {"node:veg"}
+    assert keys(kw.search("zucchini", 100, Filters(session_id="s1"))) == zucchini | {"node:veg"}
+    got = keys(kw.search("zucchini", 100, Filters(role="assistant", kinds=["bead"])))
+    assert got == {k for k in zucchini if int(k[6:]) % 4 == 0}  # none: 7 mod 10 is odd
+    assert got == set()
+    got = keys(kw.search("zucchini", 100, Filters(tags=["garden"], kinds=["bead"])))
+    assert got == {k for k in zucchini if int(k[6:]) % 3 == 0}
+    got = keys(kw.search("zucchini", 10, Filters(since=100.0, until=130.0)))
+    assert got == {"node:veg", "bead:b107", "bead:b117", "bead:b127"}  # bead filters pass nodes
+    assert "node:veg" in keys(kw.search("zucchini", 100, Filters(min_importance=0.9)))
+    assert keys(kw.search("zucchini", 100, Filters(min_importance=0.9, kinds=["bead"]))) == {
+        f"bead:b{i}" for i in (187, 197)
+    }
+    assert keys(kw.search("zucchini", 5, Filters(kinds=["node"]))) == {"node:veg"}
+    assert kw.search("the of and", 5) == []  # only stop words: kept, and nothing holds them
+
+
+def test_scores_rank_rarer_words_higher(kw: KeywordIndex) -> None:
+    hits = kw.search("teas zucchini", 5)
+    assert hits[0].score >= hits[-1].score > 0
+    assert all(h.key in {"node:veg"} | {f"bead:b{i}" for i in range(7, 200, 10)} for h in hits)
+
+
+def test_match_all_is_stemmed_unbounded_and_beads_only(kw: KeywordIndex) -> None:
+    assert len(kw.match_all("tea")) == 200  # "tea" finds "teas"
+    assert set(kw.match_all("zucchini teas")) == {f"bead:b{i}" for i in range(7, 200, 10)}
+    assert kw.match_all("zucchini plants") == []  # the node holds them: beads only
+    assert kw.match_all("") == []
+
+
+def test_apply_again_is_idempotent_and_reopens(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(50), [], {"a": 50})
+    index.apply(rows(50), [], {"a": 50})  # as after a crash before the caller saw it
+    assert index.count() == 50 and index.size == 50
+    assert len(index.match_all("status")) == 50
+    index.apply([], ["bead:b3", "bead:b3"], {"a": 51})
+    index.apply([], ["bead:b3"], {"a": 51})
+    index.close()
+    again = KeywordIndex(tmp_path / "kw")
+    assert again.watermark() == {"a": 51} and again.count() == 49
+    assert not again.has("bead:b3") and again.has("bead:b4")
+    again.close()
+
+
+def test_a_forget_leaves_no_file_holding_the_text(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    for start in range(0, 600, 100):  # several commits: several segments
+        batch = rows(600)[start : start + 100]
+        index.apply(batch, [], {"a": start + 100})
+    index.apply([("bead:s", f"my password is {SECRET} now", {"role": "user"})], [], {"a": 601})
+    index.apply([("bead:s", f"my password is {SECRET} again", {"role": "user"})], [], {"a": 602})
+    assert index.has_text(SECRET) and SECRET.encode() in index_bytes(tmp_path / "kw")
+    index.apply([], ["bead:s"], {"a": 603})
+    assert not index.has_text(SECRET) and not index.has_text("again")
+    assert SECRET.encode() not in index_bytes(tmp_path / "kw")
+    assert index.count() == 600 and len(index.match_all("status")) == 600  # the rest stayed
+    assert keys(index.search("zucchini", 100)) == {f"bead:b{i}" for i in range(7, 600, 10)}
+    rewritten = Filters(tags=["garden"], session_id="s1", since=100.0, until=300.0)
+    assert keys(index.search("zucchini", 100, rewritten)) == {
+        f"bead:b{i}" for i in range(107, 300, 10) if i % 3 == 0
+    }  # the fields came through the rewrite
+    index.close()
+    reopened = KeywordIndex(tmp_path / "kw")
+    assert reopened.count() == 600 and not reopened.has_text(SECRET)
+    reopened.close()
+
+
+def test_a_damaged_directory_is_rebuilt(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(20), [], {"a": 20})
+    index.close()
+    for f in (tmp_path / "kw").iterdir():
+        if f.is_file():
+            f.write_bytes(b"garbage" * 10)
+    fresh, reset = KeywordIndex.open_or_reset(tmp_path / "kw")
+    assert reset and fresh.count() == 0 and fresh.watermark() == {}
+    fresh.apply(rows(5), [], {"a": 5})
+    assert fresh.count() == 5
+    fresh.close()
+    again, reset = KeywordIndex.open_or_reset(tmp_path / "kw")
+    assert not reset and again.count() == 5
+    again.close()
+
+
+def test_an_older_fts5_file_is_deleted(tmp_path: Path) -> None:
+    from chrysalis import Memory
+
+    index_dir = tmp_path / "m" / "index"
+    index_dir.mkdir(parents=True)
+    for suffix in ("", "-wal", "-shm"):
+        (index_dir / f"keyword.sqlite{suffix}").write_bytes(SECRET.encode())
+    with Memory.open(tmp_path / "m", sync=False) as mem:
+        mem.append_bead("a note about zucchini")
+        assert mem.retrieve("zucchini", k=1, strategy="keyword").items
+    assert not list(index_dir.glob("keyword.sqlite*"))
+
+
+def test_an_index_open_elsewhere_is_busy_not_damaged(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(5), [], {"a": 5})
+    with pytest.raises(RuntimeError, match="open elsewhere"):
+        KeywordIndex.open_or_reset(tmp_path / "kw")
+    assert index.count() == 5 and len(index.match_all("status")) == 5  # not wiped
+    index.close()
+
+
+def test_a_watermark_over_ops_that_change_nothing_is_saved_at_close(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply([], ["bead:absent"], {"a": 7})  # no commit: nothing to write
+    assert index.watermark() == {"a": 7} and index.count() == 0
+    index.apply(rows(3), [], {"a": 10})
+    index.apply([], [], {"a": 12})
+    assert index.watermark() == {"a": 12} and index.count() == 3
+    index.close()
+    again = KeywordIndex(tmp_path / "kw")
+    assert again.watermark() == {"a": 12} and again.count() == 3
+    again.close()
