@@ -98,8 +98,11 @@ def test_a_forget_leaves_no_file_holding_the_text(tmp_path: Path) -> None:
     for start in range(0, 600, 100):  # several commits: several segments
         batch = rows(600)[start : start + 100]
         index.apply(batch, [], {"a": start + 100})
+        index.commit()
     index.apply([("bead:s", f"my password is {SECRET} now", {"role": "user"})], [], {"a": 601})
+    index.commit()
     index.apply([("bead:s", f"my password is {SECRET} again", {"role": "user"})], [], {"a": 602})
+    index.commit()
     assert index.has_text(SECRET) and SECRET.encode() in index_bytes(tmp_path / "kw")
     index.apply([], ["bead:s"], {"a": 603})
     assert not index.has_text(SECRET) and not index.has_text("again")
@@ -166,3 +169,62 @@ def test_a_watermark_over_ops_that_change_nothing_is_saved_at_close(tmp_path: Pa
     again = KeywordIndex(tmp_path / "kw")
     assert again.watermark() == {"a": 12} and again.count() == 3
     again.close()
+
+
+def test_rows_not_yet_committed_are_searched_at_once(tmp_path: Path) -> None:
+    """A commit fsyncs its files; rows wait for a batch, yet search, match_all and has find
+    them at once (overlay.py), filters apply to them, and a new version hides the old."""
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(50), [], {"a": 50})
+    index.commit()
+    index.apply(
+        [("bead:b7", "now about kiwi only", {"session": "s1", "role": "user", "ts": 7.0}),
+         ("bead:new", "fresh kiwi and zucchini", {"session": "s9", "role": "user", "ts": 99.0})],
+        [], {"a": 52},
+    )  # fmt: skip
+    assert index._searcher.num_docs == 51  # not committed yet: 50 rows and the watermark's
+    assert keys(index.search("kiwi", 10)) == {"bead:b7", "bead:new"}
+    assert "bead:b7" not in keys(index.search("zucchini", 50))  # its old version is hidden
+    assert "bead:new" in keys(index.search("zucchini", 50))
+    assert keys(index.search("kiwi", 10, Filters(session_id="s9"))) == {"bead:new"}
+    assert keys(index.search("kiwi", 10, Filters(kinds=["node"]))) == set()
+    assert set(index.match_all("kiwi")) == {"bead:b7", "bead:new"}
+    assert index.has("bead:new") and index.watermark() == {"a": 52}
+    # a rare word in a pending row outranks a common one in committed rows
+    assert index.search("kiwi status", 1)[0].key in {"bead:b7", "bead:new"}
+    index.close()  # commits what waits
+    reopened = KeywordIndex(tmp_path / "kw")
+    assert keys(reopened.search("kiwi", 10)) == {"bead:b7", "bead:new"}
+    assert reopened.watermark() == {"a": 52}
+    reopened.close()
+
+
+def test_a_forget_of_a_row_not_yet_committed_leaves_no_file_holding_it(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(30), [], {"a": 30})
+    index.commit()
+    index.apply([("bead:s", f"my password is {SECRET}", {"role": "user"})], [], {"a": 31})
+    assert index.has_text(SECRET) and index.has("bead:s")
+    index.apply([], ["bead:s"], {"a": 32})
+    assert not index.has("bead:s") and index.search(SECRET, 5) == []
+    assert not index.has_text(SECRET)
+    assert SECRET.encode() not in index_bytes(tmp_path / "kw")
+    assert index.count() == 30
+    index.close()
+
+
+def test_a_batch_is_committed_once_it_is_large_or_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chrysalis.search import keyword
+
+    index = KeywordIndex(tmp_path / "kw")
+    monkeypatch.setattr(keyword, "COMMIT_ROWS", 20)
+    index.apply(rows(10), [], {"a": 10})
+    assert index._searcher.num_docs == 0  # waiting
+    index.apply(rows(25)[10:], [], {"a": 25})
+    assert index._searcher.num_docs == 26  # 25 rows and the watermark's document
+    monkeypatch.setattr(keyword, "COMMIT_SECONDS", 0.0)
+    index.apply([("bead:x", "one more", {})], [], {"a": 26})
+    assert index._searcher.num_docs == 27
+    index.close()

@@ -19,6 +19,7 @@ import logging
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from tantivy import Document, FieldType, Occur, Query
 from ..events import split_key
 from ..keys import pack, unpack
 from ..models import Filters
+from .overlay import Pending
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ SCHEMA = 4  # 4: tantivy; 3 and before: SQLite FTS5 (keyword.sqlite)
 META_KEY = "meta:index"  # the document holding the watermark and the schema version
 ANALYZER = "chrysalis_en"  # words, lowercased, Porter-stemmed: tantivy's en_stem
 COMMON = 0.2  # a query word in more than this share of the documents is dropped (measured)
+COMMIT_ROWS = 1000  # rows written before a commit (each costs an fsync of its files) ...
+COMMIT_SECONDS = 1.0  # ... or once the oldest waited this long (checked at the next apply)
 HEAP = 20_000_000  # bytes; a larger arena only makes each commit slower (measured)
 LEGACY = "keyword.sqlite"
 
@@ -117,8 +121,10 @@ class KeywordIndex:
         if meta is not None and meta.get("schema") != SCHEMA:
             raise DamagedIndex("written by another version")
         self._watermark: dict[str, int] = dict(meta["watermark"]) if meta else {}
-        self._unsaved = False  # the watermark moved past ops that changed nothing here
+        self._unsaved = False  # the watermark moved past what the last commit saved
+        self._avg_len = float(meta.get("avg_len", 0.0)) if meta else 0.0
         self._total = self._count()
+        self._pending = Pending()  # written since the last commit (overlay.py)
 
     @classmethod
     def open_or_reset(cls, path: Path) -> tuple[KeywordIndex, bool]:
@@ -158,46 +164,90 @@ class KeywordIndex:
         deletes: Iterable[str],
         watermark: dict[str, int],
     ) -> None:
-        """Upsert ``(key, text, fields)`` rows, delete keys, and move the watermark, in one
-        commit. Idempotent (an upsert deletes the key, then adds it). When something was
-        deleted, no file of the index holds its text when this returns (see the module).
+        """Upsert ``(key, text, fields)`` rows, delete keys, and move the watermark.
+        Idempotent (an upsert deletes the key, then adds it). Searchable when this returns.
 
-        With nothing to write (ops that change no text: vectors, deletes of absent keys) the
-        watermark moves in memory only and is saved with the next commit or at `close` (a
-        commit costs ~7 ms, and the worker moves it after every chunk of vectors); lost in a
-        crash, those ops are read again and change nothing again."""
+        Rows are committed in batches (`COMMIT_ROWS`, or once the oldest waited
+        `COMMIT_SECONDS`; and at `close`): a tantivy commit fsyncs its files, tens of
+        milliseconds a recall right after a remember would wait. Until then search finds them
+        in `Pending`. A delete of text a commit holds commits at once, with what waits, and
+        when this returns no file of the index holds the text (see the module). Lost in a
+        crash, the rows not committed are read again from the op log (the saved watermark is
+        that of the last commit)."""
         rows, deletes = list(upserts), list(deletes)
-        gone = [k for k in deletes if self._holds(k)]
         with self._lock:
-            if not rows and not gone:
-                self._watermark, self._unsaved = dict(watermark), True
+            if any(k in self._pending for k in deletes):
+                self._commit()  # a forget of a pending row: let it land, then erase it
+            gone = [k for k in deletes if self._holds(k)]
+            if gone:
+                self._erase(rows, deletes, gone, watermark)
                 return
-            if gone:
-                self._settle_merges()  # a merge under way would carry the tombstones along
             writer = self._writer
-            try:
-                rewrite = self._segments_of(gone) if gone else set()
-                for key in deletes:
-                    writer.delete_documents_by_term("key", key)
-                for key, text, fields in rows:
-                    writer.delete_documents_by_term("key", key)
-                    writer.add_document(self._document(key, text, fields))
-                if rewrite:
-                    skip = {k for k, _, _ in rows} | set(deletes)
-                    self._rewrite(rewrite, skip)
-                self._save_watermark(watermark)
-            except BaseException:
-                writer.rollback()
-                raise
-            self._watermark, self._unsaved = dict(watermark), False
-            self._refresh()
-            if gone:
-                self._drop_tombstones(gone)
+            now = time.monotonic()
+            for key, text, fields in rows:
+                writer.delete_documents_by_term("key", key)
+                writer.add_document(self._document(key, text, fields))
+                stems = self._analyzer.analyze(text)
+                self._pending.put(key, stems, dict(fields), now)
+                self._avg_len += (len(stems) - self._avg_len) / max(1, self._total + 1)
+            self._watermark, self._unsaved = dict(watermark), True
+            started = self._pending.since
+            if len(self._pending) >= COMMIT_ROWS or (
+                started is not None and now - started >= COMMIT_SECONDS
+            ):
+                self._commit()
+
+    def commit(self) -> None:
+        """Commit the rows that wait (`apply` batches them), if any."""
+        with self._lock:
+            if self._unsaved:
+                self._commit()
+
+    def _commit(self) -> None:
+        """Commit what the writer holds with the watermark, and search it there."""
+        try:
+            self._save_watermark(self._watermark)
+        except BaseException:
+            self._writer.rollback()
+            raise
+        self._unsaved = False
+        self._pending.clear()
+        self._refresh()
+
+    def _erase(
+        self,
+        rows: list[tuple[str, str, dict[str, Any]]],
+        deletes: list[str],
+        gone: list[str],
+        watermark: dict[str, int],
+    ) -> None:
+        """Delete ``gone`` (held by committed segments) so that no file keeps their text:
+        rewrite the segments that held them, commit with everything else, collect files."""
+        self._settle_merges()  # a merge under way would carry the tombstones along
+        writer = self._writer
+        try:
+            rewrite = self._segments_of(gone)
+            for key in deletes:
+                writer.delete_documents_by_term("key", key)
+            for key, text, fields in rows:
+                writer.delete_documents_by_term("key", key)
+                writer.add_document(self._document(key, text, fields))
+            if rewrite:  # pending rows are in the writer already: never add their old copy
+                skip = {k for k, _, _ in rows} | set(deletes) | set(self._pending.items)
+                self._rewrite(rewrite, skip)
+            self._save_watermark(watermark)
+        except BaseException:
+            writer.rollback()
+            raise
+        self._watermark, self._unsaved = dict(watermark), False
+        self._pending.clear()
+        self._refresh()
+        self._drop_tombstones(gone)
 
     def _save_watermark(self, watermark: dict[str, int]) -> None:
         """Replace the meta document and commit (with whatever else the writer holds)."""
         self._writer.delete_documents_by_term("key", META_KEY)
-        meta = {"schema": SCHEMA, "watermark": dict(watermark)}
+        meta = {"schema": SCHEMA, "watermark": dict(watermark), "avg_len": self._avg_len}
         self._writer.add_document(Document(key=META_KEY, kind="meta", meta=pack(meta)))
         self._writer.commit()
 
@@ -320,9 +370,17 @@ class KeywordIndex:
         if conditions:  # scored by the words only: the conditions add nothing
             zero = [(Occur.Must, Query.const_score_query(c, 0.0)) for c in conditions]
             q = Query.boolean_query([(Occur.Must, q), *zero])
-        searcher = self._searcher
-        hits = searcher.search(q, k, count=False).hits
-        return [KeywordHit(_key(searcher, addr), float(s)) for s, addr in hits]
+        searcher, pending = self._searcher, self._pending
+        hits = searcher.search(q, k + len(pending), count=False).hits
+        found = [(_key(searcher, addr), float(s)) for s, addr in hits]
+        if pending:  # a pending row hides its committed version; its new one is scored here
+            found = [(key, s) for key, s in found if key not in pending]
+            found += pending.search(
+                stems, filters or Filters(), lambda t: int(searcher.doc_freq("text", t)),
+                self._total, self._avg_len,
+            )  # fmt: skip
+            found.sort(key=lambda h: -h[1])
+        return [KeywordHit(key, score) for key, score in found[:k]]
 
     def _filter_queries(self, f: Filters) -> list[Query]:
         """One query per condition of ``f``: bead conditions pass every other kind."""
@@ -357,20 +415,23 @@ class KeywordIndex:
             [(Occur.Must, self._words_query(stems, Occur.Must)),
              (Occur.Must, self._term("kind", "bead"))]
         )  # fmt: skip
-        searcher = self._searcher
+        searcher, pending = self._searcher, self._pending
         hits = searcher.search(q, max(1, searcher.num_docs), count=False).hits
-        return [_key(searcher, addr) for _, addr in hits]
+        keys = [key for _, addr in hits if (key := _key(searcher, addr)) not in pending]
+        return keys + pending.holding_all(stems)
 
     @property
     def size(self) -> int:
-        """Items indexed (as of the last apply); cheap."""
-        return self._total
+        """Items indexed, roughly (pending rows may replace committed ones); cheap."""
+        return self._total + len(self._pending.live())
 
     def count(self) -> int:
-        return self._total
+        return self.size
 
     def has(self, key: str) -> bool:
         """Whether item ``key`` (``bead:<id>``) is indexed."""
+        if key in self._pending:
+            return self._pending.items[key] is not None
         return self._live(self._term("key", key)) > 0
 
     def has_text(self, fragment: str) -> bool:
@@ -385,6 +446,8 @@ class KeywordIndex:
             stems = self._stems(self.all_words(fragment))
             if not stems:
                 return False
+            if self._pending.holding_all(stems):
+                return True
             searcher = self._searcher
             q = self._words_query(stems, Occur.Must)
             for _, addr in searcher.search(q, max(1, searcher.num_docs), count=False).hits:
@@ -403,8 +466,7 @@ class KeywordIndex:
         """Save a watermark that moved in memory only, and end the writer."""
         with self._lock:
             if self._unsaved:
-                self._save_watermark(self._watermark)
-                self._unsaved = False
+                self._commit()
             with contextlib.suppress(Exception):
                 self._writer.wait_merging_threads()
 
