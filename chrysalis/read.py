@@ -142,23 +142,50 @@ class Reader(GraphReads):
         """Up to ``n`` beads before and ``n`` after this one in its session's order, as
         ``(id, offset)`` with offset -1, -2, ... before and 1, 2, ... after."""
         check_id(bead_id, "bead")
+        with self.store.read() as txn:
+            return self._beside(txn, bead_id, n)
+
+    def _beside(self, txn: Txn, bead_id: str, n: int) -> list[tuple[str, int]]:
         store = self.store
-        with store.read() as txn:
-            entry, data = self.bead_entry(txn, bead_id)
-            if data is None or not data.get("session_id"):
-                return []
-            hlc, replica, seq = entry[0]
-            prefix = data["session_id"].encode() + b"\0"
-            key = prefix + time_key(data["ts"], hlc, replica, seq)
-            out: list[tuple[str, int]] = []
-            with txn.cursor(db=store.dbs["bead_sess"]) as cur:
-                for step, sign in ((cur.prev, -1), (cur.next, 1)):
-                    if not cur.set_key(key):
-                        return out
-                    for distance in range(1, n + 1):
-                        if not step() or not cur.key().startswith(prefix):
-                            break
-                        out.append((cur.value().decode(), sign * distance))
+        entry, data = self.bead_entry(txn, bead_id)
+        if data is None or not data.get("session_id"):
+            return []
+        hlc, replica, seq = entry[0]
+        prefix = data["session_id"].encode() + b"\0"
+        key = prefix + time_key(data["ts"], hlc, replica, seq)
+        out: list[tuple[str, int]] = []
+        with txn.cursor(db=store.dbs["bead_sess"]) as cur:
+            for step, sign in ((cur.prev, -1), (cur.next, 1)):
+                if not cur.set_key(key):
+                    return out
+                for distance in range(1, n + 1):
+                    if not step() or not cur.key().startswith(prefix):
+                        break
+                    out.append((cur.value().decode(), sign * distance))
+        return out
+
+    def windows(
+        self, ids: Sequence[str], n: int
+    ) -> dict[str, tuple[int, list[tuple[str, int, int]]]]:
+        """For each bead of ``ids`` that has a session: its length in words and up to ``n``
+        neighbours either side as ``(id, offset, words)``; one read transaction."""
+        out: dict[str, tuple[int, list[tuple[str, int, int]]]] = {}
+        words: dict[str, int] = {}
+
+        def length(txn: Txn, bead_id: str) -> int:
+            if bead_id not in words:
+                data = self.bead_entry(txn, bead_id)[1]
+                words[bead_id] = len(str(data.get("content", "")).split()) if data else 0
+            return words[bead_id]
+
+        with self.store.read() as txn:
+            for bead_id in ids:
+                around = self._beside(txn, bead_id, n)
+                if around:
+                    out[bead_id] = (
+                        length(txn, bead_id),
+                        [(other, offset, length(txn, other)) for other, offset in around],
+                    )
         return out
 
     def all_beads(self) -> Iterator[Bead]:

@@ -274,24 +274,15 @@ class Retriever:
             key=lambda c: -(c.signals.get("emb", 0) + c.signals.get("keyword", 0)),
         )[: self.weights.context_hits]
         w = self.weights
+        windows = self.reader.windows([split_key(c.key)[1] for c in strong], w.context_window)
         for c in strong:
-            bead_id = split_key(c.key)[1]
-            around = self.reader.adjacent_beads(bead_id, w.context_window)
-            if not around:
+            if (window := windows.get(split_key(c.key)[1])) is None:
                 continue
-            lean = evidence.lean_on_neighbours(
-                (self._words(b) for b in [bead_id, *(n for n, _ in around)]), w.context_words
-            )
+            words, around = window
+            lean = evidence.lean_on_neighbours([words, *(n for _, _, n in around)], w.context_words)
             strength = (c.signals.get("emb", 0) + c.signals.get("keyword", 0)) / 2 * lean
-            for neighbour, offset in around:
+            for neighbour, offset, _ in around:
                 signal(item_key("bead", neighbour), "context", min(1.0, strength / abs(offset)))
-
-    def _words(self, bead_id: str) -> int:
-        """A bead's length in words (0 when it is gone)."""
-        try:
-            return len(self.reader.get_bead(bead_id).content.split())
-        except NotFound:
-            return 0
 
     # ---- scoring -------------------------------------------------------------------------
 
