@@ -224,7 +224,12 @@ def test_a_batch_is_committed_once_it_is_large_or_old(
     assert index._searcher.num_docs == 0  # waiting
     index.apply(rows(25)[10:], [], {"a": 25})
     assert index._searcher.num_docs == 26  # 25 rows and the watermark's document
-    monkeypatch.setattr(keyword, "COMMIT_SECONDS", 0.0)
     index.apply([("bead:x", "one more", {})], [], {"a": 26})
+    index.commit_due()  # the worker's tick: the oldest has not waited a second yet
+    assert index._searcher.num_docs == 26
+    monkeypatch.setattr(keyword, "COMMIT_SECONDS", 0.0)
+    index.commit_due()
     assert index._searcher.num_docs == 27
+    index.apply([("bead:y", "and another", {})], [], {"a": 27})  # old at once: committed
+    assert index._searcher.num_docs == 28
     index.close()

@@ -168,6 +168,8 @@ class Indexer:
         failure; vectors that arrived from other replicas are indexed meanwhile.
         """
         more = self._catch_up_keyword()
+        if not more:
+            self.keyword.commit_due()  # rows the keyword index holds back for a batch
         if self.embedder is not None and self._embed_backoff.ready(time.monotonic()):
             try:
                 if self.vectors is None:  # dims unknown until the embedder first answers

@@ -44,8 +44,10 @@ SCHEMA = 4  # 4: tantivy; 3 and before: SQLite FTS5 (keyword.sqlite)
 META_KEY = "meta:index"  # the document holding the watermark and the schema version
 ANALYZER = "chrysalis_en"  # words, lowercased, Porter-stemmed: tantivy's en_stem
 COMMON = 0.2  # a query word in more than this share of the documents is dropped (measured)
-COMMIT_ROWS = 1000  # rows written before a commit (each costs an fsync of its files) ...
-COMMIT_SECONDS = 1.0  # ... or once the oldest waited this long (checked at the next apply)
+# A commit fsyncs its files: rows wait for one until there are this many (a bulk write pays
+# one commit per chunk; the overlay that serves waiting rows stays small) ...
+COMMIT_ROWS = 64
+COMMIT_SECONDS = 1.0  # ... or until the oldest waited this long (`commit_due`, each second)
 HEAP = 20_000_000  # bytes; a larger arena only makes each commit slower (measured)
 LEGACY = "keyword.sqlite"
 
@@ -168,7 +170,7 @@ class KeywordIndex:
         Idempotent (an upsert deletes the key, then adds it). Searchable when this returns.
 
         Rows are committed in batches (`COMMIT_ROWS`, or once the oldest waited
-        `COMMIT_SECONDS`; and at `close`): a tantivy commit fsyncs its files, tens of
+        `COMMIT_SECONDS`: `commit_due`; and at `close`): a tantivy commit fsyncs its files, tens of
         milliseconds a recall right after a remember would wait. Until then search finds them
         in `Pending`. A delete of text a commit holds commits at once, with what waits, and
         when this returns no file of the index holds the text (see the module). Lost in a
@@ -201,6 +203,14 @@ class KeywordIndex:
         """Commit the rows that wait (`apply` batches them), if any."""
         with self._lock:
             if self._unsaved:
+                self._commit()
+
+    def commit_due(self) -> None:
+        """Commit the rows that wait if the oldest waited `COMMIT_SECONDS` (the indexing
+        worker calls this each time it wakes, at least once a second)."""
+        with self._lock:
+            since = self._pending.since
+            if since is not None and time.monotonic() - since >= COMMIT_SECONDS:
                 self._commit()
 
     def _commit(self) -> None:

@@ -58,16 +58,14 @@ class Pending:
         if not live:
             return []
         n = total + len(live)
+        idf = {}
+        for stem in stems:
+            df = doc_freq(stem) + sum(1 for _, tf, _ in live if tf[stem])
+            idf[stem] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         scored = []
         for key, tf, _ in live:
-            length = sum(tf.values())
-            score = 0.0
-            for s in stems:
-                if tf[s]:
-                    df = doc_freq(s) + sum(1 for _, other, _ in live if other[s])
-                    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                    norm = K1 * (1 - B + B * length / max(avg_len, 1.0))
-                    score += idf * tf[s] * (K1 + 1) / (tf[s] + norm)
+            norm = K1 * (1 - B + B * sum(tf.values()) / max(avg_len, 1.0))
+            score = sum(idf[s] * tf[s] * (K1 + 1) / (tf[s] + norm) for s in stems if tf[s])
             if score > 0:
                 scored.append((key, score))
         return scored
