@@ -20,7 +20,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,6 +233,8 @@ class KeywordIndex:
     ) -> None:
         """Delete ``gone`` (held by committed segments) so that no file keeps their text:
         rewrite the segments that held them, commit with everything else, collect files."""
+        if self._pending:
+            self._commit()  # settling merges ends the writer: what it holds must be in first
         self._settle_merges()  # a merge under way would carry the tombstones along
         writer = self._writer
         try:
@@ -279,7 +281,8 @@ class KeywordIndex:
         self._total = self._count()
 
     def _settle_merges(self) -> None:
-        """Let merges under way finish (it ends the writer), then open a new writer."""
+        """Let merges under way finish (it ends the writer, dropping what it holds
+        uncommitted: callers commit first), then open a new writer."""
         self._writer.wait_merging_threads()
         self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
         self._refresh()
@@ -450,8 +453,7 @@ class KeywordIndex:
         whose term counts more documents than search finds). Tests use it to check forget."""
         raw = fragment.encode()
         with self._lock:
-            files = [p for p in self.path.iterdir() if p.is_file()]
-            if any(raw in p.read_bytes() for p in files):
+            if any(raw in data for data in _file_bytes(self.path)):
                 return True
             stems = self._stems(self.all_words(fragment))
             if not stems:
@@ -479,6 +481,13 @@ class KeywordIndex:
                 self._commit()
             with contextlib.suppress(Exception):
                 self._writer.wait_merging_threads()
+
+
+def _file_bytes(directory: Path) -> Iterator[bytes]:
+    """The bytes of each file in ``directory``; one a merge removed meanwhile is skipped."""
+    for path in directory.iterdir():
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            yield path.read_bytes()
 
 
 def _key(searcher: tantivy.Searcher, addr: tantivy.DocAddress) -> str:
