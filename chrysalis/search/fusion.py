@@ -223,7 +223,8 @@ class Retriever:
         return _norm({h.key: h.score for h in hits})
 
     def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
-        """Neighbours of the strong nodes among the hits, and the edges walked: a bounded walk
+        """Neighbours of the nodes the query names (a keyword hit on a node's name) and of
+        the strong nodes among the other hits, and the edges walked: a bounded walk
         (`GraphReads.walk`: the heaviest edges first, a second hop only where it pays), all
         seeds in one read transaction."""
         best = max((max(c.signals.values()) for c in cands.values()), default=0.0)
@@ -231,7 +232,11 @@ class Retriever:
             (
                 c
                 for c in cands.values()
-                if c.key.startswith("node:") and max(c.signals.values()) >= SEED_SHARE * best
+                if c.key.startswith("node:")
+                and (
+                    c.signals.get("keyword", 0.0) > 0
+                    or max(c.signals.values()) >= SEED_SHARE * best
+                )
             ),
             key=lambda c: -max(c.signals.values()),
         )[:GRAPH_SEEDS]
