@@ -381,7 +381,9 @@ class Indexer:
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until every index reflects every op committed before the call (and the
-        vectors made for them). Raises `TimeoutError` naming the last indexing error."""
+        vectors made for them), the keyword rows committed too (not only in its overlay: a
+        caller who waits wants the index settled, scored as it will stay). Raises
+        `TimeoutError` naming the last indexing error."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             target = self.reader.version_vector()
@@ -398,6 +400,8 @@ class Indexer:
                         )
                     self._progress.wait(timeout=0.05 if left is None else min(left, 0.05))
             if self.reader.version_vector() == target:  # no vectors were written meanwhile
+                with self._keyword_lock:
+                    self.keyword.commit()
                 return
 
     def close(self) -> None:
