@@ -254,3 +254,36 @@ def test_rows_waiting_for_a_commit_survive_a_forget_of_other_text(tmp_path: Path
     reopened = KeywordIndex(tmp_path / "kw")
     assert keys(reopened.search("walrus", 5)) == {"bead:w"} and not reopened.has("bead:b3")
     reopened.close()
+
+
+def test_searches_run_while_rows_are_written(tmp_path: Path) -> None:
+    """Search reads the overlay without the index's lock (a commit holds it for an fsync):
+    rows written meanwhile never break a search or hide a row that is there."""
+    import threading
+
+    index = KeywordIndex(tmp_path / "kw")
+    index.apply(rows(20), [], {"a": 20})
+    index.commit()
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            for i in range(300):
+                index.apply([(f"bead:w{i}", f"walrus number {i}", {})], [], {"a": 21 + i})
+        except BaseException as exc:  # handed to the test's thread
+            errors.append(exc)
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    searched = 0
+    while not done.is_set() or searched < 50:
+        assert len(index.search("zucchini", 5)) == 2  # b7 and b17, committed, always there
+        index.search("walrus", 10)
+        searched += 1
+    writer.join()
+    assert not errors
+    assert len(index.search("walrus", 500)) == 300
+    index.close()

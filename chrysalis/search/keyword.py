@@ -186,12 +186,15 @@ class KeywordIndex:
                 return
             writer = self._writer
             now = time.monotonic()
+            added = []
             for key, text, fields in rows:
                 writer.delete_documents_by_term("key", key)
                 writer.add_document(self._document(key, text, fields))
                 stems = self._analyzer.analyze(text)
-                self._pending.put(key, stems, dict(fields), now)
+                added.append((key, stems, dict(fields)))
                 self._avg_len += (len(stems) - self._avg_len) / max(1, self._total + 1)
+            if added:
+                self._pending = self._pending.with_rows(added, now)
             self._watermark, self._unsaved = dict(watermark), True
             started = self._pending.since
             if len(self._pending) >= COMMIT_ROWS or (
@@ -221,8 +224,8 @@ class KeywordIndex:
             self._writer.rollback()
             raise
         self._unsaved = False
-        self._pending.clear()
         self._refresh()
+        self._pending = Pending()  # after the new searcher: a search never misses a row
 
     def _erase(
         self,
@@ -252,8 +255,8 @@ class KeywordIndex:
             writer.rollback()
             raise
         self._watermark, self._unsaved = dict(watermark), False
-        self._pending.clear()
         self._refresh()
+        self._pending = Pending()
         self._drop_tombstones(gone)
 
     def _save_watermark(self, watermark: dict[str, int]) -> None:
@@ -436,15 +439,16 @@ class KeywordIndex:
     @property
     def size(self) -> int:
         """Items indexed, roughly (pending rows may replace committed ones); cheap."""
-        return self._total + len(self._pending.live())
+        return self._total + len(self._pending.live())  # one read of the reference
 
     def count(self) -> int:
         return self.size
 
     def has(self, key: str) -> bool:
         """Whether item ``key`` (``bead:<id>``) is indexed."""
-        if key in self._pending:
-            return self._pending.items[key] is not None
+        pending = self._pending
+        if key in pending:
+            return pending.items[key] is not None
         return self._live(self._term("key", key)) > 0
 
     def has_text(self, fragment: str) -> bool:

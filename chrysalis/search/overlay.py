@@ -20,9 +20,10 @@ from ..models import Filters
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pending:
-    """Items written since the last commit: ``key -> (stems, fields)``; None for a delete."""
+    """Items written since the last commit: ``key -> (stems, fields)``; None for a delete.
+    Immutable: the index replaces it (`with_rows`, or an empty one at a commit)."""
 
     items: dict[str, tuple[Counter[str], dict[str, Any]] | None] = field(default_factory=dict)
     since: float | None = None  # monotonic time of the oldest
@@ -33,13 +34,15 @@ class Pending:
     def __contains__(self, key: object) -> bool:
         return key in self.items
 
-    def put(self, key: str, stems: Iterable[str], fields: dict[str, Any], now: float) -> None:
-        self.items[key] = (Counter(stems), fields)
-        self.since = now if self.since is None else self.since
-
-    def clear(self) -> None:
-        self.items.clear()
-        self.since = None
+    def with_rows(
+        self, rows: Iterable[tuple[str, Iterable[str], dict[str, Any]]], now: float
+    ) -> Pending:
+        """A new `Pending` with ``rows`` (key, stems, fields) added: never changed in place,
+        so a search that holds one (without the index's lock) sees a consistent set."""
+        items = dict(self.items)
+        for key, stems, fields in rows:
+            items[key] = (Counter(stems), fields)
+        return Pending(items, now if self.since is None else self.since)
 
     def live(self) -> list[tuple[str, Counter[str], dict[str, Any]]]:
         return [(k, v[0], v[1]) for k, v in self.items.items() if v is not None]
