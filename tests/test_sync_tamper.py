@@ -464,3 +464,27 @@ def test_a_rejected_segment_compacted_away_is_no_longer_reported(
     sb.pull(force=True)
     assert b.version_vector()["aaaa"] == 6
     assert sb.status()["rejected"] == [] and sb.status()["gaps"] == {}
+
+
+def test_a_rejected_snapshot_no_heartbeat_announces_is_no_longer_reported(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    """Found by the soak: a snapshot announced, then gone (its writer was killed between
+    announcing and writing, or replaced it) stayed in status as rejected forever. A rejected
+    snapshot is reported while a heartbeat still announces it."""
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    _three_segments(a, sa)
+    sb.pull()
+    remote = open_remote(url)
+    hb = sb.heartbeats()["bbbb"]
+    bogus = {"key": "snapshots/bbbb-00000000000000ff.snap", "vv": a.version_vector(), "bytes": 1}
+    remote.put("replicas/bbbb.json", json.dumps({**hb, "snapshot": bogus}).encode())
+    sa.pull(force=True)
+    sa.compact()  # it tries the announced snapshot: no such object
+    assert bogus["key"] in {r["key"] for r in sa.status()["rejected"]}
+    b.append_bead("b's own", id="b1")
+    sb.push()  # b's own heartbeat, announcing no such snapshot, replaces the forged one
+    sa.pull(force=True)
+    assert sa.status()["rejected"] == []

@@ -13,7 +13,7 @@ from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, Sy
 from ..remotes import RemoteNotFound
 from . import objects, protocol, snapshots
 from .heartbeats import Heartbeats, missing_blobs
-from .layout import CHANGED_KEY, FORMAT_KEY, OPS, parse_seg_key
+from .layout import CHANGED_KEY, FORMAT_KEY, OPS, SNAPSHOTS, parse_seg_key
 from .remote_format import REPAIR
 from .session import Outcome, Session
 
@@ -67,7 +67,7 @@ class Puller:
             if replica == s.me:
                 continue
             complete &= self._pull_replica(replica, sorted(segs), hbs, out)
-        self._forget_settled_rejections(segments)
+        self._forget_settled_rejections(segments, hbs)
         self.peers = hbs
         self._note_reported_gaps(hbs)
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
@@ -86,10 +86,17 @@ class Puller:
             self.complete_at = self._full_at
         return True
 
-    def _forget_settled_rejections(self, segments: dict[str, list[tuple[int, str]]]) -> None:
+    def _forget_settled_rejections(
+        self, segments: dict[str, list[tuple[int, str]]], hbs: dict[str, dict[str, Any]]
+    ) -> None:
         """A rejected segment is reported while it is still listed and holds ops we lack:
-        compacted away (a snapshot covered it) or made moot by a replacement, it is history."""
+        compacted away (a snapshot covered it) or made moot by a replacement, it is history.
+        A rejected snapshot, while a heartbeat still announces it (its writer moved on)."""
         s = self.s
+        announced = {info.get("key") for info in protocol.announced_snapshots(hbs)}
+        for key in [k for k in s.health.rejected if k.startswith(SNAPSHOTS)]:
+            if key not in announced:
+                s.health.rejected.pop(key)
         vv = s.local.version_vector()
         for key in [k for k in s.health.rejected if k.startswith(OPS)]:
             parsed = parse_seg_key(key)

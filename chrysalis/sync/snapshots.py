@@ -64,6 +64,7 @@ def join(s: Session, hbs: dict[str, dict[str, Any]], out: Outcome) -> None:
         except (SegmentError, RemoteNotFound, KeyError, TypeError, ValueError) as exc:
             unreadable(s, info["key"], exc)
             continue
+        s.health.rejected.pop(info["key"], None)
         out.ops += sum(payload["vv"].values())
         out.objects += 1
         return
@@ -83,6 +84,7 @@ def fill(s: Session, replica: str, upto: int, hbs: dict[str, dict[str, Any]], ou
         objects.fetch_blobs(s, ops, out)
         out.ops += s.local.apply(ops)
         out.objects += 1
+        s.health.rejected.pop(info["key"], None)
         return True
     return False
 
