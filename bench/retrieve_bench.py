@@ -86,6 +86,27 @@ def bead_text(i: int, rng: np.random.Generator) -> str:
     return f"note {i}: " + " ".join(VOCAB[r] for r in ranks)
 
 
+def add_graph(
+    mem: Memory,
+    n_beads: int,
+    n_nodes: int,
+    n_edges: int,
+    rng: np.random.Generator,
+    *,
+    graph_hits: bool,
+) -> None:
+    """Nodes named by the clustered workload's words (and, with ``graph_hits``, a moderate
+    word each, so queries find them) and random edges citing a bead as evidence."""
+    for i in range(n_nodes):
+        name = f"{WORDS[i % len(WORDS)]} {i}"
+        if graph_hits:
+            name = f"{MODERATE[i % len(MODERATE)]} {name}"
+        mem.add_node(f"n{i}", "entity", name=name)
+    for i in range(n_edges):
+        src, dst = int(rng.integers(0, n_nodes)), int(rng.integers(0, n_nodes))
+        mem.add_edge(f"n{src}", f"n{dst}", "related_to", id=f"e{i}", evidence=[f"b{i % n_beads}"])
+
+
 def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -109,13 +130,7 @@ def run(n_beads: int, n_nodes: int, n_edges: int, queries: int) -> dict[str, Any
                         for i in range(start, min(n_beads, start + 1000))
                     ]
                 )  # fmt: skip
-            for i in range(n_nodes):
-                mem.add_node(f"n{i}", "entity", name=f"{WORDS[i % len(WORDS)]} {i}")
-            for i in range(n_edges):
-                src, dst = int(rng.integers(0, n_nodes)), int(rng.integers(0, n_nodes))
-                mem.add_edge(
-                    f"n{src}", f"n{dst}", "related_to", id=f"e{i}", evidence=[f"b{i % n_beads}"]
-                )
+            add_graph(mem, n_beads, n_nodes, n_edges, rng, graph_hits=False)
             out["write_s"] = round(time.perf_counter() - t0, 1)
             t1 = time.perf_counter()
             mem.wait_indexed(timeout=3600)
@@ -248,16 +263,7 @@ def run_moderate(n_beads: int, queries: int, vectors: bool, graph_hits: bool) ->
                 )  # fmt: skip
             out["append_s"] = round(time.perf_counter() - t0, 1)
             t1 = time.perf_counter()
-            for i in range(n_nodes):
-                name = f"{WORDS[i % len(WORDS)]} {i}"
-                if graph_hits:
-                    name = f"{MODERATE[i % len(MODERATE)]} {name}"
-                mem.add_node(f"n{i}", "entity", name=name)
-            for i in range(n_edges):
-                src, dst = int(rng.integers(0, n_nodes)), int(rng.integers(0, n_nodes))
-                mem.add_edge(
-                    f"n{src}", f"n{dst}", "related_to", id=f"e{i}", evidence=[f"b{i % n_beads}"]
-                )
+            add_graph(mem, n_beads, n_nodes, n_edges, rng, graph_hits=graph_hits)
             out["graph_s"] = round(time.perf_counter() - t1, 1)
             t2 = time.perf_counter()
             mem.wait_indexed(timeout=36_000)

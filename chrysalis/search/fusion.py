@@ -54,6 +54,15 @@ class Weights(BaseModel):
     # Beads written in the span a query names ("last weekend", "two weeks ago": when.py).
     time: float = 0.3
 
+    def score(self, signals: Mapping[str, float]) -> float:
+        """The weighted sum of ``signals`` (those absent count 0), times the attribution."""
+        total = sum(float(getattr(self, name)) * signals.get(name, 0.0) for name in _SCORED)
+        return total * signals.get("attribution", 1.0)
+
+
+# The signals a score adds up, each with the weight of the same name.
+_SCORED = ("emb", "keyword", "graph", "context", "recency", "importance", "session", "time")
+
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect earlier writes
@@ -171,13 +180,7 @@ class Retriever:
         if strategy == "beads":
             prelim = {key: c.signals.get("recent", 0.0) for key, c in cands.items()}
         else:
-            prelim = {
-                key: w.emb * c.signals.get("emb", 0.0)
-                + w.keyword * c.signals.get("keyword", 0.0)
-                + w.graph * c.signals.get("graph", 0.0)
-                + w.context * c.signals.get("context", 0.0)
-                for key, c in cands.items()
-            }
+            prelim = {key: w.score(c.signals) for key, c in cands.items()}
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
@@ -314,11 +317,10 @@ class Retriever:
         sessions: dict[str, float] = {}
         factor: dict[str, float] = {}
         if strategy == "fusion":
-            hits = {
-                bead_id: (b.session_id, cands[item_key("bead", bead_id)].signals.get("emb", 0.0)
-                          + cands[item_key("bead", bead_id)].signals.get("keyword", 0.0))
-                for bead_id, (b, _) in beads.items()
-            }  # fmt: skip
+            hits = {}
+            for bead_id, (b, _) in beads.items():
+                hit = cands[item_key("bead", bead_id)].signals
+                hits[bead_id] = (b.session_id, hit.get("emb", 0.0) + hit.get("keyword", 0.0))
             sessions = evidence.session_evidence(hits)
             factor = evidence.attribution(query, (b for b, _ in beads.values()), w.attribution)
         scored: list[tuple[float, Any, str, str, dict[str, float], Any, _Candidate]] = []
@@ -342,18 +344,8 @@ class Retriever:
                 signals["session"] = sessions[item_id]
             if bead is not None and bead.id in factor:
                 signals["attribution"] = factor[bead.id]
-            score = (
-                w.emb * signals.get("emb", 0.0)
-                + w.keyword * signals.get("keyword", 0.0)
-                + w.graph * signals.get("graph", 0.0)
-                + w.context * signals.get("context", 0.0)
-                + w.recency * signals.get("recency", 0.0)
-                + w.importance * importance
-                + w.session * signals.get("session", 0.0)
-                + w.time * signals.get("time", 0.0)
-            ) * signals.get("attribution", 1.0)
-            if strategy == "beads":  # newest first
-                score = signals.get("recent", 0.0)
+            # newest first for "beads"
+            score = signals.get("recent", 0.0) if strategy == "beads" else w.score(signals)
             scored.append((-round(score, 6), kind, item_id, text, signals, provenance, c))
         scored.sort(key=lambda s: s[:3])
 

@@ -439,17 +439,14 @@ class KeywordIndex:
     @property
     def size(self) -> int:
         """Items indexed, roughly (pending rows may replace committed ones); cheap."""
-        return self._total + len(self._pending.live())  # one read of the reference
+        return self._total + len(self._pending)
 
     def count(self) -> int:
         return self.size
 
     def has(self, key: str) -> bool:
         """Whether item ``key`` (``bead:<id>``) is indexed."""
-        pending = self._pending
-        if key in pending:
-            return pending.items[key] is not None
-        return self._live(self._term("key", key)) > 0
+        return key in self._pending or self._live(self._term("key", key)) > 0
 
     def has_text(self, fragment: str) -> bool:
         """Whether the index still holds ``fragment`` anywhere: in a live item's text, in

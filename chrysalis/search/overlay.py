@@ -22,10 +22,10 @@ K1, B = 1.2, 0.75  # tantivy's BM25 parameters
 
 @dataclass(frozen=True)
 class Pending:
-    """Items written since the last commit: ``key -> (stems, fields)``; None for a delete.
-    Immutable: the index replaces it (`with_rows`, or an empty one at a commit)."""
+    """Items written since the last commit: ``key -> (stems, fields)``. Immutable: the index
+    replaces it (`with_rows`, or an empty one at a commit; a delete of one commits first)."""
 
-    items: dict[str, tuple[Counter[str], dict[str, Any]] | None] = field(default_factory=dict)
+    items: dict[str, tuple[Counter[str], dict[str, Any]]] = field(default_factory=dict)
     since: float | None = None  # monotonic time of the oldest
 
     def __len__(self) -> int:
@@ -45,7 +45,7 @@ class Pending:
         return Pending(items, now if self.since is None else self.since)
 
     def live(self) -> list[tuple[str, Counter[str], dict[str, Any]]]:
-        return [(k, v[0], v[1]) for k, v in self.items.items() if v is not None]
+        return [(k, tf, fields) for k, (tf, fields) in self.items.items()]
 
     def search(
         self,
