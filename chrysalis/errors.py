@@ -173,6 +173,13 @@ class EmbedderUnavailable(Unavailable):
     code = "embedder_unavailable"
 
 
+class ExtractorUnavailable(Unavailable):
+    """The extractor cannot answer (Ollama down, model not pulled, timeout, a reply that is not
+    the JSON asked for); the knowledge worker backs off and retries."""
+
+    code = "extractor_unavailable"
+
+
 class NotReady(Unavailable):
     """The daemon is starting or shutting down; retry shortly."""
 

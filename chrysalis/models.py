@@ -131,6 +131,8 @@ Timestamp = Annotated[
 Score = Annotated[float, Field(strict=True), AfterValidator(_finite)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
 Role = Literal["user", "assistant", "system", "tool", "note"]
+# The extractor and its version that derived a node or edge, e.g. "rules/1", "ollama:llama3/2".
+DerivedBy = Annotated[str, Field(strict=True, min_length=1, max_length=128)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)]
 
 
@@ -206,6 +208,11 @@ class Node(_Model):
     name: ShortText | None = None
     labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
     metadata: Metadata = {}
+    # Knowledge (DESIGN §13): the beads a derived node stands on (for an entity, the beads
+    # that mention it), and the extractor that derived it ("rules/1"); None when a person or
+    # an agent wrote it, which no forget retracts.
+    evidence: list[Id] = []
+    derived_by: DerivedBy | None = None
 
 
 class Edge(_Model):
@@ -217,6 +224,8 @@ class Edge(_Model):
     evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
     valid_at: Timestamp | None = None
     invalid_at: Timestamp | None = None
+    derived_by: DerivedBy | None = None
+    metadata: Metadata = {}  # e.g. who stated a derived fact: {"stated_by": "user"}
 
 
 class Persona(_Model):
@@ -328,10 +337,12 @@ class NodeScalars(_Data):
     type: Annotated[str, Field(strict=True, min_length=1, max_length=64)]
     name: ShortText | None = None
     metadata: Metadata = {}
+    derived_by: DerivedBy | None = None
 
 
 class NodeSets(_Data):
     labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
 
 
 Dots = Annotated[list[Dot], Field(max_length=100_000)]
@@ -339,6 +350,7 @@ Dots = Annotated[list[Dot], Field(max_length=100_000)]
 
 class NodeDrop(_Data):
     labels: dict[Tag, Dots] = {}
+    evidence: dict[Id, Dots] = {}
 
 
 class NodePutData(_Data):
@@ -355,6 +367,8 @@ class EdgeScalars(_Data):
     weight: Score = 1.0
     valid_at: Timestamp | None = None
     invalid_at: Timestamp | None = None
+    derived_by: DerivedBy | None = None
+    metadata: Metadata = {}
 
 
 class EdgeSets(_Data):

@@ -308,6 +308,8 @@ def node_of(id: str, r: crdt.Record) -> Node:
         name=crdt.field_value(r, "name"),
         labels=crdt.set_values(r, "labels"),
         metadata=crdt.field_value(r, "metadata", {}),
+        evidence=crdt.set_values(r, "evidence"),
+        derived_by=crdt.field_value(r, "derived_by"),
     )
 
 
@@ -321,4 +323,6 @@ def edge_of(id: str, r: crdt.Record) -> Edge:
         evidence=crdt.set_values(r, "evidence"),
         valid_at=crdt.field_value(r, "valid_at"),
         invalid_at=crdt.field_value(r, "invalid_at"),
+        derived_by=crdt.field_value(r, "derived_by"),
+        metadata=crdt.field_value(r, "metadata", {}),
     )
