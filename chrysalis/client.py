@@ -173,10 +173,12 @@ class Client(ClientBase):
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
         now: datetime | float | None = None,
+        as_of: datetime | float | None = None,
     ) -> RetrievalResult:
         """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``;
-        ``now`` is when the query is asked (the daemon's clock by default)."""
-        return self._do(Routes.recall(query, k, token_budget, strategy, filters, now))
+        ``now`` is when the query is asked (the daemon's clock by default); ``as_of`` walks
+        the facts that held then (those that hold now by default)."""
+        return self._do(Routes.recall(query, k, token_budget, strategy, filters, now, as_of))
 
     def add_node(
         self,
@@ -236,9 +238,17 @@ class Client(ClientBase):
     def remove_edge(self, id: str) -> None:
         return self._do(Routes.remove_edge(id))
 
-    def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
-        """Nodes within ``depth`` hops, with the edge taken."""
-        return self._do(Routes.neighbors(node_id, depth))
+    def neighbors(
+        self,
+        node_id: str,
+        *,
+        depth: int = 1,
+        as_of: datetime | float | None = None,
+        include_invalid: bool = False,
+    ) -> list[Neighbor]:
+        """Nodes within ``depth`` hops, with the edge taken, over the facts that hold now
+        (or at ``as_of``; every fact with ``include_invalid``)."""
+        return self._do(Routes.neighbors(node_id, depth, as_of, include_invalid))
 
     def get_persona(self) -> Persona:
         return self._do(Routes.persona)
@@ -431,8 +441,9 @@ class AsyncClient(ClientBase):
         strategy: str = "fusion",
         filters: Mapping[str, Any] | None = None,
         now: datetime | float | None = None,
+        as_of: datetime | float | None = None,
     ) -> RetrievalResult:
-        return await self._do(Routes.recall(query, k, token_budget, strategy, filters, now))
+        return await self._do(Routes.recall(query, k, token_budget, strategy, filters, now, as_of))
 
     async def add_node(
         self,
@@ -487,8 +498,15 @@ class AsyncClient(ClientBase):
     async def remove_edge(self, id: str) -> None:
         return await self._do(Routes.remove_edge(id))
 
-    async def neighbors(self, node_id: str, *, depth: int = 1) -> list[Neighbor]:
-        return await self._do(Routes.neighbors(node_id, depth))
+    async def neighbors(
+        self,
+        node_id: str,
+        *,
+        depth: int = 1,
+        as_of: datetime | float | None = None,
+        include_invalid: bool = False,
+    ) -> list[Neighbor]:
+        return await self._do(Routes.neighbors(node_id, depth, as_of, include_invalid))
 
     async def get_persona(self) -> Persona:
         return await self._do(Routes.persona)

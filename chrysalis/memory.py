@@ -22,6 +22,8 @@ from pydantic import BaseModel
 
 from .embed import Embedder, make_embedder
 from .errors import ClosedError
+from .extract import Extractor, make_extractor
+from .extract.worker import NO_BUDGET, Budget, KnowledgeWorker
 from .models import (
     Bead,
     Edge,
@@ -41,7 +43,9 @@ from .search import Indexer, Retriever, Weights
 from .secrets_scan import Finding, Policy
 from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
 from .store import DEFAULT_MAP_SIZE, Store
+from .validity import DEFAULT_FUNCTIONAL, epoch
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
+from .write_knowledge import KnowledgeWriter
 
 
 class Memory:
@@ -60,6 +64,9 @@ class Memory:
         exact_limit: int = 50_000,
         scrub_delay: float = 5.0,
         secrets: Policy = "redact",
+        extractor: str | Extractor | None = None,
+        functional: Iterable[str] = DEFAULT_FUNCTIONAL,
+        extract_budget: Budget = NO_BUDGET,
     ) -> None:
         self._store = store
         self.reader = Reader(store)
@@ -73,6 +80,10 @@ class Memory:
         if self.embedder is not None:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
         self.scrubber = Scrubber(store, lambda: self._indexer, delay=scrub_delay)
+        self.knowledge_writer = KnowledgeWriter(self.writer, functional)
+        self.knowledge = KnowledgeWorker(
+            self.reader, self.knowledge_writer, make_extractor(extractor), budget=extract_budget
+        )
 
     @classmethod
     def open(
@@ -88,6 +99,9 @@ class Memory:
         min_free_bytes: int = 0,
         scrub_delay: float = 5.0,
         secrets: Policy = "redact",
+        extractor: str | Extractor | None = None,
+        functional: Iterable[str] = DEFAULT_FUNCTIONAL,
+        extract_budget: Budget = NO_BUDGET,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -105,6 +119,12 @@ class Memory:
         password in a URL) in a bead's text: ``"redact"`` replaces it with
         ``[REDACTED:<kind>]`` before anything is stored, ``"refuse"`` raises `SecretRefused`
         and stores nothing, ``"off"`` stores it as given (`chrysalis.secrets_scan`).
+
+        ``extractor`` (``"rules"``, ``"ollama[:MODEL]"``, ``"none"`` or an `Extractor`) turns
+        on knowledge: a background worker derives entities and facts from the beads this
+        replica writes (`chrysalis.extract`). ``functional`` names the predicates that hold one
+        value at a time (a new one supersedes the old); ``extract_budget`` caps model calls
+        and tokens per hour.
         """
         store = Store(
             Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
@@ -113,7 +133,8 @@ class Memory:
         try:
             return cls(
                 store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
-                scrub_delay=scrub_delay, secrets=secrets,
+                scrub_delay=scrub_delay, secrets=secrets, extractor=extractor,
+                functional=functional, extract_budget=extract_budget,
             )  # fmt: skip
         except BaseException:
             store.close()
@@ -134,6 +155,11 @@ class Memory:
                     exact_limit=self._exact_limit,
                 )
             return self._indexer
+
+    def wait_learned(self, timeout: float | None = None) -> bool:
+        """Block until knowledge reflects every write made before the call: beads extracted,
+        forgotten ones retracted (tests, benches). False on timeout."""
+        return self.knowledge.wait(timeout)
 
     def wait_indexed(self, timeout: float | None = None) -> None:
         """Block until every index reflects every write made before the call (tests, benches)."""
@@ -156,6 +182,7 @@ class Memory:
         return self.writer.blob_threshold
 
     def close(self) -> None:
+        self.knowledge.close()
         self.scrubber.close()  # a scrub due runs now, with the indexes still open
         with self._indexer_lock:
             self._closed = True
@@ -283,6 +310,7 @@ class Memory:
         filters: Filters | Mapping[str, Any] | None = None,
         query_vector: Any = None,
         now: float | datetime | None = None,
+        as_of: float | datetime | None = None,
     ) -> RetrievalResult:
         """Fused retrieval with provenance: see `chrysalis.search.fusion`.
 
@@ -291,11 +319,13 @@ class Memory:
         ``query_vector`` replaces embedding the query (it must match the index's dims).
         ``now`` (a datetime or epoch seconds; the clock by default) is when the query is
         asked: a span it names ("last weekend", "two weeks ago") is read against it.
+        ``as_of`` walks the facts that held then (world time); by default, those that hold
+        now (a superseded fact is not walked).
         """
         retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
         return retriever.retrieve(
             query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
-            query_vector=query_vector, now=now,
+            query_vector=query_vector, now=now, as_of=as_of,
         )  # fmt: skip
 
     # ---- knowledge graph -----------------------------------------------------------------------
@@ -367,15 +397,30 @@ class Memory:
     def remove_edge(self, id: str) -> None:
         self.writer.remove_edge(id)
 
-    def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
-        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
-        return self.reader.neighbors(node_id, depth)
+    def neighbors(
+        self,
+        node_id: str,
+        depth: int = 1,
+        *,
+        as_of: float | datetime | None = None,
+        include_invalid: bool = False,
+    ) -> list[Neighbor]:
+        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once,
+        over the facts that hold now (or at ``as_of``); ``include_invalid`` walks every fact,
+        superseded or ended ones too."""
+        at = None if as_of is None else epoch(as_of, "as_of")
+        return self.reader.neighbors(node_id, depth, as_of=at, include_invalid=include_invalid)
 
     def all_nodes(self) -> list[Node]:
         return self.reader.all_nodes()
 
-    def all_edges(self) -> list[Edge]:
-        return self.reader.all_edges()
+    def all_edges(
+        self, *, as_of: float | datetime | None = None, include_invalid: bool = True
+    ) -> list[Edge]:
+        """Every visible edge (with ``as_of``, or without ``include_invalid``, only the facts
+        that hold then, or now); each with its ``invalid_at`` as resolved."""
+        at = None if as_of is None else epoch(as_of, "as_of")
+        return self.reader.all_edges(as_of=at, include_invalid=include_invalid)
 
     # ---- persona and skills ---------------------------------------------------------------------
 

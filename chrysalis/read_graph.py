@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from .keys import RECORD_DBS, record_key, unpack
 from .models import Edge, Neighbor, Node
 from .store import Store, Txn
 from .validate import check_id
+from .validity import Span, holds, resolve
 
 COUNT_CAP = 16_384  # adjacency entries a walk counts at most at a hub (its degree)
 
@@ -65,6 +67,8 @@ class GraphReads:
         return edge
 
     def visible_edge(self, txn: Txn, id: str) -> Edge | None:
+        """An edge with both its nodes present, its ``invalid_at`` as resolved against the
+        facts that supersede it (`chrysalis.validity`)."""
         dbs = self.store.dbs
         raw = txn.get(id.encode(), db=dbs["edges"])
         if raw is None:
@@ -72,23 +76,68 @@ class GraphReads:
         record = unpack(raw)
         if not crdt.is_present(record):
             return None
-        for end in ("source", "target"):
-            node_raw = txn.get(crdt.field_value(record, end).encode(), db=dbs["nodes"])
+        for side in ("source", "target"):
+            node_raw = txn.get(crdt.field_value(record, side).encode(), db=dbs["nodes"])
             if node_raw is None or not crdt.is_present(unpack(node_raw)):
                 return None
-        return edge_of(id, record)
+        edge = edge_of(id, record)
+        end = self.effective_end(txn, id, record)
+        if end != edge.invalid_at:
+            edge = edge.model_copy(update={"invalid_at": end})
+        return edge
 
-    def all_edges(self) -> list[Edge]:
+    def effective_end(self, txn: Txn, id: str, record: crdt.Record) -> float | None:
+        """When the fact stops holding: its stated ``invalid_at`` or, on a functional
+        predicate, the start of a later fact with another object, whichever is first."""
+        stated: float | None = crdt.field_value(record, "invalid_at")
+        if not crdt.field_value(record, "metadata", {}).get("functional"):
+            return stated
+        source = crdt.field_value(record, "source")
+        predicate = crdt.field_value(record, "predicate")
+        group = []
+        for eid, direction in self._adjacent(txn, source):
+            if direction != b"o":
+                continue
+            raw = txn.get(eid.encode(), db=self.store.dbs["edges"])
+            other = None if raw is None else unpack(raw)
+            if (
+                other is not None
+                and crdt.is_present(other)
+                and crdt.field_value(other, "predicate") == predicate
+                and crdt.field_value(other, "metadata", {}).get("functional")
+            ):
+                group.append(
+                    Span(
+                        eid,
+                        crdt.field_value(other, "target"),
+                        crdt.field_value(other, "valid_at"),
+                        crdt.field_value(other, "invalid_at"),
+                    )
+                )
+        return resolve(group).get(id, stated)
+
+    def all_edges(self, as_of: float | None = None, include_invalid: bool = True) -> list[Edge]:
+        """Every visible edge; with ``as_of``, those that hold at that time; without
+        ``include_invalid``, none that stopped holding (before ``as_of``, or now)."""
         store = self.store
         with store.read() as txn:
             ids = [
                 k.decode()
                 for k in txn.cursor(db=store.dbs["edges"]).iternext(keys=True, values=False)
             ]
-            return [e for e in (self.visible_edge(txn, i) for i in ids) if e is not None]
+            edges = [e for e in (self.visible_edge(txn, i) for i in ids) if e is not None]
+        return [e for e in edges if shown(e, as_of, include_invalid)]
 
-    def neighbors(self, node_id: str, depth: int = 1) -> list[Neighbor]:
-        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once."""
+    def neighbors(
+        self,
+        node_id: str,
+        depth: int = 1,
+        as_of: float | None = None,
+        include_invalid: bool = False,
+    ) -> list[Neighbor]:
+        """Nodes within ``depth`` hops (edges either way), nearest first, each reached once,
+        over the facts that hold (at ``as_of``, or now; every fact with
+        ``include_invalid``)."""
         check_id(node_id, "node")
         if not isinstance(depth, int) or not 1 <= depth <= 4:
             raise InvalidInput("depth must be an int from 1 to 4")
@@ -107,7 +156,7 @@ class GraphReads:
                         if edge_id in seen_edges:
                             continue
                         edge = self.visible_edge(txn, edge_id)
-                        if edge is None:
+                        if edge is None or not shown(edge, as_of, include_invalid):
                             continue
                         seen_edges.add(edge_id)
                         other = edge.target if edge.source == current else edge.source
@@ -174,6 +223,7 @@ class GraphReads:
         limit: int,
         reads: int = 256,
         two_hops: Callable[[str, int], bool] | None = None,
+        as_of: float | None = None,
     ) -> dict[str, tuple[int, list[Step]]]:
         """Bounded neighbourhoods of several nodes, read in one transaction: for each seed
         present, ``(degree, steps)``, where degree is its number of neighbours (as
@@ -181,10 +231,11 @@ class GraphReads:
         edge first; depth 2 fills what depth 1 leaves of ``limit``, if ``two_hops(seed,
         degree)`` (when given) says so. At most ``reads`` edges are read per seed: past that
         (a hub), the degree counts the hub's adjacency entries and the heaviest of the edges
-        read are taken."""
+        read are taken. Facts that do not hold (at ``as_of``, or ended by now) are not
+        walked."""
         out: dict[str, tuple[int, list[Step]]] = {}
         with self.store.read() as txn:
-            walk = _Walk(self, txn)
+            walk = _Walk(self, txn, as_of)
             for seed in seeds:
                 if seed in out or not walk.visible(seed):
                     continue
@@ -236,8 +287,10 @@ class _Walk:
     """One transaction's bounded breadth-first walk (`GraphReads.walk`), remembering which
     nodes and edges are visible across seeds."""
 
-    def __init__(self, reads: GraphReads, txn: Txn) -> None:
+    def __init__(self, reads: GraphReads, txn: Txn, as_of: float | None = None) -> None:
         self.reads, self.txn, self.dbs = reads, txn, reads.store.dbs
+        self.as_of = as_of
+        self.now = time.time()
         self.present: dict[str, bool] = {}
         self.edges: dict[str, tuple[str, str, float, Any] | None] = {}
         self.seen_nodes: set[str] = set()
@@ -262,10 +315,16 @@ class _Walk:
             if record is not None and crdt.is_present(record):
                 source = crdt.field_value(record, "source")
                 target = crdt.field_value(record, "target")
-                if self.visible(source) and self.visible(target):
+                if self.visible(source) and self.visible(target) and self.holds(edge_id, record):
                     found = (source, target, crdt.field_value(record, "weight", 1.0), record)
             self.edges[edge_id] = found
         return self.edges[edge_id]
+
+    def holds(self, edge_id: str, record: crdt.Record) -> bool:
+        end = self.reads.effective_end(self.txn, edge_id, record)
+        if self.as_of is None:
+            return end is None or end > self.now
+        return holds(crdt.field_value(record, "valid_at"), end, self.as_of)
 
     def level(self, nodes: list[str], count: bool = False) -> tuple[list[_Hop], int]:
         """The nodes one hop further not reached yet, in adjacency order (as `neighbors`
@@ -290,6 +349,14 @@ class _Walk:
                 self.seen_nodes.add(other)
                 hops.append((other, edge_id, weight, record))
         return hops, total
+
+
+def shown(edge: Edge, as_of: float | None, include_invalid: bool) -> bool:
+    """Whether ``edge`` is shown: every edge with ``include_invalid`` and no ``as_of``; with
+    ``as_of``, those that hold then; else those not ended by now."""
+    if as_of is not None:
+        return include_invalid or holds(edge.valid_at, edge.invalid_at, as_of)
+    return include_invalid or edge.invalid_at is None or edge.invalid_at > time.time()
 
 
 def record_origin(record: crdt.Record) -> dict[str, Any]:

@@ -138,6 +138,10 @@ def bead_body(
     return _drop_none(body)
 
 
+def _time(value: datetime | float | None) -> str | float | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 class Routes:
     """Each route as a `Call`: the one place that knows paths, bodies and answer types.
 
@@ -202,11 +206,12 @@ class Routes:
         strategy: str,
         filters: Any,
         now: datetime | float | None = None,
+        as_of: datetime | float | None = None,
     ) -> Call[RetrievalResult]:
         body = _drop_none(
             {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
-             "filters": dict(filters) if filters else None,
-             "now": now.isoformat() if isinstance(now, datetime) else now}
+             "filters": dict(filters) if filters else None, "now": _time(now),
+             "as_of": _time(as_of)}
         )  # fmt: skip
         return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
 
@@ -270,9 +275,19 @@ class Routes:
         return Call("DELETE", f"/v1/kg/edges/{_seg(id)}", _nothing)
 
     @staticmethod
-    def neighbors(node_id: str, depth: int) -> Call[list[Neighbor]]:
+    def neighbors(
+        node_id: str,
+        depth: int,
+        as_of: datetime | float | None = None,
+        include_invalid: bool = False,
+    ) -> Call[list[Neighbor]]:
         path = f"/v1/kg/nodes/{_seg(node_id)}/neighbors"
-        return Call("GET", path, _list("Neighbor"), params={"depth": depth})
+        params: dict[str, Any] = {"depth": depth}
+        if as_of is not None:
+            params["as_of"] = _time(as_of)
+        if include_invalid:
+            params["include_invalid"] = "true"
+        return Call("GET", path, _list("Neighbor"), params=params)
 
     @staticmethod
     def put_persona(persona: Persona | Mapping[str, Any]) -> Call[Persona]:

@@ -376,9 +376,9 @@ class Writer:
                 record = ctx.get("nodes", node.id.encode())
                 if record is None or not crdt.is_present(record):
                     fields = {"type": node.type, "name": node.name, "metadata": {}}
-                    self._put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
+                    self.put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
             record = ctx.get("edges", edge.id.encode()) or crdt.new_record()
-            self._put_op(ctx, "edge", edge.id, record, scalars, {"evidence": edge.evidence})
+            self.put_op(ctx, "edge", edge.id, record, scalars, {"evidence": edge.evidence})
 
         self.store.write(write)
         return edge  # type: ignore[no-any-return]
@@ -420,7 +420,7 @@ class Writer:
                     traits.update({k: None for k in current if k not in traits})
                 scalars["traits"] = traits
             sets = {k: list(fields[k]) for k in _PERSONA_SETS if k in fields}
-            self._put_op(ctx, "persona", "persona", record, scalars, sets)
+            self.put_op(ctx, "persona", "persona", record, scalars, sets)
 
         self.store.write(write)
         return self.reader.get_persona()
@@ -438,7 +438,7 @@ class Writer:
         check_id(id, "skill")
         self._remove_record("skill", id)
 
-    def _put_op(
+    def put_op(
         self,
         ctx: WriteContext,
         collection: str,
@@ -487,7 +487,7 @@ class Writer:
             if check is not None:
                 check(ctx)
             record = ctx.get(RECORD_DBS[collection], id.encode()) or crdt.new_record()
-            self._put_op(ctx, collection, id, record, scalars, sets)
+            self.put_op(ctx, collection, id, record, scalars, sets)
 
         self.store.write(write)
 

@@ -106,5 +106,6 @@ def make_extractor(spec: str | Extractor | None, **options: Any) -> Extractor | 
     if name == "ollama":
         from .ollama import DEFAULT_MODEL, OllamaExtractor
 
-        return OllamaExtractor(arg or DEFAULT_MODEL, **options)
+        extractor: Extractor = OllamaExtractor(arg or DEFAULT_MODEL, **options)
+        return extractor
     raise InvalidInput(f"unknown extractor {spec!r}: use rules, ollama[:MODEL] or none")

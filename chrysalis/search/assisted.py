@@ -23,6 +23,7 @@ class Retrieves(Protocol):
         filters: Any = None,
         *,
         now: Any = None,
+        as_of: Any = None,
     ) -> RetrievalResult: ...
 
 
@@ -60,12 +61,19 @@ def assisted_retrieve(
     budget_s: float = 0.4,
     weight: float = 1.0,
     now: Any = None,
+    as_of: Any = None,
 ) -> RetrievalResult:
     """Local retrieval; when its best hit scores below ``weak_below`` (or it found fewer than
     ``k``), the mirror's hits join the fusion, if they come within ``budget_s``. A slow or failing
     mirror leaves the local result as it is, with a note saying why."""
     result = memory.retrieve(
-        query, k=k, token_budget=token_budget, strategy=strategy, filters=filters, now=now
+        query,
+        k=k,
+        token_budget=token_budget,
+        strategy=strategy,
+        filters=filters,
+        now=now,
+        as_of=as_of,
     )
     if mirror is None or strategy not in ("fusion", "emb"):
         return result

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from ..events import item_key, split_key
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
 from ..read import Reader
 from ..read_graph import record_origin
+from ..validity import epoch
 from . import evidence, when
 from .indexer import Indexer
 
@@ -117,6 +118,7 @@ class Retriever:
         filters: Filters | Mapping[str, Any] | None = None,
         query_vector: Any = None,
         now: float | datetime | None = None,
+        as_of: float | datetime | None = None,
     ) -> RetrievalResult:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
@@ -170,7 +172,7 @@ class Retriever:
             for rank, b in enumerate(reversed(latest)):
                 signal(item_key("bead", b.id), "recent", 1.0 / (1 + rank))
         if strategy in ("fusion", "kg"):
-            self._expand_graph(cands, signal, f)
+            self._expand_graph(cands, signal, f, None if as_of is None else epoch(as_of, "as_of"))
         if strategy == "fusion":
             self._add_context(cands, signal)
 
@@ -225,7 +227,9 @@ class Retriever:
         hits = self.indexer.keyword.search(query, n, f)
         return _norm({h.key: h.score for h in hits})
 
-    def _expand_graph(self, cands: dict[str, _Candidate], signal: Any, f: Filters) -> None:
+    def _expand_graph(
+        self, cands: dict[str, _Candidate], signal: Any, f: Filters, as_of: float | None
+    ) -> None:
         """Neighbours of the nodes the query names (a keyword hit on a node's name) and of
         the strong nodes among the other hits, and the edges walked: a bounded walk
         (`GraphReads.walk`: the heaviest edges first, a second hop only where it pays), all
@@ -251,7 +255,7 @@ class Retriever:
             # nothing; the second costs most of the reads).
             return strengths[node_id] / max(1, degree) / 2 >= TWO_HOPS_MIN
 
-        walks = self.reader.walk(list(strengths), GRAPH_NEIGHBOURS, two_hops=two_hops)
+        walks = self.reader.walk(list(strengths), GRAPH_NEIGHBOURS, two_hops=two_hops, as_of=as_of)
         for seed in seeds:
             node_id = split_key(seed.key)[1]
             strength = max(seed.signals.values())
@@ -457,13 +461,7 @@ class Retriever:
 
 def _epoch(now: float | datetime | None) -> float:
     """``now`` as epoch seconds: the clock when not given; a naive datetime is UTC."""
-    if now is None:
-        return time.time()
-    if isinstance(now, datetime):
-        return (now if now.tzinfo else now.replace(tzinfo=UTC)).timestamp()
-    if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
-        raise InvalidInput("now must be a datetime or epoch seconds")
-    return float(now)
+    return time.time() if now is None else epoch(now, "now")
 
 
 def _bead_filtered(f: Filters) -> bool:

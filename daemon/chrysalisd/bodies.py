@@ -79,6 +79,9 @@ class RetrieveIn(_In):
     # When the query is asked (ISO 8601 or epoch seconds; the daemon's clock if absent): a span
     # the query names, "last weekend", "two weeks ago", is read against it.
     now: float | Annotated[datetime, Strict(False)] | None = None
+    # The facts walked are those that held then (world time; ISO 8601 or epoch seconds); by
+    # default those that hold now.
+    as_of: float | Annotated[datetime, Strict(False)] | None = None
 
 
 class IngestIn(_In):

@@ -111,6 +111,7 @@ def retrieve(d: D, body: RetrieveIn) -> Response:
         strategy=body.strategy,
         filters=body.filters,
         now=body.now,
+        as_of=body.as_of,
     )
     return json_answer(result)
 

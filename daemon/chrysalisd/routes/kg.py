@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -41,9 +42,18 @@ def remove_node(d: D, id: PathId) -> Response:
     tags=["kg"],
     responses={404: {}},
 )
-def neighbors(d: D, id: PathId, depth: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
-    """Nodes within ``depth`` hops, each with the edge taken and its direction."""
-    return json_list(d.memory.neighbors(id, depth=depth))
+def neighbors(
+    d: D,
+    id: PathId,
+    depth: Annotated[int, Query(ge=1, le=3)] = 1,
+    as_of: Annotated[float | datetime | None, Query()] = None,
+    include_invalid: bool = False,
+) -> Response:
+    """Nodes within ``depth`` hops, each with the edge taken and its direction, over the facts
+    that hold now; ``as_of`` (ISO 8601 or epoch seconds): those that held then;
+    ``include_invalid``: every fact, superseded or ended ones too."""
+    found = d.memory.neighbors(id, depth=depth, as_of=as_of, include_invalid=include_invalid)
+    return json_list(found)
 
 
 @router.post("/v1/kg/edges", status_code=201, response_model=Edge, tags=["kg"])

@@ -1,0 +1,234 @@
+# ruff: noqa: RUF001, SIM905, E501 - curly quotes are text here; word lists read best as one string
+"""The offline extractor: patterns that are right far more often than wrong, nothing clever.
+
+Entities: names (capitalised word runs not at a sentence start, or at one when the word is no
+common word), quoted titles, code identifiers (``snake_case``, ``camelCase``, ``dotted.names``,
+backticked code), paths, emails, URLs and dates (ISO, or a month name with a day or a year).
+
+Facts: only what a speaker says of themselves in the first person, with a verb that names a
+relation without doubt ("I live in Lisbon", "I work at Acme", "I prefer tea", "my sister
+Anna"). The subject is the speaker (the bead's ``source``, else ``user``); an assistant's first
+person is the assistant, whose "I" is no fact about the user, so assistant beads give no facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from ..models import Bead
+from . import Entity, Extraction, Fact
+
+VERSION = "rules/1"
+MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
+MAX_ENTITIES = 24  # per bead: past this it is a list or a table, not prose about things
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november "
+        "december".split()
+    )
+}
+_MONTH_ABBR = {m[:3]: n for m, n in _MONTHS.items()}
+# Words that start sentences or are capitalised for other reasons: never a name by themselves.
+_COMMON = frozenset(
+    """a an the i i'm i've i'd i'll im ive me my mine we our you your yours he she it they them
+    his her its their this that these those there here what when where why how who whom which
+    whose yes no not and or but if then so because as at by for from in into of on to with
+    about after before during since until while also just only very really maybe perhaps
+    please thanks thank hi hello hey ok okay sure great good nice well oh ah wow yeah yep
+    cool awesome sorry dear all any some every each both either neither one two three first
+    last next new old is are was were be been am do does did have has had will would can could
+    should may might must shall let lets let's today tomorrow yesterday tonight now
+    monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr sir madam
+    january february march april june july august september october november december
+    note tip step example see use using make sure remember however therefore although though
+    anyway besides btw lol haha omg fyi""".split()
+)
+_CONNECT = frozenset({"of", "de", "du", "van", "von", "der", "la", "le"})
+
+_URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_PATH = re.compile(
+    r"(?<![\w/.])(?:~?/(?:[\w.-]+/)*[\w.-]+|(?:\.{1,2}/)?(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})"
+    r"(?::\d+)?(?![\w/])"
+)
+_BACKTICK = re.compile(r"`([^`\n]{2,80})`")
+_IDENT = re.compile(
+    r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Za-z_][\w]*"
+    r"(?:\.[A-Za-z_]\w*)+\(\)|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b"
+)
+_QUOTED = re.compile(r"[\"“]([^\"“”\n]{2,80})[\"”]")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_DATE = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+)?(" + "|".join(_MONTHS) + r"|"
+    + "|".join(m for m in _MONTH_ABBR if m != "may") + r")\.?"
+    r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b",
+    re.IGNORECASE,
+)  # fmt: skip
+_WORD = re.compile(r"[A-Za-z][\w'’-]*|[.!?:;\n]")
+
+# First-person facts: (pattern, predicate, object type). The object is a run of words up to
+# punctuation or a connective, at most five words.
+_CAP = r"[A-Z][\w'’&-]*(?:\.(?=\w)[\w'’&-]*)*"  # a dot only inside ("St.Louis" no, "a.b" yes)
+_OBJECT = r"(?P<object>" + _CAP + r"(?:\s+(?:of\s+|de\s+|the\s+)?" + _CAP + r"){0,4})"
+_ANY_OBJECT = (
+    r"(?P<object>[\w'’&.-]+(?:\s+[\w'’&.-]+){0,3}?)"
+    r"(?=\s*(?:[.,!?;]|$|\s+(?:and|but|because|since|so|now|these|this|for)\b))"
+)
+# fmt: off
+_FIRST_PERSON = [
+    (re.compile(r"\bI(?:'ve|’ve| have)?\s+(?:just\s+|recently\s+)?(?:live|lived|been living|moved|relocated)\s+(?:in|to)\s+" + _OBJECT), "lives_in", "place"),
+    (re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:living|based)\s+in\s+" + _OBJECT), "lives_in", "place"),
+    (re.compile(r"\bI\s+(?:now\s+|currently\s+|still\s+)?work(?:ed)?\s+(?:at|for)\s+" + _OBJECT), "works_at", "org"),
+    (re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+" + _OBJECT), "works_at", "org"),
+    (re.compile(r"\bI\s+(?:joined|started at)\s+" + _OBJECT), "works_at", "org"),
+    (re.compile(r"\bI\s+(?:really\s+|much\s+|generally\s+)?prefer\s+" + _ANY_OBJECT, re.IGNORECASE), "prefers", "thing"),
+    (re.compile(r"\bmy\s+favou?rite\s+(?P<what>\w+)\s+is\s+" + _ANY_OBJECT, re.IGNORECASE), "favourite", "thing"),
+    (re.compile(r"\b[Mm]y\s+(?P<rel>sister|brother|mother|mom|mum|father|dad|wife|husband|partner|son|daughter|friend|boss|dog|cat|cousin|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|colleague|manager)(?:'s name is|,)?\s+(?P<object>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"), "rel", "person"),
+]
+# fmt: on
+
+
+def _iso(year: int, month: int, day: int | None) -> str | None:
+    try:
+        datetime(year, month, day or 1, tzinfo=UTC)
+    except ValueError:
+        return None
+    return f"{year:04d}-{month:02d}" + (f"-{day:02d}" if day else "")
+
+
+class RulesExtractor:
+    """Deterministic entities and first-person facts (see the module's docstring)."""
+
+    name = "rules"
+    version = VERSION
+
+    def extract(self, beads: Sequence[Bead]) -> list[Extraction]:
+        return [self.extract_one(b) for b in beads]
+
+    def extract_one(self, bead: Bead) -> Extraction:
+        if bead.role == "system":  # instructions, not memory
+            return Extraction(bead.id, dropped=("system prompt",))
+        text = bead.content[:MAX_SCAN_CHARS]
+        found: dict[str, Entity] = {}
+
+        def add(name: str, type: str) -> None:
+            name = name.strip().strip(".,;:!?'’\"")
+            key = name.lower()
+            if 2 <= len(name) <= 100 and key not in _COMMON and key not in found:
+                found[key] = Entity(name, type)
+
+        masked = text
+        for pattern, type in ((_URL, "url"), (_EMAIL, "email")):
+            for m in pattern.finditer(text):
+                add(m.group(0), type)
+            masked = pattern.sub(" ", masked)
+        for m in _PATH.finditer(masked):
+            if "/" in m.group(0) and not m.group(0).startswith("//"):
+                add(m.group(0), "path")
+        masked = _PATH.sub(" ", masked)
+        for m in _BACKTICK.finditer(masked):
+            add(m.group(1), "code")
+        for m in _IDENT.finditer(masked):
+            add(m.group(0), "code")
+        for m in _QUOTED.finditer(masked):
+            if len(m.group(1).split()) <= 10:
+                add(m.group(1), "title")
+        masked = _QUOTED.sub(" ", masked)
+        for name, type in _dates(masked):
+            add(name, type)
+        speaker = bead.source or bead.role
+        facts = () if bead.role == "assistant" else tuple(_facts(text, speaker))
+        for f in facts:
+            add(f.object, f.object_type)
+        for name in _names(masked):
+            add(name, "person" if bead.source and name == bead.source else "name")
+        if bead.source:
+            add(bead.source, "person")
+        entities = tuple(found.values())[:MAX_ENTITIES]
+        return Extraction(bead.id, entities=entities, facts=facts)
+
+
+def _dates(text: str) -> list[tuple[str, str]]:
+    out = []
+    for m in _ISO_DATE.finditer(text):
+        iso = _iso(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if iso:
+            out.append((iso, "date"))
+    for m in _MONTH_DATE.finditer(text):
+        day_before, month, day_after, year = m.groups()
+        day = day_before or day_after
+        if not (day or year):
+            continue  # "March" alone is as often a verb or a name
+        number = _MONTHS.get(month.lower()) or _MONTH_ABBR[month.lower()[:3]]
+        if year:
+            iso = _iso(int(year), number, int(day) if day else None)
+            if iso:
+                out.append((iso, "date"))
+        else:
+            out.append((f"{month.capitalize()} {int(day)}", "date"))
+    return out
+
+
+def _names(text: str) -> list[str]:
+    """Runs of capitalised words (with "of", "de", ... inside), not a lone common word, and
+    not a lone word opening a sentence (capitalised for that reason) unless the text also
+    capitalises it inside a sentence."""
+    names: list[str] = []
+    openers: list[str] = []
+    run: list[str] = []
+    starts = True
+    opening = False
+
+    def flush() -> None:
+        while run and run[-1].lower() in _CONNECT:
+            run.pop()
+        if run:
+            words = [w for w in run if w.lower() not in _COMMON]
+            if words:
+                (openers if len(run) == 1 and opening else names).append(" ".join(run))
+        run.clear()
+
+    for token in _WORD.findall(text):
+        if token in ".!?:;\n":
+            flush()
+            starts = True
+            continue
+        word = token.rstrip("'’s") if token.endswith(("'s", "’s")) else token
+        if (word[:1].isupper() and not word.isupper()) or (word.isupper() and 2 <= len(word) <= 6):
+            if not run:
+                opening = starts
+                if word.lower() in _COMMON:
+                    starts = False
+                    continue
+            run.append(word)
+        elif run and token.lower() in _CONNECT:
+            run.append(token)
+        else:
+            flush()
+        starts = False
+    flush()
+    inside = set(names)
+    return names + [w for w in openers if w in inside]
+
+
+def _facts(text: str, speaker: str) -> list[Fact]:
+    out = []
+    subject_type = "person"
+    for pattern, predicate, object_type in _FIRST_PERSON:
+        for m in pattern.finditer(text):
+            obj = m.group("object").strip().rstrip(".,")
+            if not obj or obj.lower() in _COMMON:
+                continue
+            pred = predicate
+            if predicate == "rel":
+                pred = {"mom": "mother", "mum": "mother", "dad": "father"}.get(
+                    m.group("rel").lower(), m.group("rel").lower()
+                )
+            elif predicate == "favourite":
+                pred = f"favourite_{m.group('what').lower()}"
+            out.append(Fact(speaker, pred, obj, subject_type, object_type, stated_by=speaker))
+    return out

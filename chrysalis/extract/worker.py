@@ -1,0 +1,251 @@
+"""The knowledge worker: extraction off the write path, and retraction after forgets.
+
+A raw bead is recallable the moment `remember` returns; knowledge follows within a moment (the
+rules) or minutes (a model). Two durable cursors in LMDB meta:
+
+    knowledge:extracted   this replica's own op seq up to which its beads are extracted: only
+                          a bead's origin replica extracts it, so a fleet never pays twice;
+                          what it derives replicates as node and edge ops
+    knowledge:forgets     a version vector over every replica's ops: each ``bead.forget``
+                          seen retracts what was derived only from that bead (every replica
+                          does, idempotently, so no forget waits for an offline origin)
+
+A failing extractor backs off (nothing is lost: the cursor waits); a budget caps model calls
+and tokens per hour; `status()` shows progress, the budget and the last error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..backoff import Backoff
+from ..clock import vv_merge
+from ..errors import ClosedError, ExtractorUnavailable, InsufficientStorage, NotFound
+from ..models import Bead, OpKind
+from ..read import Reader
+from . import Extraction, Extractor
+
+log = logging.getLogger(__name__)
+
+BATCH_OPS = 256  # own ops read per step
+BATCH_BEADS = 64  # beads extracted per commit (an entity gains at most this many per op)
+EXTRACTED = "knowledge:extracted"
+FORGETS = "knowledge:forgets"
+HOUR = 3600.0
+
+
+class KnowledgeWrites(Protocol):
+    """The writes the worker makes (`chrysalis.write_knowledge.KnowledgeWriter` and a meta put)."""
+
+    def learn(
+        self, extractions: Sequence[Extraction], bead_times: Mapping[str, float], derived_by: str
+    ) -> Any: ...
+
+    def retract(self, bead_ids: Sequence[str]) -> Any: ...
+
+    def put_meta(self, name: str, value: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Model calls and tokens allowed per hour (None: no limit)."""
+
+    calls_per_hour: int | None = None
+    tokens_per_hour: int | None = None
+
+
+NO_BUDGET = Budget()
+
+
+class KnowledgeWorker:
+    """Owns the extraction and retraction thread of one memory."""
+
+    def __init__(
+        self,
+        reader: Reader,
+        writes: KnowledgeWrites,
+        extractor: Extractor | None,
+        *,
+        budget: Budget = NO_BUDGET,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self.reader = reader
+        self.writes = writes
+        self.extractor = extractor
+        self.budget = budget
+        self.clock = clock
+        self.extracted = 0  # beads extracted since start
+        self.derived = {"nodes": 0, "edges": 0, "superseded": 0}
+        self.retracted = {"nodes": 0, "edges": 0}
+        self.last_error: str | None = None
+        self.paused_until = 0.0
+        self._spent: deque[tuple[float, int, int]] = deque()  # (when, calls, tokens)
+        self._backoff = Backoff(first=1.0, cap=300.0)
+        self._wake = threading.Event()
+        self._progress = threading.Condition()
+        self._stop = False
+        reader.on_commit(self._on_commit)
+        self._thread = threading.Thread(target=self._run, name="chrysalis-knowledge", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake.set()
+        self.reader.off_commit(self._on_commit)
+        self._thread.join(timeout=30)
+
+    def _on_commit(self, committed: Any) -> None:
+        self._wake.set()
+
+    # ---- the loop ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop:
+            self._wake.wait(timeout=1.0)
+            self._wake.clear()
+            try:
+                while not self._stop and self.step():
+                    pass
+            except ClosedError:
+                break
+            except InsufficientStorage as exc:
+                self.last_error = exc.message
+                self._wake.wait(5.0)
+            except Exception as exc:  # the worker outlives any one failure
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("knowledge worker failed, retrying in 5 s: %s", self.last_error)
+                self._wake.wait(5.0)
+            with self._progress:
+                self._progress.notify_all()
+
+    def step(self) -> bool:
+        """One batch of retraction, then of extraction; True if there may be more."""
+        more = self._retract_forgotten()
+        if self.extractor is not None and self._may_extract():
+            more = self._extract_next() or more
+        with self._progress:
+            self._progress.notify_all()
+        return more and not self._stop
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until everything committed before the call is extracted and retracted (or
+        the extractor is paused). True when caught up."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._progress:
+            while not self._caught_up():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._wake.set()
+                self._progress.wait(0.05 if left is None else min(0.05, left))
+        return True
+
+    def _caught_up(self) -> bool:
+        vv = self.reader.version_vector()
+        seen = self.reader.get_meta(FORGETS) or {}
+        if any(seq > seen.get(r, 0) for r, seq in vv.items()):
+            return False
+        if self.extractor is None or self.paused_until > self.clock():
+            return True
+        return (self.reader.get_meta(EXTRACTED) or 0) >= vv.get(self.reader.replica_id, 0)
+
+    # ---- retraction ----------------------------------------------------------------------
+
+    def _retract_forgotten(self) -> bool:
+        seen = self.reader.get_meta(FORGETS) or {}
+        ops = self.reader.ops_since(seen, limit=2_000)
+        if not ops:
+            return False
+        forgotten = [op["target"] for op in ops if op["kind"] == OpKind.BEAD_FORGET]
+        if forgotten:
+            done = self.writes.retract(forgotten)
+            self.retracted["nodes"] += len(done.nodes)
+            self.retracted["edges"] += len(done.edges)
+        self.writes.put_meta(FORGETS, vv_merge(seen, {op["replica"]: op["seq"] for op in ops}))
+        return len(ops) >= 2_000
+
+    # ---- extraction ----------------------------------------------------------------------
+
+    def _may_extract(self) -> bool:
+        now = self.clock()
+        if now < self.paused_until:
+            return False
+        while self._spent and self._spent[0][0] <= now - HOUR:
+            self._spent.popleft()
+        calls = sum(c for _, c, _ in self._spent)
+        tokens = sum(t for _, _, t in self._spent)
+        b = self.budget
+        if (b.calls_per_hour is not None and calls >= b.calls_per_hour) or (
+            b.tokens_per_hour is not None and tokens >= b.tokens_per_hour
+        ):
+            self.paused_until = self._spent[0][0] + HOUR
+            self.last_error = "paused: the hourly extraction budget is spent"
+            return False
+        return True
+
+    def _extract_next(self) -> bool:
+        assert self.extractor is not None
+        me = self.reader.replica_id
+        cursor = self.reader.get_meta(EXTRACTED) or 0
+        ops = self.reader.ops_range(me, cursor, BATCH_OPS)
+        if not ops:
+            return False
+        beads: list[Bead] = []
+        last = cursor
+        for op in ops:
+            if op["kind"] == OpKind.BEAD_ADD:
+                with contextlib.suppress(NotFound):  # forgotten since: nothing to learn
+                    beads.append(self.reader.get_bead(op["target"]))
+            last = op["seq"]
+            if len(beads) >= BATCH_BEADS:
+                break
+        if beads:
+            try:
+                extractions = self.extractor.extract(beads)
+                self._backoff.success()
+            except ExtractorUnavailable as exc:
+                delay = self._backoff.failure(self.clock())
+                self.paused_until = self.clock() + delay
+                self.last_error = str(exc)
+                log.warning("extraction paused %.0f s: %s", delay, exc)
+                return False
+            calls = sum(e.calls for e in extractions)
+            self._spent.append((self.clock(), calls, sum(e.tokens for e in extractions)))
+            learned = self.writes.learn(
+                extractions, {b.id: b.ts for b in beads}, self.extractor.version
+            )
+            self.extracted += learned.beads
+            self.derived["nodes"] += learned.nodes
+            self.derived["edges"] += learned.edges
+            self.derived["superseded"] += len(learned.superseded)
+            self.last_error = None
+        self.writes.put_meta(EXTRACTED, last)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """Progress for `status`: the extractor, beads behind, what was derived, the budget."""
+        me = self.reader.replica_id
+        cursor = self.reader.get_meta(EXTRACTED) or 0
+        head = self.reader.version_vector().get(me, 0)
+        hour = [(c, t) for when, c, t in self._spent if when > self.clock() - HOUR]
+        return {
+            "extractor": None if self.extractor is None else self.extractor.version,
+            "ops_behind": max(0, head - cursor) if self.extractor is not None else 0,
+            "extracted": self.extracted,
+            "derived": dict(self.derived),
+            "retracted": dict(self.retracted),
+            "last_hour": {"calls": sum(c for c, _ in hour), "tokens": sum(t for _, t in hour)},
+            "budget": {
+                "calls_per_hour": self.budget.calls_per_hour,
+                "tokens_per_hour": self.budget.tokens_per_hour,
+            },
+            "paused_for_s": round(max(0.0, self.paused_until - self.clock()), 1),
+            "last_error": self.last_error,
+        }

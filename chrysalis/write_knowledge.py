@@ -1,0 +1,325 @@
+"""The write side of knowledge (DESIGN §13): what extractors found becomes node and edge ops
+with their evidence, contradictions supersede, and a forget retracts what only it supported.
+
+Every derived node and edge lists its evidence beads (an add-wins set) and the extractor that
+derived it (``derived_by``). An entity's evidence is the beads that mention it: the mention
+links live on the node, not as an edge per bead (an edge needs a node at each end, and a node
+per bead would double the op log). Items a person or an agent wrote (``derived_by`` None) are
+never retracted by a forget; their evidence only loses the forgotten bead.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import crdt
+from .extract import Extraction
+from .graph import edge_id, node_id
+from .keys import RECORD_DBS, unpack
+from .models import OpKind
+from .rules import local_op
+from .store import WriteContext
+from .validity import Span, resolve
+
+if TYPE_CHECKING:
+    from .write import Writer
+
+MAX_NAME = 512
+
+
+@dataclass
+class Learned:
+    """What one batch of extractions wrote."""
+
+    beads: int = 0  # beads whose extraction was written (live ones)
+    nodes: int = 0  # node ops
+    edges: int = 0  # edge ops
+    superseded: list[str] = field(default_factory=list)  # fact edges given an invalid_at
+
+
+@dataclass
+class Retracted:
+    """What a forget took back: derived items removed, and items that only lost evidence."""
+
+    nodes: list[str] = field(default_factory=list)
+    edges: list[str] = field(default_factory=list)
+    trimmed: list[str] = field(default_factory=list)  # "node:<id>" / "edge:<id>" kept
+
+
+@dataclass
+class _NodePlan:
+    name: str
+    type: str
+    evidence: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _EdgePlan:
+    source: str
+    target: str
+    predicate: str
+    valid_at: float | None
+    invalid_at: float | None
+    metadata: dict[str, Any]
+    evidence: set[str] = field(default_factory=set)
+
+
+class KnowledgeWriter:
+    """Writes extractions and retractions through a `chrysalis.write.Writer`'s store."""
+
+    def __init__(self, writer: Writer, functional: Iterable[str]) -> None:
+        self.writer = writer
+        self.functional = frozenset(functional)
+
+    def put_meta(self, name: str, value: Any) -> None:
+        """Durably set a meta value (the worker's cursors)."""
+        self.writer.put_meta(name, value)
+
+    # ---- learning --------------------------------------------------------------------------
+
+    def learn(
+        self, extractions: Sequence[Extraction], bead_times: Mapping[str, float], derived_by: str
+    ) -> Learned:
+        """Write a batch of extractions in one commit. Beads forgotten since they were read
+        are skipped (their knowledge would outlive them)."""
+
+        def write(ctx: WriteContext) -> Learned:
+            learned = Learned()
+            nodes: dict[str, _NodePlan] = {}
+            edges: dict[str, _EdgePlan] = {}
+            for ex in extractions:
+                entry = ctx.get("beads", ex.bead_id.encode())
+                if entry is None or entry == crdt.FORGOTTEN:
+                    continue
+                learned.beads += 1
+                for entity in ex.entities:
+                    self._plan_node(nodes, entity.name, entity.type, ex.bead_id)
+                for fact in ex.facts:
+                    s = self._plan_node(nodes, fact.subject, fact.subject_type, ex.bead_id)
+                    o = self._plan_node(nodes, fact.object, fact.object_type, ex.bead_id)
+                    if s is None or o is None or s == o:
+                        continue
+                    eid = edge_id(s, fact.predicate, o)
+                    plan = edges.get(eid)
+                    valid_at = bead_times[ex.bead_id] if fact.valid_at is None else fact.valid_at
+                    if plan is None:
+                        metadata: dict[str, Any] = {"stated_by": fact.stated_by}
+                        if fact.predicate in self.functional:
+                            metadata["functional"] = True
+                        plan = edges[eid] = _EdgePlan(
+                            s, o, fact.predicate, valid_at, fact.invalid_at, metadata
+                        )
+                    elif plan.valid_at is None or valid_at < plan.valid_at:
+                        plan.valid_at = valid_at
+                    plan.evidence.add(ex.bead_id)
+            for nid, node in nodes.items():
+                self._write_node(ctx, nid, node, derived_by)
+                learned.nodes += 1
+            for eid, plan in edges.items():
+                self._write_edge(ctx, eid, plan, derived_by)
+                learned.edges += 1
+                if plan.metadata.get("functional"):
+                    learned.superseded += self._supersede(ctx, plan.source, plan.predicate)
+            return learned
+
+        if not extractions:
+            return Learned()
+        return self.writer.store.write(write)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _plan_node(nodes: dict[str, _NodePlan], name: str, type: str, bead: str) -> str | None:
+        name = " ".join(name.split())[:MAX_NAME]
+        if not name:
+            return None
+        nid = node_id(name)
+        plan = nodes.setdefault(nid, _NodePlan(name, type[:64] or "entity"))
+        plan.evidence.add(bead)
+        return nid
+
+    def _write_node(self, ctx: WriteContext, nid: str, plan: _NodePlan, derived_by: str) -> None:
+        record = ctx.get("nodes", nid.encode())
+        if record is not None and crdt.is_present(record):
+            scalars = {
+                "type": crdt.field_value(record, "type"),
+                "name": crdt.field_value(record, "name"),
+                "metadata": crdt.field_value(record, "metadata", {}),
+                "derived_by": crdt.field_value(record, "derived_by"),
+            }
+        else:
+            record = record or crdt.new_record()
+            scalars = {"type": plan.type, "name": plan.name, "metadata": {}}
+            scalars["derived_by"] = derived_by
+        have = set(crdt.set_values(record, "evidence"))
+        if plan.evidence <= have and crdt.is_present(record):
+            return  # nothing new: no op
+        self._put(ctx, "node", nid, record, scalars, "labels", "evidence", plan.evidence | have)
+
+    def _write_edge(self, ctx: WriteContext, eid: str, plan: _EdgePlan, derived_by: str) -> None:
+        record = ctx.get("edges", eid.encode())
+        present = record is not None and crdt.is_present(record)
+        record = record or crdt.new_record()
+        have = set(crdt.set_values(record, "evidence"))
+        stored_invalid = crdt.field_value(record, "invalid_at") if present else None
+        if present and stored_invalid is None and plan.evidence <= have:
+            return  # the fact holds already and names these beads
+        if present and stored_invalid is None:
+            # Restated while it holds: it has held since the first statement.
+            old = crdt.field_value(record, "valid_at")
+            valid_at = plan.valid_at if old is None else min(old, plan.valid_at or old)
+        else:
+            valid_at = plan.valid_at  # new, or stated again after it ended: it holds anew
+        scalars = {
+            "source": plan.source,
+            "target": plan.target,
+            "predicate": plan.predicate,
+            "weight": crdt.field_value(record, "weight", 1.0) if present else 1.0,
+            "valid_at": valid_at,
+            "invalid_at": plan.invalid_at,
+            "derived_by": crdt.field_value(record, "derived_by") if present else derived_by,
+            "metadata": plan.metadata,
+        }
+        self._put(ctx, "edge", eid, record, scalars, None, "evidence", plan.evidence | have)
+
+    def _put(
+        self,
+        ctx: WriteContext,
+        collection: str,
+        id: str,
+        record: crdt.Record,
+        scalars: dict[str, Any],
+        keep: str | None,
+        name: str,
+        values: set[str],
+    ) -> None:
+        sets = {name: sorted(values)}
+        if keep is not None:
+            sets[keep] = crdt.set_values(record, keep)
+        self.writer.put_op(ctx, collection, id, record, scalars, sets)
+
+    def _supersede(self, ctx: WriteContext, source: str, predicate: str) -> list[str]:
+        """Give the facts of (source, predicate) that a later one contradicts their end."""
+        group: dict[str, crdt.Record] = {}
+        prefix = source.encode() + b"\0"
+        with ctx.txn.cursor(db=ctx.dbs["adj"]) as cur:
+            if cur.set_range(prefix):
+                for k, v in cur:
+                    if not k.startswith(prefix):
+                        break
+                    if v != b"o":
+                        continue
+                    eid = k[len(prefix) :].decode()
+                    record = ctx.get("edges", eid.encode())
+                    if (
+                        record is not None
+                        and crdt.is_present(record)
+                        and crdt.field_value(record, "predicate") == predicate
+                        and crdt.field_value(record, "metadata", {}).get("functional")
+                    ):
+                        group[eid] = record
+        ends = resolve(
+            Span(
+                eid,
+                crdt.field_value(r, "target"),
+                crdt.field_value(r, "valid_at"),
+                crdt.field_value(r, "invalid_at"),
+            )
+            for eid, r in group.items()
+        )
+        changed = []
+        for eid, end in ends.items():
+            record = group[eid]
+            if end == crdt.field_value(record, "invalid_at"):
+                continue
+            scalars = {
+                f: crdt.field_value(record, f)
+                for f in ("source", "target", "predicate", "weight", "valid_at", "derived_by")
+            }
+            scalars["metadata"] = crdt.field_value(record, "metadata", {})
+            scalars["invalid_at"] = end
+            evidence = crdt.set_values(record, "evidence")
+            self.writer.put_op(ctx, "edge", eid, record, scalars, {"evidence": evidence})
+            changed.append(eid)
+        return changed
+
+    # ---- retracting ------------------------------------------------------------------------
+
+    def retract(self, bead_ids: Iterable[str]) -> Retracted:
+        """Take the forgotten ``bead_ids`` out of every node's and edge's evidence, in one
+        commit; remove the derived items left with no evidence (edges first, then nodes no
+        remaining edge names). Idempotent: a second call finds nothing to do."""
+        gone = set(bead_ids)
+
+        def write(ctx: WriteContext) -> Retracted:
+            out = Retracted()
+            citing = self._citing(ctx, gone)
+            for collection in ("edge", "node"):
+                for item_id, record in citing[collection]:
+                    evidence = crdt.set_values(record, "evidence")
+                    left = [b for b in evidence if b not in gone]
+                    derived = crdt.field_value(record, "derived_by") is not None
+                    unlinked = collection == "edge" or not self._linked(ctx, item_id)
+                    if derived and not left and unlinked:
+                        local_op(
+                            ctx,
+                            OpKind(f"{collection}.remove"),
+                            item_id,
+                            {"remove": crdt.observed_dots(record)},
+                        )
+                        (out.edges if collection == "edge" else out.nodes).append(item_id)
+                        continue
+                    scalars = _scalars(collection, record)
+                    sets = {"evidence": left}
+                    if collection == "node":
+                        sets["labels"] = crdt.set_values(record, "labels")
+                    self.writer.put_op(ctx, collection, item_id, record, scalars, sets)
+                    out.trimmed.append(f"{collection}:{item_id}")
+            return out
+
+        if not gone:
+            return Retracted()
+        return self.writer.store.write(write)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _citing(ctx: WriteContext, beads: set[str]) -> dict[str, list[tuple[str, crdt.Record]]]:
+        """Present nodes and edges whose evidence names any of ``beads`` (a scan: forgets are
+        rare, and the scan reads records only, no beads)."""
+        out: dict[str, list[tuple[str, crdt.Record]]] = defaultdict(list)
+        for collection in ("edge", "node"):
+            with ctx.txn.cursor(db=ctx.dbs[RECORD_DBS[collection]]) as cur:
+                for k, v in cur:
+                    record = unpack(v)
+                    if not crdt.is_present(record):
+                        continue
+                    if beads.intersection(crdt.set_values(record, "evidence")):
+                        out[collection].append((k.decode(), record))
+        return out
+
+    @staticmethod
+    def _linked(ctx: WriteContext, nid: str) -> bool:
+        """Whether a present edge still names node ``nid`` (then it stays)."""
+        prefix = nid.encode() + b"\0"
+        with ctx.txn.cursor(db=ctx.dbs["adj"]) as cur:
+            if cur.set_range(prefix):
+                for k in cur.iternext(values=False):
+                    if not k.startswith(prefix):
+                        break
+                    record = ctx.get("edges", k[len(prefix) :])
+                    if record is not None and crdt.is_present(record):
+                        return True
+        return False
+
+
+def _scalars(collection: str, record: crdt.Record) -> dict[str, Any]:
+    fields = (
+        ("type", "name", "derived_by")
+        if collection == "node"
+        else ("source", "target", "predicate", "weight", "valid_at", "invalid_at", "derived_by")
+    )
+    out = {f: crdt.field_value(record, f) for f in fields}
+    out["metadata"] = crdt.field_value(record, "metadata", {})
+    if collection == "edge" and out["weight"] is None:
+        out["weight"] = 1.0
+    return out
