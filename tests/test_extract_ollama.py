@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import ExtractorUnavailable
+from chrysalis.errors import ExtractorUnavailable, InvalidInput
 from chrysalis.extract import Entity, Extractor, make_extractor
 from chrysalis.extract.ollama import (
     DEFAULT_MODEL,
@@ -195,6 +195,12 @@ def test_first_person_becomes_the_named_speaker(fake: FakeOllamaChat) -> None:
     ]
 
 
+def test_my_becomes_the_speakers(fake: FakeOllamaChat) -> None:
+    fake.script(reply(facts=[fact("my sister", "lives in", "Berlin", stated_by="caroline")]))
+    [out] = extractor(fake).extract([bead("My sister lives in Berlin now.", source="caroline")])
+    assert [(f.subject, f.object) for f in out.facts] == [("caroline's sister", "Berlin")]
+
+
 def test_assistant_suggestion_about_the_user_is_not_the_users_fact(
     fake: FakeOllamaChat,
 ) -> None:
@@ -204,6 +210,7 @@ def test_assistant_suggestion_about_the_user_is_not_the_users_fact(
                 fact("user", "should try", "yoga", kind="suggestion", stated_by="assistant"),
                 fact("you", "enjoy", "hiking", stated_by="assistant"),
                 fact("user", "likes", "tea", stated_by="assistant"),
+                fact("your sister", "lives in", "Sintra", stated_by="assistant"),
                 fact("Sintra", "is near", "Lisbon", stated_by="assistant", subject_type="place"),
                 fact("user", "visits", "Sintra", kind="question", stated_by="assistant"),
             ]
@@ -223,7 +230,7 @@ def test_assistant_suggestion_about_the_user_is_not_the_users_fact(
     reasons = "\n".join(out.dropped)
     assert "a suggestion, not a statement" in reasons
     assert "a question, not a statement" in reasons
-    assert reasons.count("an assistant's statement about the user") == 2
+    assert reasons.count("an assistant's statement about the user") == 3
 
 
 def test_the_same_fact_from_the_user_is_kept(fake: FakeOllamaChat) -> None:
@@ -368,6 +375,13 @@ def test_messages_never_show_a_password_in_the_host() -> None:
     with pytest.raises(ExtractorUnavailable) as info:
         OllamaExtractor(host=host, timeout=2).extract([bead("Ada Lovelace lives in Lisbon now.")])
     assert "hunter2" not in str(info.value) and "ada:" not in str(info.value)
+
+
+def test_a_model_and_a_positive_timeout_are_required() -> None:
+    with pytest.raises(InvalidInput):
+        OllamaExtractor("")
+    with pytest.raises(InvalidInput):
+        OllamaExtractor(timeout=0)
 
 
 def test_host_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ExtractorUnavailable
+from ..errors import ExtractorUnavailable, InvalidInput
 from ..models import Bead
 from . import Entity, Extraction, Fact
 
@@ -122,114 +122,24 @@ Answer only with JSON in the given schema:
 
 _FIRST_PERSON = frozenset({"i", "me", "myself"})
 _ABOUT_THE_USER = frozenset({"user", "the user", "you", "i", "me"})
-_PRONOUNS = frozenset(
-    [
-        "i",
-        "me",
-        "my",
-        "mine",
-        "myself",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "he",
-        "him",
-        "his",
-        "himself",
-        "she",
-        "her",
-        "hers",
-        "herself",
-        "it",
-        "its",
-        "itself",
-        "we",
-        "us",
-        "our",
-        "ours",
-        "ourselves",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "themselves",
-        "this",
-        "that",
-        "these",
-        "those",
-        "who",
-        "whom",
-        "whose",
-        "which",
-        "what",
-        "someone",
-        "somebody",
-        "something",
-        "anyone",
-        "anybody",
-        "anything",
-        "everyone",
-        "everybody",
-        "everything",
-        "one",
-    ]
-)
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "so",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "about",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "do",
-        "does",
-        "did",
-        "have",
-        "has",
-        "had",
-        "not",
-        "no",
-        "yes",
-        "there",
-        "here",
-        "when",
-        "where",
-        "why",
-        "how",
-        "all",
-        "any",
-        "some",
-        "user",
-        "assistant",
-        "system",
-        "speaker",
-        "message",
-    ]
-)
+_USERS = ("your ", "user's ", "the user's ")  # "your sister", said by an assistant
+# fmt: off
+_PRONOUNS = frozenset([
+    "i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "yourselves",
+    "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself",
+    "we", "us", "our", "ours", "ourselves", "they", "them", "their", "theirs", "themselves",
+    "this", "that", "these", "those", "who", "whom", "whose", "which", "what", "someone",
+    "somebody", "something", "anyone", "anybody", "anything", "everyone", "everybody",
+    "everything", "one",
+])
+_STOPWORDS = frozenset([
+    "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "in", "on", "at", "to",
+    "for", "from", "by", "with", "about", "as", "is", "are", "was", "were", "be", "been",
+    "being", "do", "does", "did", "have", "has", "had", "not", "no", "yes", "there", "here",
+    "when", "where", "why", "how", "all", "any", "some", "user", "assistant", "system",
+    "speaker", "message",
+])
+# fmt: on
 _GREETING = re.compile(
     r"^\W*(?:hi|hello|hey|yo|hiya|howdy|greetings|thanks|thank you|thx|ty|cheers|ok|okay|"
     r"sure|cool|great|nice|bye|goodbye|see you|good (?:morning|afternoon|evening|night)|"
@@ -291,6 +201,22 @@ def parse_when(value: str | None) -> float | None:
     return moment.timestamp()
 
 
+def _about_the_user(subject: str) -> bool:
+    lowered = _norm(subject)
+    return lowered in _ABOUT_THE_USER or lowered.startswith(_USERS)
+
+
+def _as_speaker(text: str, speaker: str) -> str:
+    """First person resolved to the speaker: ``I`` -> ``ada``, ``my sister`` -> ``ada's
+    sister``."""
+    lowered = _norm(text)
+    if lowered in _FIRST_PERSON:
+        return speaker
+    if lowered.startswith("my ") and len(lowered) > 3:
+        return f"{speaker}'s {text.strip()[3:].strip()}"
+    return text
+
+
 def _small_talk(content: str) -> bool:
     return len(content.split()) < 3 or bool(_GREETING.match(content.strip()))
 
@@ -312,6 +238,11 @@ class OllamaExtractor:
     ) -> None:
         import ollama  # here, not at import time: client commands stay light
 
+        if not model or not isinstance(model, str):
+            raise InvalidInput("an Ollama extractor needs a model name, e.g. llama3.2")
+        if not timeout > 0:
+            raise InvalidInput(f"timeout must be positive seconds, not {timeout!r}")
+
         self.model = model
         self.name = f"ollama:{model}"
         self.version = f"ollama:{model}/{PROMPT_VERSION}"
@@ -321,6 +252,9 @@ class OllamaExtractor:
         self._response_error = ollama.ResponseError
 
     def extract(self, beads: Sequence[Bead]) -> list[Extraction]:
+        """One `Extraction` per bead, in order. Raises `ExtractorUnavailable` at the first
+        bead Ollama cannot answer for: nothing of the batch is returned, the worker retries
+        it whole (beads already answered cost their calls again)."""
         return [self._extract_one(bead) for bead in beads]
 
     # -- one bead --
@@ -450,13 +384,10 @@ class OllamaExtractor:
                 reason = f"a {item.kind}, not a statement"
             elif not (subject and predicate and obj):
                 reason = "an empty part"
-            elif bead.role == "assistant" and _norm(subject) in _ABOUT_THE_USER:
+            elif bead.role == "assistant" and _about_the_user(subject):
                 reason = "an assistant's statement about the user"
             if reason is None:
-                if _norm(subject) in _FIRST_PERSON:
-                    subject = speaker
-                if _norm(obj) in _FIRST_PERSON:
-                    obj = speaker
+                subject, obj = _as_speaker(subject, speaker), _as_speaker(obj, speaker)
                 if _norm(subject) == _norm(obj):
                     reason = "subject and object are the same"
                 elif _in_prompt(f"{subject} {predicate} {obj}") or any(
