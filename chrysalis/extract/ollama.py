@@ -9,9 +9,10 @@ same pydantic model. The prompt is versioned (`PROMPT_VERSION`): ``version`` is
 What the model says is not trusted as is. In code, after parsing:
 
 * speaker: ``stated_by`` is always the bead's speaker (its ``source``, else its role);
-  first person (``I``, ``me``) becomes the speaker; a suggestion or a question is not a
-  fact; an assistant's statement about the user (subject ``user``, ``you``, ``I``, ``me``)
-  is dropped, since what an assistant suggests is not what the user said;
+  first person (``I``, ``me``; ``my X``) becomes the speaker (``ada``; ``ada's X``); a
+  suggestion or a question is not a fact; an assistant's statement about the user (subject
+  ``user``, ``you``, ``I``, ``me``, ``your X``) is dropped, since what an assistant suggests
+  is not what the user said;
 * quality gate: ``system`` beads and small talk (a greeting, fewer than 3 words) are
   skipped without a call; entities that are pronouns or stopwords, longer than 100
   characters, or restate the whole bead are dropped; so are facts with an empty part or
