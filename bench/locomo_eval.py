@@ -65,6 +65,7 @@ def evaluate(
     *,
     strategy: str = "fusion",
     embedder: str,
+    extractor: str | None = None,
     weights: dict[str, float] | None = None,
     configs: Sequence[tuple[str, str, dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
@@ -79,10 +80,11 @@ def evaluate(
     for sample in data:
         with (
             tempfile.TemporaryDirectory(prefix="locomo-") as tmp,
-            Memory.open(Path(tmp) / "m", sync=False, embedder=embedder) as mem,
+            Memory.open(Path(tmp) / "m", sync=False, embedder=embedder, extractor=extractor) as mem,
         ):
             mem.append_beads(turns(sample["conversation"]))
             mem.wait_indexed(timeout=600)
+            mem.wait_learned(timeout=600)
             defaults = mem.weights
             for name, run_strategy, overrides in runs:
                 if run_strategy == "bm25":
@@ -147,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategy", default="fusion", help="fusion, emb, keyword, kg or beads")
     parser.add_argument("--embedder", default="deterministic", help="embedder spec")
     parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument("--extractor", help="knowledge extractor: rules, ollama[:MODEL]")
     parser.add_argument(
         "--weights", type=json.loads, help="fusion weights, e.g. '{\"context\": 0.5}'"
     )
@@ -160,15 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.ablations:
         from longmemeval_eval import ABLATIONS
 
-        figures = evaluate(data, embedder=args.embedder, configs=ABLATIONS)
+        figures = evaluate(
+            data, embedder=args.embedder, extractor=args.extractor, configs=ABLATIONS
+        )
         if args.json:
             print(json.dumps(figures))
         else:
             print(f"LoCoMo evidence recall, {args.data.name}, embedder={args.embedder}, "
+                  f"extractor={args.extractor}, "
                   f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
             print_ablations(figures)
         return 0
-    figures = evaluate(data, strategy=args.strategy, embedder=args.embedder, weights=args.weights)
+    figures = evaluate(
+        data, strategy=args.strategy, embedder=args.embedder, extractor=args.extractor,
+        weights=args.weights,
+    )  # fmt: skip
     figures["seconds"] = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps(figures))

@@ -59,6 +59,7 @@ ABLATIONS: list[tuple[str, str, dict[str, float]]] = [
     ("fusion without recency, importance", "fusion", {"recency": 0.0, "importance": 0.0}),
     ("fusion without attribution", "fusion", {"attribution": 1.0}),
     ("fusion without session evidence", "fusion", {"session": 0.0}),
+    ("fusion without graph", "fusion", {"graph": 0.0}),
     ("fusion, context whatever the turn length", "fusion", {"context_words": 1_000_000}),
     ("plain BM25 over turns (reference)", "bm25", {}),
 ]
@@ -245,6 +246,7 @@ def evaluate(
     *,
     configs: Sequence[tuple[str, str, dict[str, float]]],
     embedder: str | Embedder | None,
+    extractor: str | None = None,
     details: bool = False,
     cache: Path | None = None,
 ) -> dict[str, Any]:
@@ -266,13 +268,16 @@ def evaluate(
         need_memory = any(strategy != "bm25" for _, strategy, _ in configs)
         with tempfile.TemporaryDirectory(prefix="lme-") as tmp:
             mem = (
-                Memory.open(Path(tmp) / "m", sync=False, embedder=embedder) if need_memory else None
+                Memory.open(Path(tmp) / "m", sync=False, embedder=embedder, extractor=extractor)
+                if need_memory
+                else None
             )
             try:
                 if mem is not None:
                     t0 = time.perf_counter()
                     mem.append_beads(rows)
                     mem.wait_indexed(timeout=600)
+                    mem.wait_learned(timeout=600)
                     index_seconds += time.perf_counter() - t0
                     defaults = mem.weights
                 for name, strategy, weights in configs:
@@ -376,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1, help="only every Nth question")
     parser.add_argument("--types", help="only these question types, comma-separated")
     parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument("--extractor", help="knowledge extractor: rules, ollama[:MODEL]")
     parser.add_argument("--details", type=Path, help="write per-question rankings here (JSON)")
     parser.add_argument(
         "--embed-cache", type=Path,
@@ -398,8 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     t0 = time.perf_counter()
     figures = evaluate(
-        data, configs=configs, embedder=embedder, details=bool(args.details),
-        cache=args.embed_cache,
+        data, configs=configs, embedder=embedder, extractor=args.extractor,
+        details=bool(args.details), cache=args.embed_cache,
     )  # fmt: skip
     figures["seconds"] = round(time.perf_counter() - t0, 1)
     figures["bm25_tokens"] = reference_tokenizer()[1]
@@ -410,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"LongMemEval_S turn recall, {args.data.name}")
         print(
-            f"  embedder={args.embedder} questions={figures['questions']} "
+            f"  embedder={args.embedder} extractor={args.extractor} "
+            f"questions={figures['questions']} "
             f"seconds={figures['seconds']} (indexing {figures['index_seconds']})"
         )
         print(f"  BM25 reference tokens: {figures['bm25_tokens']}")

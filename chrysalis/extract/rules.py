@@ -146,8 +146,6 @@ class RulesExtractor:
             add(f.object, f.object_type)
         for name in _names(masked):
             add(name, "person" if bead.source and name == bead.source else "name")
-        if bead.source:
-            add(bead.source, "person")
         entities = tuple(found.values())[:MAX_ENTITIES]
         return Extraction(bead.id, entities=entities, facts=facts)
 

@@ -70,6 +70,7 @@ KEYWORD_WAIT = 2.0  # seconds a retrieve waits for keyword search to reflect ear
 GRAPH_SEEDS = 5  # nodes among the hits whose neighbourhood is walked
 SEED_SHARE = 0.5  # ... only those at least this share of the best candidate's strength
 GRAPH_NEIGHBOURS = 16  # neighbours taken per seed (heaviest edges first)
+MENTIONS = 20  # beads taken per entity the query names (its latest mentions)
 TWO_HOPS_MIN = 0.25  # a seed walks two hops only if a second-hop neighbour would get this much
 PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searched on a thread
 
@@ -256,6 +257,7 @@ class Retriever:
             return strengths[node_id] / max(1, degree) / 2 >= TWO_HOPS_MIN
 
         walks = self.reader.walk(list(strengths), GRAPH_NEIGHBOURS, two_hops=two_hops, as_of=as_of)
+        self._mentions(seeds, signal)
         for seed in seeds:
             node_id = split_key(seed.key)[1]
             strength = max(seed.signals.values())
@@ -273,6 +275,27 @@ class Retriever:
                     c = signal(key, "graph", value)
                     c.edges = [n.edge]
                     c.via = node_id
+
+    def _mentions(self, seeds: list[_Candidate], signal: Any) -> None:
+        """The beads that mention an entity the query names (the node's evidence): its
+        latest `MENTIONS` of them, each sharing the seed's strength with the others (an
+        entity mentioned everywhere says little about any one bead)."""
+        named = [c for c in seeds if c.signals.get("keyword", 0.0) > 0]
+        if not named:
+            return
+        nodes, _ = self.reader.graph_items([split_key(c.key)[1] for c in named], [])
+        for c in named:
+            node_id = split_key(c.key)[1]
+            if node_id not in nodes:
+                continue
+            node = nodes[node_id][0]
+            if node.derived_by is None or not node.evidence:
+                continue
+            share = c.signals["keyword"] / math.sqrt(len(node.evidence))
+            for bead_id in sorted(node.evidence, reverse=True)[:MENTIONS]:
+                hit = signal(item_key("bead", bead_id), "graph", share)
+                if hit.via is None:
+                    hit.via = node_id
 
     def _add_context(self, cands: dict[str, _Candidate], signal: Any) -> None:
         """Beads next to strong bead hits in the same session: an answer is often the turn
