@@ -151,6 +151,14 @@ class WriteContext:
         raw = self.txn.get(key, db=self.dbs[db])
         return None if raw is None else unpack(raw)
 
+    def put_meta(self, name: str, value: Any) -> None:
+        """Set (or, with None, delete) a named meta value in this commit."""
+        key = b"m:" + name.encode()
+        if value is None:
+            self.txn.delete(key, db=self.dbs["meta"])
+        else:
+            self.txn.put(key, pack(value), db=self.dbs["meta"])
+
 
 class Store:
     """The LMDB environment, its single writer, and the meta."""
@@ -241,11 +249,7 @@ class Store:
 
         def write(ctx: WriteContext) -> None:
             for name, value in values.items():
-                key = b"m:" + name.encode()
-                if value is None:
-                    ctx.txn.delete(key, db=self.dbs["meta"])
-                else:
-                    ctx.txn.put(key, pack(value), db=self.dbs["meta"])
+                ctx.put_meta(name, value)
 
         self.write(write)
 

@@ -81,12 +81,18 @@ class KnowledgeWriter:
     # ---- learning --------------------------------------------------------------------------
 
     def learn(
-        self, extractions: Sequence[Extraction], bead_times: Mapping[str, float], derived_by: str
+        self,
+        extractions: Sequence[Extraction],
+        bead_times: Mapping[str, float],
+        derived_by: str,
+        cursor: Mapping[str, Any] | None = None,
     ) -> Learned:
-        """Write a batch of extractions in one commit. Beads forgotten since they were read
-        are skipped (their knowledge would outlive them)."""
+        """Write a batch of extractions in one commit, with the ``cursor`` meta values that
+        say it is done. Beads forgotten since they were read are skipped (their knowledge
+        would outlive them)."""
 
         def write(ctx: WriteContext) -> Learned:
+            _put_metas(ctx, cursor)
             learned = Learned()
             nodes: dict[str, _NodePlan] = {}
             edges: dict[str, _EdgePlan] = {}
@@ -125,8 +131,6 @@ class KnowledgeWriter:
                     learned.superseded += self._supersede(ctx, plan.source, plan.predicate)
             return learned
 
-        if not extractions:
-            return Learned()
         return self.writer.store.write(write)  # type: ignore[no-any-return]
 
     @staticmethod
@@ -246,13 +250,17 @@ class KnowledgeWriter:
 
     # ---- retracting ------------------------------------------------------------------------
 
-    def retract(self, bead_ids: Iterable[str]) -> Retracted:
+    def retract(
+        self, bead_ids: Iterable[str], cursor: Mapping[str, Any] | None = None
+    ) -> Retracted:
         """Take the forgotten ``bead_ids`` out of every node's and edge's evidence, in one
-        commit; remove the derived items left with no evidence (edges first, then nodes no
-        remaining edge names). Idempotent: a second call finds nothing to do."""
+        commit with the ``cursor`` meta values; remove the derived items left with no
+        evidence (edges first, then nodes no remaining edge names). Idempotent: a second
+        call finds nothing to do."""
         gone = set(bead_ids)
 
         def write(ctx: WriteContext) -> Retracted:
+            _put_metas(ctx, cursor)
             out = Retracted()
             citing = self._citing(ctx, gone)
             for collection in ("edge", "node"):
@@ -278,8 +286,6 @@ class KnowledgeWriter:
                     out.trimmed.append(f"{collection}:{item_id}")
             return out
 
-        if not gone:
-            return Retracted()
         return self.writer.store.write(write)  # type: ignore[no-any-return]
 
     @staticmethod
@@ -310,6 +316,11 @@ class KnowledgeWriter:
                     if record is not None and crdt.is_present(record):
                         return True
         return False
+
+
+def _put_metas(ctx: WriteContext, values: Mapping[str, Any] | None) -> None:
+    for name, value in (values or {}).items():
+        ctx.put_meta(name, value)
 
 
 def _scalars(collection: str, record: crdt.Record) -> dict[str, Any]:

@@ -10,6 +10,11 @@ rules) or minutes (a model). Two durable cursors in LMDB meta:
                           seen retracts what was derived only from that bead (every replica
                           does, idempotently, so no forget waits for an offline origin)
 
+Each cursor is written in the commit that does its work (an extraction's ops, a
+retraction's); past ops that needed nothing it is kept in memory and written every
+`SAVE_EVERY_S` and at close, so a plain `remember` costs no extra commit. Both passes are
+idempotent, so a crash before a save only redoes a little.
+
 A failing extractor backs off (nothing is lost: the cursor waits); a budget caps model calls
 and tokens per hour; `status()` shows progress, the budget and the last error.
 """
@@ -39,16 +44,21 @@ BATCH_BEADS = 64  # beads extracted per commit (an entity gains at most this man
 EXTRACTED = "knowledge:extracted"
 FORGETS = "knowledge:forgets"
 HOUR = 3600.0
+SAVE_EVERY_S = 30.0
 
 
 class KnowledgeWrites(Protocol):
     """The writes the worker makes (`chrysalis.write_knowledge.KnowledgeWriter` and a meta put)."""
 
     def learn(
-        self, extractions: Sequence[Extraction], bead_times: Mapping[str, float], derived_by: str
+        self,
+        extractions: Sequence[Extraction],
+        bead_times: Mapping[str, float],
+        derived_by: str,
+        cursor: Mapping[str, Any] | None = None,
     ) -> Any: ...
 
-    def retract(self, bead_ids: Sequence[str]) -> Any: ...
+    def retract(self, bead_ids: Sequence[str], cursor: Mapping[str, Any] | None = None) -> Any: ...
 
     def put_meta(self, name: str, value: Any) -> None: ...
 
@@ -91,6 +101,10 @@ class KnowledgeWorker:
         self._wake = threading.Event()
         self._progress = threading.Condition()
         self._stop = False
+        self._extracted_at: int = reader.get_meta(EXTRACTED) or 0
+        self._forgets_seen: dict[str, int] = reader.get_meta(FORGETS) or {}
+        self._saved = (self._extracted_at, dict(self._forgets_seen))
+        self._saved_at = clock()
         reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-knowledge", daemon=True)
         self._thread.start()
@@ -100,6 +114,18 @@ class KnowledgeWorker:
         self._wake.set()
         self.reader.off_commit(self._on_commit)
         self._thread.join(timeout=30)
+        if not self._thread.is_alive():
+            with contextlib.suppress(ClosedError, InsufficientStorage):
+                self._save()
+
+    def _save(self, force: bool = True) -> None:
+        """Write the cursors that moved past ops needing nothing (see the module's doc)."""
+        now = (self._extracted_at, dict(self._forgets_seen))
+        if now == self._saved or (not force and self.clock() - self._saved_at < SAVE_EVERY_S):
+            return
+        self.writes.put_meta(EXTRACTED, now[0])
+        self.writes.put_meta(FORGETS, now[1])
+        self._saved, self._saved_at = now, self.clock()
 
     def _on_commit(self, committed: Any) -> None:
         self._wake.set()
@@ -124,6 +150,8 @@ class KnowledgeWorker:
                 self._wake.wait(5.0)
             with self._progress:
                 self._progress.notify_all()
+            with contextlib.suppress(Exception):
+                self._save(force=False)
 
     def step(self) -> bool:
         """One batch of retraction, then of extraction; True if there may be more."""
@@ -149,26 +177,26 @@ class KnowledgeWorker:
 
     def _caught_up(self) -> bool:
         vv = self.reader.version_vector()
-        seen = self.reader.get_meta(FORGETS) or {}
+        seen = self._forgets_seen
         if any(seq > seen.get(r, 0) for r, seq in vv.items()):
             return False
         if self.extractor is None or self.paused_until > self.clock():
             return True
-        return (self.reader.get_meta(EXTRACTED) or 0) >= vv.get(self.reader.replica_id, 0)
+        return self._extracted_at >= vv.get(self.reader.replica_id, 0)
 
     # ---- retraction ----------------------------------------------------------------------
 
     def _retract_forgotten(self) -> bool:
-        seen = self.reader.get_meta(FORGETS) or {}
-        ops = self.reader.ops_since(seen, limit=2_000)
+        ops = self.reader.ops_since(self._forgets_seen, limit=2_000)
         if not ops:
             return False
+        seen = vv_merge(self._forgets_seen, {op["replica"]: op["seq"] for op in ops})
         forgotten = [op["target"] for op in ops if op["kind"] == OpKind.BEAD_FORGET]
         if forgotten:
-            done = self.writes.retract(forgotten)
+            done = self.writes.retract(forgotten, cursor={FORGETS: seen})
             self.retracted["nodes"] += len(done.nodes)
             self.retracted["edges"] += len(done.edges)
-        self.writes.put_meta(FORGETS, vv_merge(seen, {op["replica"]: op["seq"] for op in ops}))
+        self._forgets_seen = seen
         return len(ops) >= 2_000
 
     # ---- extraction ----------------------------------------------------------------------
@@ -193,7 +221,7 @@ class KnowledgeWorker:
     def _extract_next(self) -> bool:
         assert self.extractor is not None
         me = self.reader.replica_id
-        cursor = self.reader.get_meta(EXTRACTED) or 0
+        cursor = self._extracted_at
         ops = self.reader.ops_range(me, cursor, BATCH_OPS)
         if not ops:
             return False
@@ -219,20 +247,23 @@ class KnowledgeWorker:
             calls = sum(e.calls for e in extractions)
             self._spent.append((self.clock(), calls, sum(e.tokens for e in extractions)))
             learned = self.writes.learn(
-                extractions, {b.id: b.ts for b in beads}, self.extractor.version
+                extractions,
+                {b.id: b.ts for b in beads},
+                self.extractor.version,
+                cursor={EXTRACTED: last},
             )
             self.extracted += learned.beads
             self.derived["nodes"] += learned.nodes
             self.derived["edges"] += learned.edges
             self.derived["superseded"] += len(learned.superseded)
             self.last_error = None
-        self.writes.put_meta(EXTRACTED, last)
+        self._extracted_at = last
         return True
 
     def status(self) -> dict[str, Any]:
         """Progress for `status`: the extractor, beads behind, what was derived, the budget."""
         me = self.reader.replica_id
-        cursor = self.reader.get_meta(EXTRACTED) or 0
+        cursor = self._extracted_at
         head = self.reader.version_vector().get(me, 0)
         hour = [(c, t) for when, c, t in self._spent if when > self.clock() - HOUR]
         return {
