@@ -87,6 +87,7 @@ class _Candidate:
     signals: dict[str, float] = field(default_factory=dict)
     edges: list[str] = field(default_factory=list)
     via: str | None = None
+    mentions: str | None = None  # the name of the entity the query named that it mentions
 
 
 def _norm(values: dict[str, float]) -> dict[str, float]:
@@ -295,7 +296,7 @@ class Retriever:
             for bead_id in sorted(node.evidence, reverse=True)[:MENTIONS]:
                 hit = signal(item_key("bead", bead_id), "graph", share)
                 if hit.via is None:
-                    hit.via = node_id
+                    hit.via, hit.mentions = node_id, node.name
 
     def _add_context(self, cands: dict[str, _Candidate], signal: Any) -> None:
         """Beads next to strong bead hits in the same session: an answer is often the turn
@@ -381,7 +382,10 @@ class Retriever:
                 prov = provenance()
                 if c.edges:
                     prov["edges"] = c.edges
+                if c.via is not None:
                     prov["via_node"] = c.via
+                if c.mentions is not None:
+                    prov["mentions"] = c.mentions
                 yield RetrievedItem(
                     kind=kind,
                     id=item_id,
