@@ -60,6 +60,7 @@ ABLATIONS: list[tuple[str, str, dict[str, float]]] = [
     ("fusion without attribution", "fusion", {"attribution": 1.0}),
     ("fusion without session evidence", "fusion", {"session": 0.0}),
     ("fusion without graph", "fusion", {"graph": 0.0}),
+    ("fusion with mentions (0.3)", "fusion", {"mentions": 0.3}),
     ("fusion, context whatever the turn length", "fusion", {"context_words": 1_000_000}),
     ("plain BM25 over turns (reference)", "bm25", {}),
 ]

@@ -54,6 +54,10 @@ class Weights(BaseModel):
     attribution: float = Field(default=0.5, ge=0.0, le=1.0)
     # Beads written in the span a query names ("last weekend", "two weeks ago": when.py).
     time: float = 0.3
+    # Beads that mention an entity the query names (an extracted node's evidence). Off: on
+    # both dev sets it moved recall@10 by 0.000 with the rules extractor (docs/benchmarks.md),
+    # since the same beads already hold the query's words.
+    mentions: float = 0.0
 
     def score(self, signals: Mapping[str, float]) -> float:
         """The weighted sum of ``signals`` (those absent count 0), times the attribution."""
@@ -62,7 +66,9 @@ class Weights(BaseModel):
 
 
 # The signals a score adds up, each with the weight of the same name.
-_SCORED = ("emb", "keyword", "graph", "context", "recency", "importance", "session", "time")
+_SCORED = (
+    "emb", "keyword", "graph", "context", "recency", "importance", "session", "time", "mentions",
+)  # fmt: skip
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -282,7 +288,7 @@ class Retriever:
         latest `MENTIONS` of them, each sharing the seed's strength with the others (an
         entity mentioned everywhere says little about any one bead)."""
         named = [c for c in seeds if c.signals.get("keyword", 0.0) > 0]
-        if not named:
+        if not named or self.weights.mentions <= 0:
             return
         nodes, _ = self.reader.graph_items([split_key(c.key)[1] for c in named], [])
         for c in named:
@@ -294,7 +300,7 @@ class Retriever:
                 continue
             share = c.signals["keyword"] / math.sqrt(len(node.evidence))
             for bead_id in sorted(node.evidence, reverse=True)[:MENTIONS]:
-                hit = signal(item_key("bead", bead_id), "graph", share)
+                hit = signal(item_key("bead", bead_id), "mentions", share)
                 if hit.via is None:
                     hit.via, hit.mentions = node_id, node.name
 
