@@ -56,10 +56,10 @@ _PATH = re.compile(
     r"(?::\d+)?(?![\w/])"
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
-_IDENT = re.compile(
-    r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Za-z_][\w]*"
-    r"(?:\.[A-Za-z_]\w*)+\(\)|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)\b"
-)
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_CAMEL = re.compile(r"\b(?:[a-z]+|[A-Z][a-z0-9]+)(?:[A-Z][a-z0-9]+)+\b")
+_CALL = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)")
+_DIGIT = re.compile(r"\d")
 _QUOTED = re.compile(r"[\"“]([^\"“”\n]{2,80})[\"”]")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_DATE = re.compile(
@@ -68,7 +68,9 @@ _MONTH_DATE = re.compile(
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b",
     re.IGNORECASE,
 )  # fmt: skip
-_WORD = re.compile(r"[A-Za-z][\w'’-]*|[.!?:;\n]")
+_CAP_RUN = re.compile(
+    r"(?<![\w'’-])[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|du|van|von|der|la|le)[ \t]+)?[A-Z][\w'’-]*)*"
+)
 
 # First-person facts: (pattern, predicate, object type). The object is a run of words up to
 # punctuation or a connective, at most five words.
@@ -90,6 +92,17 @@ _FIRST_PERSON = [
     (re.compile(r"\b[Mm]y\s+(?P<rel>sister|brother|mother|mom|mum|father|dad|wife|husband|partner|son|daughter|friend|boss|dog|cat|cousin|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|colleague|manager)(?:'s name is|,)?\s+(?P<object>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"), "rel", "person"),
 ]
 # fmt: on
+# Words one of the patterns above needs (lower case): a text without any skips it.
+_HINTS = [
+    ("live", "moved", "relocated"),
+    ("living", "based"),
+    ("work",),
+    ("working", "employed"),
+    ("joined", "started at"),
+    ("prefer",),
+    ("favorite", "favourite"),
+    ("my ",),
+]
 
 
 def _iso(year: int, month: int, day: int | None) -> str | None:
@@ -121,23 +134,30 @@ class RulesExtractor:
             if 2 <= len(name) <= 100 and key not in _COMMON and key not in found:
                 found[key] = Entity(name, type)
 
+        # Each pattern runs only where its telltale character is (most text has none).
         masked = text
-        for pattern, type in ((_URL, "url"), (_EMAIL, "email")):
-            for m in pattern.finditer(text):
-                add(m.group(0), type)
-            masked = pattern.sub(" ", masked)
-        for m in _PATH.finditer(masked):
-            if "/" in m.group(0) and not m.group(0).startswith("//"):
-                add(m.group(0), "path")
-        masked = _PATH.sub(" ", masked)
-        for m in _BACKTICK.finditer(masked):
-            add(m.group(1), "code")
-        for m in _IDENT.finditer(masked):
-            add(m.group(0), "code")
-        for m in _QUOTED.finditer(masked):
-            if len(m.group(1).split()) <= 10:
-                add(m.group(1), "title")
-        masked = _QUOTED.sub(" ", masked)
+        for pattern, type, hint in ((_URL, "url", "://"), (_EMAIL, "email", "@")):
+            if hint in text:
+                for m in pattern.finditer(text):
+                    add(m.group(0), type)
+                masked = pattern.sub(" ", masked)
+        if "/" in masked:
+            for m in _PATH.finditer(masked):
+                if "/" in m.group(0) and not m.group(0).startswith("//"):
+                    add(m.group(0), "path")
+            masked = _PATH.sub(" ", masked)
+        if "`" in masked:
+            for m in _BACKTICK.finditer(masked):
+                add(m.group(1), "code")
+        for pattern, hint in ((_SNAKE, "_"), (_CALL, "()"), (_CAMEL, "")):
+            if hint in masked:
+                for m in pattern.finditer(masked):
+                    add(m.group(0), "code")
+        if '"' in masked or "“" in masked:
+            for m in _QUOTED.finditer(masked):
+                if len(m.group(1).split()) <= 10:
+                    add(m.group(1), "title")
+            masked = _QUOTED.sub(" ", masked)
         for name, type in _dates(masked):
             add(name, type)
         speaker = bead.source or bead.role
@@ -151,11 +171,16 @@ class RulesExtractor:
 
 
 def _dates(text: str) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
+    if _DIGIT.search(text) is None:
+        return out  # a date here has a day or a year
     for m in _ISO_DATE.finditer(text):
         iso = _iso(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         if iso:
             out.append((iso, "date"))
+    lower = text.lower()
+    if not any(month in lower for month in _MONTH_ABBR):
+        return out
     for m in _MONTH_DATE.finditer(text):
         day_before, month, day_after, year = m.groups()
         day = day_before or day_after
@@ -172,43 +197,27 @@ def _dates(text: str) -> list[tuple[str, str]]:
 
 
 def _names(text: str) -> list[str]:
-    """Runs of capitalised words (with "of", "de", ... inside), not a lone common word, and
+    """Runs of capitalised words (with "of", "de", ... inside), leading common words dropped;
     not a lone word opening a sentence (capitalised for that reason) unless the text also
     capitalises it inside a sentence."""
     names: list[str] = []
     openers: list[str] = []
-    run: list[str] = []
-    starts = True
-    opening = False
-
-    def flush() -> None:
-        while run and run[-1].lower() in _CONNECT:
-            run.pop()
-        if run:
-            words = [w for w in run if w.lower() not in _COMMON]
-            if words:
-                (openers if len(run) == 1 and opening else names).append(" ".join(run))
-        run.clear()
-
-    for token in _WORD.findall(text):
-        if token in ".!?:;\n":
-            flush()
-            starts = True
+    for m in _CAP_RUN.finditer(text):
+        words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in m.group(0).split()]
+        if any(len(w) > 6 and w.isupper() for w in words):
+            continue  # a shouted heading, not a name
+        lead = 0
+        while lead < len(words) and words[lead].lower() in _COMMON:
+            lead += 1
+        words = words[lead:]
+        while words and (words[-1].lower() in _CONNECT or words[-1].lower() in _COMMON):
+            words.pop()
+        if not words:
             continue
-        word = token.rstrip("'’s") if token.endswith(("'s", "’s")) else token
-        if (word[:1].isupper() and not word.isupper()) or (word.isupper() and 2 <= len(word) <= 6):
-            if not run:
-                opening = starts
-                if word.lower() in _COMMON:
-                    starts = False
-                    continue
-            run.append(word)
-        elif run and token.lower() in _CONNECT:
-            run.append(token)
-        else:
-            flush()
-        starts = False
-    flush()
+        start = m.start()
+        before = text[max(0, start - 12) : start].rstrip(" \t*-#>\"'“(•0123456789")
+        opening = lead == 0 and (not before or before[-1] in ".!?:;\n")
+        (openers if len(words) == 1 and opening else names).append(" ".join(words))
     inside = set(names)
     return names + [w for w in openers if w in inside]
 
@@ -216,7 +225,10 @@ def _names(text: str) -> list[str]:
 def _facts(text: str, speaker: str) -> list[Fact]:
     out = []
     subject_type = "person"
-    for pattern, predicate, object_type in _FIRST_PERSON:
+    lower = text.lower()
+    for (pattern, predicate, object_type), hints in zip(_FIRST_PERSON, _HINTS, strict=True):
+        if not any(h in lower for h in hints):
+            continue
         for m in pattern.finditer(text):
             obj = m.group("object").strip().rstrip(".,")
             if not obj or obj.lower() in _COMMON:

@@ -40,11 +40,14 @@ from . import Extraction, Extractor
 log = logging.getLogger(__name__)
 
 BATCH_OPS = 256  # own ops read per step
-BATCH_BEADS = 64  # beads extracted per commit (an entity gains at most this many per op)
+BATCH_BEADS = 32  # beads extracted per commit (an entity gains at most this many per op)
 EXTRACTED = "knowledge:extracted"
 FORGETS = "knowledge:forgets"
 HOUR = 3600.0
 SAVE_EVERY_S = 30.0
+# While a backlog lasts, the worker rests as long as it worked (at most half a core): the
+# extractor is Python and holds the GIL, and `remember` on another thread must not wait on it.
+DUTY = 0.5
 
 
 class KnowledgeWrites(Protocol):
@@ -101,6 +104,7 @@ class KnowledgeWorker:
         self._wake = threading.Event()
         self._progress = threading.Condition()
         self._stop = False
+        self._rest = threading.Event()  # set at close: no rest then
         self._extracted_at: int = reader.get_meta(EXTRACTED) or 0
         self._forgets_seen: dict[str, int] = reader.get_meta(FORGETS) or {}
         self._saved = (self._extracted_at, dict(self._forgets_seen))
@@ -112,6 +116,7 @@ class KnowledgeWorker:
     def close(self) -> None:
         self._stop = True
         self._wake.set()
+        self._rest.set()
         self.reader.off_commit(self._on_commit)
         self._thread.join(timeout=30)
         if not self._thread.is_alive():
@@ -137,8 +142,12 @@ class KnowledgeWorker:
             self._wake.wait(timeout=1.0)
             self._wake.clear()
             try:
-                while not self._stop and self.step():
-                    pass
+                while not self._stop:
+                    t0 = time.monotonic()
+                    if not self.step():
+                        break
+                    worked = time.monotonic() - t0
+                    self._rest.wait(worked * (1 - DUTY) / DUTY)
             except ClosedError:
                 break
             except InsufficientStorage as exc:
