@@ -8,14 +8,15 @@ same bytes are a live bead's content too: they stay for that bead) or ``unknown`
 tell now: unreachable). Places:
 
 - ``local``: this replica's files: LMDB (compacted by `chrysalis.scrub`, which also lists
-  these places), the keyword and vector indexes, the blob file;
+  these places), the keyword and vector indexes, the blob file, and the knowledge derived
+  from the bead (`knowledge_place`: gone once no entity or fact cites it as evidence);
 - ``replica``: every other replica the remote knows, from its heartbeat: has it applied the
   forget, and has its scrub covered it since;
 - ``remote``: segments, snapshots and blobs (`chrysalis.sync.scrub`);
 - ``zep``: the mirror (`chrysalis.mirrors`).
 
 ``clean`` says every place is gone; ``settled`` that nothing is pending (``--wait`` waits
-for it). What derived data step 12 adds (facts, summaries) joins the ``local`` places.
+for it).
 """
 
 from __future__ import annotations
@@ -69,6 +70,31 @@ def replica_places(
             state, why = "gone", f"applied the forget and scrubbed its files ({seen})"
         places.append(Place(place="replica", name=replica, state=state, why=why))
     return places
+
+
+SHOWN = 5  # citing items named in a place's why
+
+
+def knowledge_place(me: str, citing: Sequence[str], worker_error: str | None = None) -> Place:
+    """The knowledge derived from a forgotten bead (DESIGN §13), from the present nodes and
+    edges (``node:<id>`` / ``edge:<id>``) whose evidence still names it: ``gone`` when none
+    does (what only it supported is retracted, the rest no longer cites it), else ``pending``
+    on the knowledge worker, which retracts them."""
+    name = f"{me}: knowledge"
+    if not citing:
+        why = "no entity or fact cites it: what only it supported was retracted"
+        return Place(place="local", name=name, state="gone", why=why)
+    shown = ", ".join(citing[:SHOWN])
+    if len(citing) > SHOWN:
+        shown += f" and {len(citing) - SHOWN} more"
+    n = len(citing)
+    why = (
+        f"{n} derived item{'s' if n != 1 else ''} still cite{'s' if n == 1 else ''} it "
+        f"({shown}): the knowledge worker has not retracted them yet"
+    )
+    if worker_error:
+        why += f" (its last error: {worker_error})"
+    return Place(place="local", name=name, state="pending", why=why)
 
 
 def receipt(

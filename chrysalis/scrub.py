@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import receipt
+from . import crdt, receipt
 from .errors import ChrysalisError, Conflict, NotFound
 from .events import Committed, item_key
 from .forget import ERASURES_KEY, forget_record
@@ -50,6 +50,12 @@ class Indexes(Protocol):
     def settle_forgets(self, timeout: float) -> bool: ...
 
 
+class Worker(Protocol):
+    """The knowledge worker, as a receipt reads it (`chrysalis.extract.worker`)."""
+
+    last_error: str | None
+
+
 class Held(Protocol):
     """What a receipt reads of a memory (`chrysalis.memory.Memory`)."""
 
@@ -59,6 +65,9 @@ class Held(Protocol):
     def store(self) -> Store: ...
     @property
     def indexer(self) -> Indexer: ...
+
+    @property
+    def knowledge(self) -> Worker: ...
 
     reader: Reader
     scrubber: Scrubber
@@ -250,4 +259,17 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
         else:
             why = "the file is deleted after the commit; it was not (see the daemon log)"
             places.append(Place(place="local", name=name, state="pending", why=why))
+    citing = citing_items(memory.reader, bead_id)
+    places.append(receipt.knowledge_place(me, citing, memory.knowledge.last_error))
     return places
+
+
+def citing_items(reader: Reader, bead_id: str) -> list[str]:
+    """``node:<id>`` / ``edge:<id>`` of the present nodes and edges whose evidence names
+    ``bead_id`` (a scan of the records: receipts are rare)."""
+    return [
+        f"{collection}:{item_id}"
+        for collection in ("node", "edge")
+        for item_id, record in reader.records(collection)
+        if crdt.is_present(record) and bead_id in crdt.set_values(record, "evidence")
+    ]

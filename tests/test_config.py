@@ -37,7 +37,7 @@ def test_bad_values_name_their_origin(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         load_settings(cfg, {"shutdown_timeout": -1}, {"CHRYSALIS_LOG_LEVEL": "loud"})
     assert err.value.message.startswith("invalid configuration: ")
-    assert f"{cfg}: Input should be a valid integer" in err.value.message
+    assert f"{cfg}: max_body_bytes: Input should be a valid integer" in err.value.message
     assert "(got 'lots')" in err.value.message
     assert "CHRYSALIS_LOG_LEVEL: Input should be 'debug'" in err.value.message
     assert "--shutdown-timeout: Input should be greater than 0 (got -1)" in err.value.message

@@ -149,3 +149,22 @@ def test_the_cli_streams_an_import_and_a_cut_file_changes_nothing(tmp_path: Path
     finally:
         assert d.stop() == 0, d.output()
         d.close()
+
+
+def test_derived_knowledge_imports_once(tmp_path: Path) -> None:
+    """Importing an export with derived nodes and edges again changes nothing, though the
+    importing memory's knowledge worker derives them too (derived_by and an edge's metadata
+    are not written by an import)."""
+    from chrysalisd.exchange import export_lines
+
+    with (
+        Memory.open(tmp_path / "a", sync=False, extractor="rules") as a,
+        Memory.open(tmp_path / "b", sync=False, extractor="rules") as b,
+    ):
+        a.append_bead("I live in Lisbon and work at Acme Corp")
+        assert a.wait_learned(5)
+        dump = b"".join(export_lines(a))
+        first = import_lines(b, dump)["added"]
+        assert first["node"] >= 2 and first["edge"] >= 1 and first["bead"] == 1
+        assert b.wait_learned(5)
+        assert sum(import_lines(b, dump)["added"].values()) == 0

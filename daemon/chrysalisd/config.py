@@ -8,6 +8,7 @@ Validated once at start; a bad value fails with a message naming where it came f
 
     CHRYSALIS_MAX_BODY_BYTES: Input should be a valid integer (got 'lots')
     /home/me/.config/chrysalis/config.toml: unknown key 'embeder'
+    /home/me/.config/chrysalis/config.toml: extractor: unknown extractor 'olama': use rules, ...
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -32,6 +34,7 @@ from pydantic_settings import (
 from chrysalis.client import default_socket_path
 from chrysalis.errors import InvalidInput
 from chrysalis.models import ID_PATTERN, REPLICA_PATTERN
+from chrysalis.validity import DEFAULT_FUNCTIONAL
 
 APP = "chrysalis"
 ENV_PREFIX = "CHRYSALIS_"
@@ -60,6 +63,22 @@ class Settings(BaseSettings):
         "auto",
         description='"auto" (Ollama if it answers, else deterministic), "deterministic", '
         '"ollama[:MODEL]" or "sentence-transformers:PATH"',
+    )
+    extractor: str = Field(
+        "rules",
+        description='knowledge from beads: "rules" (offline, deterministic), "ollama[:MODEL]" '
+        'or "none"',
+    )
+    functional_predicates: list[str] = Field(
+        default_factory=lambda: sorted(DEFAULT_FUNCTIONAL),
+        description="predicates holding one value at a time: a new fact supersedes the old "
+        "(a list in TOML; JSON or comma-separated in CHRYSALIS_FUNCTIONAL_PREDICATES)",
+    )
+    extract_calls_per_hour: int | None = Field(
+        None, ge=1, description="extractor (model) calls allowed per hour; unset: no limit"
+    )
+    extract_tokens_per_hour: int | None = Field(
+        None, ge=1, description="tokens the extractor's model may read and write per hour"
     )
     replica_id: str | None = Field(None, pattern=REPLICA_PATTERN)
     durable: bool = Field(True, description="fsync every commit (off only for throwaway data)")
@@ -116,6 +135,32 @@ class Settings(BaseSettings):
     )
     zep_budget_ms: float = Field(400.0, gt=0, le=10_000, description="time Zep gets in a recall")
 
+    @field_validator("extractor")
+    @classmethod
+    def _extractor(cls, spec: str) -> str:
+        """The spec's form only (nothing is started here): `make_extractor` accepts it."""
+        name, colon, model = spec.strip().partition(":")
+        if (name in ("rules", "none") and not colon) or (name == "ollama" and model.strip()):
+            return spec.strip()
+        if name == "ollama" and not colon:
+            return "ollama"
+        why = f"unknown extractor {spec!r}: use rules, ollama[:MODEL] or none"
+        raise PydanticCustomError("extractor", "{why}", {"why": why})
+
+    @field_validator("functional_predicates", mode="before")
+    @classmethod
+    def _predicates(cls, value: Any) -> Any:
+        if isinstance(value, str):  # a flag or a variable: "lives_in, works_at"
+            value = value.split(",")
+        if isinstance(value, list | tuple):
+            names = [str(p).strip() for p in value]
+            bad = [p for p in names if not p or any(c.isspace() for c in p) or len(p) > 128]
+            if bad:
+                why = f"{bad[0]!r} is not a predicate name (one word, like lives_in)"
+                raise PydanticCustomError("predicate", "{why}", {"why": why})
+            return sorted(set(names))
+        return value
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -154,6 +199,14 @@ class _Environment(EnvSettingsSource):
         self.environ = {name: environ[name] for name in names if name in environ}
         super().__init__(settings_cls)
 
+    def decode_complex_value(self, field_name: str, field: Any, value: Any) -> Any:
+        """JSON, as pydantic-settings reads a list; else the text itself (a comma-separated
+        list, split by the field's validator)."""
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError:
+            return value
+
     def _load_env_vars(self) -> Mapping[str, str | None]:
         # the base class reads os.environ; lower-cased as its (case-insensitive) lookup expects
         return {name.lower(): value for name, value in self.environ.items()}
@@ -187,7 +240,7 @@ class _TomlFile(TomlConfigSettingsSource):
             raise InvalidInput(f"{self.path}: not valid TOML: {exc}") from None
 
     def origin(self, key: str) -> str | None:
-        return str(self.path) if key in self.toml_data else None
+        return f"{self.path}: {key}" if key in self.toml_data else None
 
 
 # What `load_settings` layers under the flags, for the `Settings` it builds (none otherwise).
@@ -227,7 +280,9 @@ def load_settings(
             secret = key in SECRETS
             shown = (
                 f" (got {got!r})"
-                if isinstance(got, str | int | float | bool) and not secret
+                if isinstance(got, str | int | float | bool)
+                and not secret
+                and repr(got) not in err["msg"]
                 else ""
             )
             problems.append(f"{origin or key}: {err['msg']}{shown}")

@@ -2,8 +2,9 @@
 
 `daemon_checks` runs inside the daemon (``GET /v1/doctor``): the data dir, the indexes against
 LMDB, the remote (reachable, writable, format, clock skew), the Zep mirror, the embedder
-(Ollama). `local_checks` runs in the CLI: the socket and its directory, and whether a daemon
-answers at all. Each check is ``{"check", "status": ok|warn|error, "detail", "fix"}``.
+(Ollama), the knowledge extractor (failing, paused). `local_checks` runs in the CLI: the
+socket and its directory, and whether a daemon answers at all. Each check is
+``{"check", "status": ok|warn|error, "detail", "fix"}``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def check(name: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
 
 def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
     out = [_data_dir(daemon), _indexes(daemon), _scrub(daemon), _embedder(daemon)]
+    out.append(_knowledge(daemon))
     if daemon.sync is None:
         out.append(check("remote", "ok", "no remote configured (this laptop works alone)"))
     else:
@@ -124,6 +126,39 @@ def _embedder(daemon: Daemon) -> dict[str, str]:
             "start Ollama (`ollama serve`) or set embedder = \"deterministic\"",
         )  # fmt: skip
     return check("ollama", "ok", f"{url} answers; embedder {emb.provider} {emb.model}")
+
+
+def _knowledge(daemon: Daemon) -> dict[str, str]:
+    k = daemon.memory.knowledge.status()
+    if k["extractor"] is None:
+        return check("knowledge", "ok", "no extractor: beads only, no derived entities or facts")
+    if k["last_error"] and k["paused_for_s"]:
+        if "budget" in k["last_error"]:
+            fix = (
+                "wait for the hour to roll over, or raise extract_calls_per_hour / "
+                "extract_tokens_per_hour; nothing is lost, extraction resumes where it stopped"
+            )
+        elif daemon.settings.extractor.startswith("ollama"):
+            fix = (
+                'start Ollama (`ollama serve`) and pull the model, or set extractor = "rules"; '
+                "nothing is lost, extraction resumes where it stopped"
+            )
+        else:
+            fix = "see the daemon log; extraction retries by itself and resumes where it stopped"
+        return check(
+            "knowledge", "warn",
+            f"{k['extractor']} paused {k['paused_for_s']:.0f} s, {k['ops_behind']} ops behind: "
+            f"{k['last_error']}", fix,
+        )  # fmt: skip
+    if k["last_error"]:
+        return check(
+            "knowledge", "warn", f"{k['extractor']}: last error {k['last_error']}",
+            "see the daemon log; the worker retries by itself",
+        )  # fmt: skip
+    return check(
+        "knowledge", "ok",
+        f"{k['extractor']}, {k['ops_behind']} ops behind, {k['extracted']} beads extracted",
+    )  # fmt: skip
 
 
 def _remote(daemon: Daemon) -> list[dict[str, str]]:

@@ -167,7 +167,7 @@ def _import(memory: Memory, staged: Staged) -> dict[str, Any]:
                     f"line {n}: bead {item.id!r} exists here with other content; nothing imported"
                 )
             unchanged["bead"] += 1
-        elif _current(memory, kind, item) == item:
+        elif _same(kind, _current(memory, kind, item), item):
             unchanged[kind] += 1
         else:
             puts.append((n, kind, item))
@@ -199,6 +199,19 @@ def _current(memory: Memory, kind: str, item: Any) -> BaseModel | None:
         return memory.get_edge(item.id)
     except NotFound:
         return None
+
+
+# What `_put` cannot write (the verbs take no such argument), left out of the comparison: a
+# second import of the same file is then unchanged even when the knowledge worker derived
+# these items here too (it keeps a person-written item's derived_by None).
+UNWRITTEN = {"node": {"evidence", "derived_by"}, "edge": {"derived_by", "metadata"}}
+
+
+def _same(kind: str, current: BaseModel | None, item: BaseModel) -> bool:
+    if current is None or kind not in UNWRITTEN:
+        return current == item
+    skip = UNWRITTEN[kind]
+    return current.model_dump(exclude=skip) == item.model_dump(exclude=skip)
 
 
 def _put(memory: Memory, kind: str, item: Any) -> None:

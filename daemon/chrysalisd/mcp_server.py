@@ -225,13 +225,13 @@ def build(socket: str | Path | None = None) -> Any:
         return client.raw(Routes.put_skill(skill))  # type: ignore[no-any-return]
 
     @server.tool(
-        description="The memory's health: counts, indexes, replication to other laptops (lag, "
-        "errors) and mirrors."
+        description="The memory's health: counts, indexes, knowledge extraction (lag, errors), "
+        "replication to other laptops (lag, errors) and mirrors."
     )
     @daemon_call
     def memory_status() -> dict[str, Any]:
         s = client.raw(Routes.status)
-        keep = ("replica_id", "state_digest", "counts", "index", "embedder", "sync")
+        keep = ("replica_id", "state_digest", "counts", "index", "embedder", "knowledge", "sync")
         return {k: s[k] for k in keep if k in s}
 
     return server

@@ -39,6 +39,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from chrysalis import Memory
 from chrysalis.client import default_socket_path
 from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
+from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
@@ -252,6 +253,9 @@ def run(settings: Settings) -> None:
         embedder=settings.embedder,
         scrub_delay=settings.scrub_delay,
         secrets=settings.secrets,
+        extractor=settings.extractor,
+        functional=settings.functional_predicates,
+        extract_budget=Budget(settings.extract_calls_per_hour, settings.extract_tokens_per_hour),
     )
     sock: socket.socket | None = None
     daemon: Daemon | None = None
@@ -279,8 +283,10 @@ def run(settings: Settings) -> None:
         server = _Server(config)
         embedder = memory.embedder
         log.info(
-            "chrysalis daemon: replica %s, data %s, embedder %s, listening on %s (%.0f ms)",
-            memory.replica_id, memory.path, embedder.model if embedder else None, path,
+            "chrysalis daemon: replica %s, data %s, embedder %s, extractor %s, listening on %s "
+            "(%.0f ms)",
+            memory.replica_id, memory.path, embedder.model if embedder else None,
+            memory.knowledge.status()["extractor"], path,
             (time.perf_counter() - started) * 1000,
         )  # fmt: skip
         asyncio.run(_serve(server, sock, daemon))

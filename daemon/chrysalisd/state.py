@@ -82,6 +82,28 @@ class _Figures(Collector):
         for index, n in self.daemon.memory.indexer.status()["behind"].items():
             behind.add_metric([index], n)
         yield behind
+        knowledge = self.daemon.memory.knowledge.status()
+        yield GaugeMetricFamily(
+            "chrysalis_knowledge_behind_ops",
+            "This replica's ops the extractor has still to read.",
+            value=knowledge["ops_behind"],
+        )
+        derived = GaugeMetricFamily(
+            "chrysalis_knowledge_derived",
+            "Knowledge items written by the extractor since the daemon started.",
+            labels=["kind"],
+        )
+        for kind, n in knowledge["derived"].items():
+            derived.add_metric([kind], n)
+        yield derived
+        retracted = GaugeMetricFamily(
+            "chrysalis_knowledge_retracted",
+            "Derived items removed since the daemon started: all their evidence was forgotten.",
+            labels=["kind"],
+        )
+        for kind, n in knowledge["retracted"].items():
+            retracted.add_metric([kind], n)
+        yield retracted
 
 
 _COUNT_HELP = {
@@ -269,6 +291,7 @@ class Daemon:
             "embedder": index.pop("embedder"),
             "index": index,
             "scrub": self.memory.scrubber.status(),
+            "knowledge": self.memory.knowledge.status(),
             "jobs": self.jobs.status(),
             "sync": {
                 "remote": self.sync.status() if self.sync else None,

@@ -29,6 +29,11 @@ from .common import ago, client_for, json_option, print_json
     "[env CHRYSALIS_EMBEDDER].",
 )
 @click.option(
+    "--extractor",
+    help='Knowledge from beads: "rules" (offline), "ollama[:MODEL]" or "none" '
+    "[env CHRYSALIS_EXTRACTOR].",
+)
+@click.option(
     "--remote",
     help="Sync through file:///shared/folder or s3://bucket/prefix [env CHRYSALIS_REMOTE].",
 )
@@ -44,6 +49,7 @@ def daemon(
     data_dir: Path | None,
     config_file: Path | None,
     embedder: str | None,
+    extractor: str | None,
     remote: str | None,
     sync_key_file: Path | None,
 ) -> None:
@@ -65,6 +71,7 @@ def daemon(
         "data_dir": data_dir,
         "socket": socket,
         "embedder": embedder,
+        "extractor": extractor,
         "remote": remote,
         "sync_key_file": sync_key_file,
     }
@@ -80,7 +87,7 @@ def daemon(
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Show the replica, its state digest, counts, indexes, embedder, jobs and sync state.
+    """Show the replica, its state digest, counts, indexes, embedder, knowledge, jobs and sync.
 
     \b
     Example:
@@ -114,11 +121,34 @@ def status(ctx: click.Context, as_json: bool) -> None:
     lines.append(f"embedder  {emb['provider']} {emb['model']}" if emb else "embedder  none")
     if index.get("last_error"):
         lines.append(f"index err {index['last_error']}")
+    lines += _knowledge_lines(s.get("knowledge"))
     for job in s["jobs"]:
         state = f"error: {job['last_error']}" if job["last_error"] else "ok"
         lines.append(f"job       {job['name']}: {job['runs']} runs, {state}")
     lines += _remote_lines(s["sync"]["remote"])
     click.echo("\n".join(lines))
+
+
+def _knowledge_lines(k: dict[str, Any] | None) -> list[str]:
+    if not k or k["extractor"] is None:
+        return ["knowledge no extractor (extractor = none)"]
+    d, r = k["derived"], k["retracted"]
+    out = [
+        f"knowledge {k['extractor']}: {k['ops_behind']} ops behind, {k['extracted']:,} beads "
+        f"extracted; {d['nodes']:,} nodes, {d['edges']:,} edges, {d['superseded']:,} superseded;"
+        f" {r['nodes'] + r['edges']:,} retracted",
+    ]
+    budget = {n: v for n, v in k["budget"].items() if v is not None}
+    if budget:
+        hour = k["last_hour"]
+        out.append(
+            f"  budget  {hour['calls']} calls, {hour['tokens']} tokens this hour of "
+            + ", ".join(f"{v} {n.replace('_per_hour', '')}" for n, v in budget.items())
+        )
+    if k["last_error"]:
+        paused = f" (paused {k['paused_for_s']:.0f} s)" if k["paused_for_s"] else ""
+        out.append(f"  error   {k['last_error']}{paused}")
+    return out
 
 
 def _remote_lines(r: dict[str, Any] | None) -> list[str]:

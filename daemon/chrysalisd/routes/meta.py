@@ -30,7 +30,8 @@ async def health(d: D) -> Health:
 
 @router.get("/v1/status", tags=["meta"])
 def status(d: D) -> dict[str, Any]:
-    """replica_id, state_digest, counts, index state, embedder, jobs and sync state."""
+    """replica_id, state_digest, counts, index state, embedder, knowledge (the extractor, ops
+    behind, what it derived and retracted, its budget and last error), jobs and sync state."""
     return d.status()
 
 

@@ -1,0 +1,97 @@
+"""Knowledge in the daemon (DESIGN §13): the rules extractor by default, its progress in
+status, metrics and doctor, a failing extractor named with the fix, and a bad setting refused."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from chrysalis.errors import NotFound
+
+from .daemon_process import DaemonProcess
+
+
+def wait_caught_up(d: DaemonProcess, timeout: float = 5.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    with d.client() as c:
+        while True:
+            k = c.status()["knowledge"]
+            if k["ops_behind"] == 0 and k["extracted"]:
+                return k  # type: ignore[no-any-return]
+            assert time.monotonic() < deadline, k
+            time.sleep(0.05)
+
+
+def knowledge_place(d: DaemonProcess, bead_id: str) -> dict[str, str]:
+    places = d.once("forget_receipt", bead_id).model_dump()["places"]
+    (place,) = [p for p in places if p["name"].endswith(": knowledge")]
+    return place  # type: ignore[no-any-return]
+
+
+def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
+    d = DaemonProcess(tmp_path / "data")
+    d.env.pop("CHRYSALIS_EXTRACTOR", None)  # the default
+    d.start()
+    try:
+        with d.client() as c:
+            bead = c.remember("I live in Lisbon and work at Acme Corp", session_id="s")
+        k = wait_caught_up(d)
+        assert k["extractor"] == "rules/1" and k["last_error"] is None
+        with d.client() as c:
+            lisbon = c.get_node("lisbon")
+            assert lisbon.name == "Lisbon" and bead.id in lisbon.evidence
+            assert lisbon.derived_by == "rules/1"
+            around = {n.node.id for n in c.neighbors("user")}
+        assert "lisbon" in around
+        metrics = d.once("metrics")
+        assert "chrysalis_knowledge_behind_ops 0.0" in metrics
+        assert 'chrysalis_knowledge_derived{kind="nodes"}' in metrics
+        text = d.cli("status")
+        assert text.returncode == 0 and "knowledge rules/1: 0 ops behind" in text.stdout
+        doctor = {c["check"]: c for c in d.once("doctor")["checks"]}
+        assert doctor["knowledge"]["status"] == "ok", doctor["knowledge"]
+        # forgotten: what only it supported is retracted, and the receipt says so
+        d.once("forget", bead.id)
+        deadline = time.monotonic() + 5
+        while (place := knowledge_place(d, bead.id))["state"] != "gone":
+            assert place["state"] == "pending" and time.monotonic() < deadline, place
+            time.sleep(0.05)
+        with d.client() as c, pytest.raises(NotFound):
+            c.get_node("lisbon")
+    finally:
+        d.close()
+
+
+def test_a_failing_extractor_is_a_doctor_warning_with_the_fix(tmp_path: Path) -> None:
+    env = {"CHRYSALIS_EXTRACTOR": "ollama:qwen3:4b", "OLLAMA_HOST": "http://127.0.0.1:9"}
+    d = DaemonProcess(tmp_path / "data", env=env).start()
+    try:
+        d.once("remember", "I live in Lisbon")
+        deadline = time.monotonic() + 5
+        while not (k := d.once("status")["knowledge"])["paused_for_s"]:
+            assert time.monotonic() < deadline, k
+            time.sleep(0.05)
+        assert k["last_error"] and k["ops_behind"] > 0
+        check = {c["check"]: c for c in d.once("doctor")["checks"]}["knowledge"]
+        assert check["status"] == "warn" and "paused" in check["detail"], check
+        assert "ollama serve" in check["fix"] and 'extractor = "rules"' in check["fix"]
+    finally:
+        d.close()
+
+
+def test_a_bad_extractor_setting_stops_the_start(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('extractor = "olama"\n')
+    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_CONFIG": str(config)})
+    try:
+        d.start(wait=False)
+        assert d.proc is not None and d.proc.wait(20) == 2
+        out = d.output()
+        assert f"{config}: extractor: unknown extractor 'olama'" in out, out
+        assert "use rules, ollama[:MODEL] or none" in out
+        flag = d.cli("daemon", "--data-dir", str(tmp_path / "data"), "--extractor", "rules:x")
+        assert flag.returncode == 2 and "--extractor: unknown extractor 'rules:x'" in flag.stderr
+    finally:
+        d.close()
