@@ -68,7 +68,7 @@ _MONTH_DATE = re.compile(
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b",
     re.IGNORECASE,
 )  # fmt: skip
-_WORD = re.compile(r"[A-Za-z][\w'’-]*|[.!?:;\n]")
+_WORD = re.compile(r"[A-Za-z][\w'’-]*|[.!?:;\n,()]")
 
 # First-person facts: (pattern, predicate, object type). The object is a run of words up to
 # punctuation or a connective, at most five words.
@@ -196,6 +196,10 @@ def _names(text: str) -> list[str]:
         if token in ".!?:;\n":
             flush()
             starts = True
+            continue
+        if token in ",()":  # a list or an aside: "Alice, Bob" are two names
+            flush()
+            starts = False
             continue
         word = token.rstrip("'’s") if token.endswith(("'s", "’s")) else token
         if (word[:1].isupper() and not word.isupper()) or (word.isupper() and 2 <= len(word) <= 6):
