@@ -39,6 +39,7 @@ BATCH_BEADS = 64  # beads extracted per commit (an entity gains at most this man
 EXTRACTED = "knowledge:extracted"
 FORGETS = "knowledge:forgets"
 HOUR = 3600.0
+PERSIST_EVERY = 1_000  # ops: how far the forgets cursor may run ahead of its durable copy
 
 
 class KnowledgeWrites(Protocol):
@@ -91,6 +92,12 @@ class KnowledgeWorker:
         self._wake = threading.Event()
         self._progress = threading.Condition()
         self._stop = False
+        # The forgets cursor is kept here and made durable with each retraction (or every
+        # PERSIST_EVERY ops, and at close): a meta commit after every write would double the
+        # commits of a memory that forgets nothing. After a crash the ops since the durable
+        # copy are read again; retraction is idempotent.
+        self._forgets: dict[str, int] = reader.get_meta(FORGETS) or {}
+        self._unsaved = 0
         reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-knowledge", daemon=True)
         self._thread.start()
@@ -100,6 +107,10 @@ class KnowledgeWorker:
         self._wake.set()
         self.reader.off_commit(self._on_commit)
         self._thread.join(timeout=30)
+        if self._unsaved:
+            with contextlib.suppress(ClosedError, InsufficientStorage):
+                self.writes.put_meta(FORGETS, self._forgets)
+                self._unsaved = 0
 
     def _on_commit(self, committed: Any) -> None:
         self._wake.set()
@@ -149,7 +160,7 @@ class KnowledgeWorker:
 
     def _caught_up(self) -> bool:
         vv = self.reader.version_vector()
-        seen = self.reader.get_meta(FORGETS) or {}
+        seen = self._forgets
         if any(seq > seen.get(r, 0) for r, seq in vv.items()):
             return False
         if self.extractor is None or self.paused_until > self.clock():
@@ -159,7 +170,7 @@ class KnowledgeWorker:
     # ---- retraction ----------------------------------------------------------------------
 
     def _retract_forgotten(self) -> bool:
-        seen = self.reader.get_meta(FORGETS) or {}
+        seen = self._forgets
         ops = self.reader.ops_since(seen, limit=2_000)
         if not ops:
             return False
@@ -168,7 +179,11 @@ class KnowledgeWorker:
             done = self.writes.retract(forgotten)
             self.retracted["nodes"] += len(done.nodes)
             self.retracted["edges"] += len(done.edges)
-        self.writes.put_meta(FORGETS, vv_merge(seen, {op["replica"]: op["seq"] for op in ops}))
+        self._forgets = vv_merge(seen, {op["replica"]: op["seq"] for op in ops})
+        self._unsaved += len(ops)
+        if forgotten or self._unsaved >= PERSIST_EVERY:
+            self.writes.put_meta(FORGETS, self._forgets)
+            self._unsaved = 0
         return len(ops) >= 2_000
 
     # ---- extraction ----------------------------------------------------------------------
