@@ -498,3 +498,30 @@ def test_the_forgets_cursor_costs_no_commit_per_write_and_survives_a_restart(
         assert m.reader.get_meta("knowledge:forgets") == m.version_vector()
     finally:
         m.close()
+
+
+def test_a_fact_trimmed_here_and_removed_there_does_not_outlive_its_beads(
+    tmp_path: Path,
+) -> None:
+    """Found by the property: both say "I live in Lisbon"; A's ops reach B; A forgets its
+    bead (A removes the fact) while B forgets its own (B trims the fact to A's bead). After
+    the merge the fact was present with no evidence, and no forget named it any more."""
+    a = open_mem(tmp_path / "a", replica_id="ra")
+    b = open_mem(tmp_path / "b", replica_id="rb")
+    try:
+        mine = b.append_bead("I live in Lisbon.", ts=1000)
+        theirs = a.append_bead("I live in Lisbon.", ts=1000)
+        learned(a, b)
+        b.apply_ops(a.ops_since(b.version_vector()))
+        learned(b)
+        assert sorted(b.get_edge(LISBON).evidence) == sorted([mine.id, theirs.id])
+        a.forget(theirs.id)
+        b.forget(mine.id)
+        learned(a, b)
+        sync(a, b)
+        assert a.all_edges() == [] and b.all_edges() == []
+        assert a.all_nodes() == [] and b.all_nodes() == []
+        assert a.state_digest() == b.state_digest()
+    finally:
+        a.close()
+        b.close()

@@ -39,6 +39,8 @@ BATCH_BEADS = 64  # beads extracted per commit (an entity gains at most this man
 EXTRACTED = "knowledge:extracted"
 FORGETS = "knowledge:forgets"
 HOUR = 3600.0
+_EDGE_OPS = frozenset({OpKind.EDGE_PUT, OpKind.EDGE_REMOVE})
+_NODE_OPS = frozenset({OpKind.NODE_PUT, OpKind.NODE_REMOVE})
 PERSIST_EVERY = 1_000  # ops: how far the forgets cursor may run ahead of its durable copy
 
 
@@ -50,6 +52,8 @@ class KnowledgeWrites(Protocol):
     ) -> Any: ...
 
     def retract(self, bead_ids: Sequence[str]) -> Any: ...
+
+    def collect(self, edge_ids: Sequence[str], node_ids: Sequence[str]) -> Any: ...
 
     def put_meta(self, name: str, value: Any) -> None: ...
 
@@ -177,6 +181,14 @@ class KnowledgeWorker:
         forgotten = [op["target"] for op in ops if op["kind"] == OpKind.BEAD_FORGET]
         if forgotten:
             done = self.writes.retract(forgotten)
+            self.retracted["nodes"] += len(done.nodes)
+            self.retracted["edges"] += len(done.edges)
+        # A merge can leave a derived item with no evidence that no forget names (a trim
+        # here, a removal there): the items these ops touch are looked at again.
+        edges = [op["target"] for op in ops if op["kind"] in _EDGE_OPS]
+        nodes = [op["target"] for op in ops if op["kind"] in _NODE_OPS]
+        if edges or nodes:
+            done = self.writes.collect(edges, nodes)
             self.retracted["nodes"] += len(done.nodes)
             self.retracted["edges"] += len(done.edges)
         self._forgets = vv_merge(seen, {op["replica"]: op["seq"] for op in ops})
