@@ -415,10 +415,11 @@ class Memory:
         return self.reader.all_nodes()
 
     def all_edges(
-        self, *, as_of: float | datetime | None = None, include_invalid: bool = True
+        self, *, as_of: float | datetime | None = None, include_invalid: bool | None = None
     ) -> list[Edge]:
-        """Every visible edge (with ``as_of``, or without ``include_invalid``, only the facts
-        that hold then, or now); each with its ``invalid_at`` as resolved."""
+        """Every visible edge (with ``as_of``, or with ``include_invalid=False``, only the
+        facts that hold then, or now); each with its ``invalid_at`` as resolved.
+        ``include_invalid=True`` with ``as_of`` shows every edge."""
         at = None if as_of is None else epoch(as_of, "as_of")
         return self.reader.all_edges(as_of=at, include_invalid=include_invalid)
 

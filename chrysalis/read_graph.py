@@ -116,9 +116,14 @@ class GraphReads:
                 )
         return resolve(group).get(id, stated)
 
-    def all_edges(self, as_of: float | None = None, include_invalid: bool = True) -> list[Edge]:
-        """Every visible edge; with ``as_of``, those that hold at that time; without
-        ``include_invalid``, none that stopped holding (before ``as_of``, or now)."""
+    def all_edges(
+        self, as_of: float | None = None, include_invalid: bool | None = None
+    ) -> list[Edge]:
+        """Every visible edge; with ``as_of``, those that hold at that time; with
+        ``include_invalid=False``, none that stopped holding (before ``as_of``, or now).
+        ``include_invalid`` defaults to True without ``as_of`` and False with it."""
+        if include_invalid is None:
+            include_invalid = as_of is None
         store = self.store
         with store.read() as txn:
             ids = [

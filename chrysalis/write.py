@@ -275,7 +275,10 @@ class Writer:
             },
             "node",
         )
+        # A person's or an agent's write makes the node theirs (derived_by None): a forget
+        # never takes it back, even where an extractor once derived it (DESIGN §13).
         scalars = {"type": node.type, "name": node.name, "metadata": node.metadata}
+        scalars["derived_by"] = None
         self._put_record("node", node.id, scalars, {"labels": node.labels})
         return node  # type: ignore[no-any-return]
 
@@ -318,6 +321,7 @@ class Writer:
         scalars = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
+        scalars["derived_by"] = None  # theirs, as in add_node
 
         def check(ctx: WriteContext) -> None:
             for end in (edge.source, edge.target):
@@ -370,12 +374,14 @@ class Writer:
         scalars = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
+        scalars["derived_by"] = None  # theirs, as in add_node
 
         def write(ctx: WriteContext) -> None:
             for node in ends:
                 record = ctx.get("nodes", node.id.encode())
                 if record is None or not crdt.is_present(record):
                     fields = {"type": node.type, "name": node.name, "metadata": {}}
+                    fields["derived_by"] = None
                     self.put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
             record = ctx.get("edges", edge.id.encode()) or crdt.new_record()
             self.put_op(ctx, "edge", edge.id, record, scalars, {"evidence": edge.evidence})

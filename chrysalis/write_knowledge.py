@@ -11,7 +11,7 @@ never retracted by a forget; their evidence only loses the forgotten bead.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -267,16 +267,8 @@ class KnowledgeWriter:
                 for item_id, record in citing[collection]:
                     evidence = crdt.set_values(record, "evidence")
                     left = [b for b in evidence if b not in gone]
-                    derived = crdt.field_value(record, "derived_by") is not None
-                    unlinked = collection == "edge" or not self._linked(ctx, item_id)
-                    if derived and not left and unlinked:
-                        local_op(
-                            ctx,
-                            OpKind(f"{collection}.remove"),
-                            item_id,
-                            {"remove": crdt.observed_dots(record)},
-                        )
-                        (out.edges if collection == "edge" else out.nodes).append(item_id)
+                    if self._orphan(ctx, collection, item_id, record, left):
+                        self._remove(ctx, collection, item_id, record, out)
                         continue
                     scalars = _scalars(collection, record)
                     sets = {"evidence": left}
@@ -287,6 +279,76 @@ class KnowledgeWriter:
             return out
 
         return self.writer.store.write(write)  # type: ignore[no-any-return]
+
+    def collect(self, edge_ids: Iterable[str], node_ids: Iterable[str]) -> Retracted:
+        """Remove the derived items among these (and the ends of these edges) that a merge
+        left with no evidence: a replica that trimmed a fact's evidence to a bead another
+        replica forgot and removed it by, concurrently, ends with the fact present and its
+        evidence empty, and no forget left to process names it. Every replica runs this on
+        the node and edge ops it applies, so the orphan goes wherever it shows. Reads first:
+        no commit when there is nothing to remove."""
+        edges, nodes = list(dict.fromkeys(edge_ids)), set(node_ids)
+        if not edges and not nodes:
+            return Retracted()
+
+        def orphans(ctx: WriteContext) -> list[tuple[str, str, crdt.Record]]:
+            found = []
+            ends = set(nodes)
+            for eid in edges:
+                record = ctx.get("edges", eid.encode())
+                if record is None:
+                    continue
+                ends.update(crdt.field_value(record, side) or "" for side in ("source", "target"))
+                if crdt.is_present(record) and self._orphan(ctx, "edge", eid, record):
+                    found.append(("edge", eid, record))
+            removed = {eid for _, eid, _ in found}
+            for nid in sorted(ends - {""}):
+                record = ctx.get("nodes", nid.encode())
+                if (
+                    record is not None
+                    and crdt.is_present(record)
+                    and self._orphan(ctx, "node", nid, record, skip=removed)
+                ):
+                    found.append(("node", nid, record))
+            return found
+
+        with self.writer.store.read() as txn:
+            if not orphans(WriteContext(self.writer.store, txn)):  # a read-only look
+                return Retracted()
+
+        def write(ctx: WriteContext) -> Retracted:
+            out = Retracted()
+            for collection, item_id, record in orphans(ctx):
+                self._remove(ctx, collection, item_id, record, out)
+            return out
+
+        return self.writer.store.write(write)  # type: ignore[no-any-return]
+
+    def _orphan(
+        self,
+        ctx: WriteContext,
+        collection: str,
+        item_id: str,
+        record: crdt.Record,
+        evidence: list[str] | None = None,
+        skip: Container[str] = (),
+    ) -> bool:
+        """A derived item with no evidence (``evidence``, or the record's), and for a node
+        no present edge naming it (but those in ``skip``, removed in the same commit)."""
+        if crdt.field_value(record, "derived_by") is None:
+            return False
+        if crdt.set_values(record, "evidence") if evidence is None else evidence:
+            return False
+        return collection == "edge" or not self._linked(ctx, item_id, skip)
+
+    @staticmethod
+    def _remove(
+        ctx: WriteContext, collection: str, item_id: str, record: crdt.Record, out: Retracted
+    ) -> None:
+        local_op(
+            ctx, OpKind(f"{collection}.remove"), item_id, {"remove": crdt.observed_dots(record)}
+        )
+        (out.edges if collection == "edge" else out.nodes).append(item_id)
 
     @staticmethod
     def _citing(ctx: WriteContext, beads: set[str]) -> dict[str, list[tuple[str, crdt.Record]]]:
@@ -304,14 +366,16 @@ class KnowledgeWriter:
         return out
 
     @staticmethod
-    def _linked(ctx: WriteContext, nid: str) -> bool:
-        """Whether a present edge still names node ``nid`` (then it stays)."""
+    def _linked(ctx: WriteContext, nid: str, skip: Container[str] = ()) -> bool:
+        """Whether a present edge (not in ``skip``) still names node ``nid`` (then it stays)."""
         prefix = nid.encode() + b"\0"
         with ctx.txn.cursor(db=ctx.dbs["adj"]) as cur:
             if cur.set_range(prefix):
                 for k in cur.iternext(values=False):
                     if not k.startswith(prefix):
                         break
+                    if k[len(prefix) :].decode() in skip:
+                        continue
                     record = ctx.get("edges", k[len(prefix) :])
                     if record is not None and crdt.is_present(record):
                         return True

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from chrysalis import Memory, faults
+from chrysalis.graph import edge_id
 from chrysalis.mirrors import MirrorError, assisted_retrieve
 from chrysalis.mirrors.zep_cloud import ZepCloudMirror
 from tests.fakes.zep_server import FakeZep
@@ -140,3 +141,119 @@ def test_graph_search_assists_within_the_budget(
     assert time.perf_counter() - started < 0.55
     assert any("budget" in n for n in slow.notes)
     assert KEY not in repr(mirror.status())
+
+
+# ---- fact triples carry their validity ------------------------------------------------------
+
+T = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+def sent(zep: FakeZep, edge_id: str) -> list[dict[str, object]]:
+    """The triples sent for one of our edges, in the order Zep got them."""
+    return [e for e in zep.edges.values() if e["attributes"].get("chrysalis_edge") == edge_id]
+
+
+def test_triples_carry_validity_and_a_supersede_goes_again(
+    open_memory: Opener, zep: FakeZep, zc: Make
+) -> None:
+    m = open_memory("a", extractor="rules")
+    m.append_bead("I live in Lisbon.", id="lis", ts=T)
+    assert m.wait_learned(10)
+    mirror = zc(m)
+    mirror.push()
+    lisbon = edge_id("user", "lives_in", "lisbon")
+    porto = edge_id("user", "lives_in", "porto")
+    (first,) = sent(zep, lisbon)
+    assert (first["valid_at"], first["invalid_at"]) == ("2023-11-14T22:13:20Z", None)
+    assert first["name"] == "LIVES_IN"
+    m.append_bead("I moved to Porto.", id="por", ts=T + 3600)
+    assert m.wait_learned(10)
+    mirror.push()
+    # the supersede (an op setting Lisbon's invalid_at) sends Lisbon again, with its end
+    assert [(e["valid_at"], e["invalid_at"]) for e in sent(zep, lisbon)] == [
+        ("2023-11-14T22:13:20Z", None),
+        ("2023-11-14T22:13:20Z", "2023-11-14T23:13:20Z"),
+    ]
+    assert [(e["valid_at"], e["invalid_at"]) for e in sent(zep, porto)] == [
+        ("2023-11-14T23:13:20Z", None)
+    ]
+    before = len(zep.edges)
+    assert mirror.push()["ops"] == 0 and len(zep.edges) == before
+
+
+def test_late_learned_facts_go_with_their_resolved_end(
+    open_memory: Opener, zep: FakeZep, zc: Make
+) -> None:
+    m = open_memory("a", extractor="rules")
+    m.append_bead("I moved to Porto.", id="por", ts=T + 3600)
+    m.append_bead("I live in Lisbon.", id="lis", ts=T)  # said before, learned after
+    assert m.wait_learned(10)
+    zc(m).push()
+    lisbon = sent(zep, edge_id("user", "lives_in", "lisbon"))
+    assert lisbon and all(e["invalid_at"] == "2023-11-14T23:13:20Z" for e in lisbon)
+    assert sent(zep, edge_id("user", "lives_in", "porto"))[-1]["invalid_at"] is None
+
+
+def test_a_persons_edge_goes_with_its_stated_validity(
+    open_memory: Opener, zep: FakeZep, zc: Make
+) -> None:
+    m = open_memory("a")
+    edge = m.add_fact("Ada", "works_at", "Acme", valid_at=T, invalid_at=T + 86_400)
+    zc(m).push()
+    (out,) = sent(zep, edge.id)
+    assert (out["valid_at"], out["invalid_at"]) == ("2023-11-14T22:13:20Z", "2023-11-15T22:13:20Z")
+
+
+def test_only_this_replicas_edges_go_out(open_memory: Opener, zep: FakeZep, zc: Make) -> None:
+    a = open_memory("a", replica_id="ra", extractor="rules")
+    b = open_memory("b", replica_id="rb", extractor="rules")
+    a.append_bead("I live in Lisbon.", id="lis", ts=T)
+    a.append_bead("I moved to Porto.", id="por", ts=T + 3600)
+    assert a.wait_learned(10)
+    b.apply_ops(a.ops_since(b.version_vector()))
+    assert b.wait_learned(10)
+    assert len(b.all_edges()) == 2
+    zc(b, user_id="team").push()
+    assert zep.edges == {}  # A's facts are A's to send
+    zc(a, user_id="team").push()
+    assert {e["attributes"]["chrysalis_edge"] for e in zep.edges.values()} == {
+        edge_id("user", "lives_in", "lisbon"),
+        edge_id("user", "lives_in", "porto"),
+    }
+
+
+def test_the_fake_refuses_validity_that_is_not_iso_8601(zep: FakeZep) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    def post(path: str, body: dict[str, object], key: str) -> int:
+        request = urllib.request.Request(
+            zep.url + "/api/v4/" + path,
+            data=json.dumps(body).encode(),
+            headers={
+                "Authorization": f"Api-Key {KEY}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": key,
+            },
+        )
+        try:
+            with urllib.request.urlopen(request) as reply:
+                return int(reply.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    assert post("users", {"user_id": "u"}, "k0") == 201
+    (user,) = zep.v4_users
+    triple: dict[str, object] = {"fact": "a b c", "fact_name": "B", "source_node": {"name": "a"},
+                                 "target_node": {"name": "c"}}  # fmt: skip
+    bads: list[dict[str, object]] = [
+        {"valid_at": T},  # epoch seconds
+        {"invalid_at": "yesterday"},
+        {"valid_at": "2024-01-01T00:00:00"},  # no zone
+        {"valid_at": "2024-01-02T00:00:00Z", "invalid_at": "2024-01-01T00:00:00Z"},
+    ]
+    for i, bad in enumerate(bads):
+        assert post(f"graphs/{user}/edges", {"edges": [{**triple, **bad}]}, f"k{i + 1}") == 400
+    assert len(zep.problems) == 4
+    zep.problems.clear()

@@ -48,6 +48,8 @@ SAVE_EVERY_S = 30.0
 # While a backlog lasts, the worker rests as long as it worked (at most half a core): the
 # extractor is Python and holds the GIL, and `remember` on another thread must not wait on it.
 DUTY = 0.5
+_EDGE_OPS = frozenset({OpKind.EDGE_PUT, OpKind.EDGE_REMOVE})
+_NODE_OPS = frozenset({OpKind.NODE_PUT, OpKind.NODE_REMOVE})
 
 
 class KnowledgeWrites(Protocol):
@@ -62,6 +64,8 @@ class KnowledgeWrites(Protocol):
     ) -> Any: ...
 
     def retract(self, bead_ids: Sequence[str], cursor: Mapping[str, Any] | None = None) -> Any: ...
+
+    def collect(self, edge_ids: Sequence[str], node_ids: Sequence[str]) -> Any: ...
 
     def put_meta(self, name: str, value: Any) -> None: ...
 
@@ -203,6 +207,14 @@ class KnowledgeWorker:
         forgotten = [op["target"] for op in ops if op["kind"] == OpKind.BEAD_FORGET]
         if forgotten:
             done = self.writes.retract(forgotten, cursor={FORGETS: seen})
+            self.retracted["nodes"] += len(done.nodes)
+            self.retracted["edges"] += len(done.edges)
+        # A merge can leave a derived item with no evidence that no forget names (a trim
+        # here, a removal there): the items these ops touch are looked at again.
+        edges = [op["target"] for op in ops if op["kind"] in _EDGE_OPS]
+        nodes = [op["target"] for op in ops if op["kind"] in _NODE_OPS]
+        if edges or nodes:
+            done = self.writes.collect(edges, nodes)
             self.retracted["nodes"] += len(done.nodes)
             self.retracted["edges"] += len(done.edges)
         self._forgets_seen = seen

@@ -4,9 +4,12 @@
   kept in LMDB. Each replica writes its beads to its own thread per bead session (threads get
   server uuids; a thread per replica needs no shared mapping, and is this replica's alone).
 - Beads are thread messages; KG edges this replica wrote are fact triples in the user's graph
-  (``graphs/{user}/edges``, node names from our nodes). Every call carries an
-  ``Idempotency-Key`` made from the ops it sends (``chrysalis-<replica>-<first>-<last>``): a
-  batch resent after a crash or a lost reply is the same request, which Zep applies once.
+  (``graphs/{user}/edges``, node names from our nodes) with their validity as resolved on
+  read (``valid_at`` / ``invalid_at``, ISO 8601): a fact superseded later is sent again with
+  its end, so Zep holds it invalid from then (v4 cannot edit an edge's validity). Every call
+  carries an ``Idempotency-Key`` made from the ops it sends
+  (``chrysalis-<replica>-<first>-<last>``): a batch resent after a crash or a lost reply is
+  the same request, which Zep applies once.
 - Forget: a thread holds only this replica's beads, so the bead's thread is deleted and its
   live beads are sent to a new one. Graph facts Zep already derived from the message stay in
   the user's graph: v4 does not say which episode a message became.
@@ -17,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChrysalisError, MirrorError, NotFound
@@ -163,7 +167,7 @@ class ZepCloudMirror(OpLogMirror):
         from zep_cloud.types import EdgeInput, EdgeNodeRef
 
         edges = []
-        for edge_id in edge_ids:
+        for edge_id in dict.fromkeys(edge_ids):  # put and supersede in one batch: sent once
             try:
                 edge = self.memory.get_edge(edge_id)
                 src, dst = self.memory.get_node(edge.source), self.memory.get_node(edge.target)
@@ -177,6 +181,8 @@ class ZepCloudMirror(OpLogMirror):
                     source_node=EdgeNodeRef(name=a, labels=[src.type]),
                     target_node=EdgeNodeRef(name=b, labels=[dst.type]),
                     attributes={"chrysalis_edge": edge_id},
+                    valid_at=_iso(edge.valid_at),
+                    invalid_at=_iso(edge.invalid_at),
                 )
             )
         if not edges:
@@ -265,3 +271,10 @@ class ZepCloudMirror(OpLogMirror):
                 )
             )
         return items
+
+
+def _iso(ts: float | None) -> str | None:
+    """Epoch seconds as the ISO 8601 UTC time Zep takes (``2024-03-05T10:00:00Z``)."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")

@@ -16,6 +16,7 @@ import re
 import threading
 import time
 import uuid
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -355,9 +356,14 @@ class FakeZep:
                         dst.get("name") or dst.get("uuid")
                     ):
                         raise _Refused("an edge needs a source and a target node")
-                    out.append(self._edge(gid, _str(e, "fact"), _str(e, "fact_name"),
-                                          e.get("attributes") or {}, src.get("name", ""),
-                                          dst.get("name", "")))  # fmt: skip
+                    valid_at, invalid_at = _when(e, "valid_at"), _when(e, "invalid_at")
+                    if valid_at and invalid_at and invalid_at < valid_at:
+                        raise _Refused("invalid_at is before valid_at")
+                    edge = self._edge(gid, _str(e, "fact"), _str(e, "fact_name"),
+                                      e.get("attributes") or {}, src.get("name", ""),
+                                      dst.get("name", ""))  # fmt: skip
+                    edge.update(valid_at=e.get("valid_at"), invalid_at=e.get("invalid_at"))
+                    out.append(edge)
                 if not 1 <= len(out) <= 100:
                     raise _Refused("1 to 100 edges")
                 return 202, {"edges": [{"uuid": e["uuid"]} for e in out]}
@@ -466,6 +472,23 @@ def _str(body: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise _Refused(f"{key} must be a non-empty string")
     return value
+
+
+def _when(body: dict[str, Any], key: str) -> datetime | None:
+    """An edge's ``valid_at`` / ``invalid_at``: absent, null, or ISO 8601 text with a zone
+    (what the SDK's ``EdgeInput`` carries; epoch numbers are refused, as Zep would)."""
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _Refused(f"{key} must be an ISO 8601 string")
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise _Refused(f"{key} is not ISO 8601: {value!r}") from None
+    if when.tzinfo is None:
+        raise _Refused(f"{key} has no time zone: {value!r}")
+    return when
 
 
 def _fact_view(f: dict[str, Any]) -> dict[str, Any]:
