@@ -25,6 +25,7 @@ they occur, with ``raise Mapped(msg) from exc``::
     │                         that holds data: repair, never recreate     (HTTP 409)
     ├── Unavailable           a service we need cannot answer now         (HTTP 503)
     │   ├── EmbedderUnavailable  the embedding service cannot answer      (HTTP 503)
+    │   ├── ExtractorUnavailable the extraction service cannot answer     (HTTP 503)
     │   ├── NotReady          the daemon is starting or stopping          (HTTP 503)
     │   ├── ClosedError       the Memory was closed                       (HTTP 503)
     │   ├── DaemonNotRunning  (client) nothing answers on the socket      (HTTP 503)
@@ -265,7 +266,8 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
         NotFound,
         Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
         FormatTampered, SelectionChanged,
-        Unavailable, EmbedderUnavailable, NotReady, ClosedError, DaemonNotRunning, StoreError,
+        Unavailable, EmbedderUnavailable, ExtractorUnavailable, NotReady, ClosedError,
+        DaemonNotRunning, StoreError,
         InsufficientStorage, RemoteError, RemoteUnavailable, RemoteNotFound, SegmentError,
         MirrorError, InternalError, DemoFailed,
     )

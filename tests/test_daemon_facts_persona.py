@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,7 +35,16 @@ def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
 
 
 def digest(http: httpx.Client) -> str:
-    return str(http.get("/v1/status").json()["state_digest"])
+    """The state digest once the daemon's own writes have settled: the embedder's vectors and
+    the knowledge worker's ops follow a request, so two reads must agree (bounded wait)."""
+    deadline = time.monotonic() + 15
+    last = None
+    while True:
+        current = str(http.get("/v1/status").json()["state_digest"])
+        if current == last or time.monotonic() > deadline:
+            return current
+        last = current
+        time.sleep(0.3)
 
 
 # ---- facts ----------------------------------------------------------------------------------
