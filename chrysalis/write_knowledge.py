@@ -146,12 +146,7 @@ class KnowledgeWriter:
     def _write_node(self, ctx: WriteContext, nid: str, plan: _NodePlan, derived_by: str) -> None:
         record = ctx.get("nodes", nid.encode())
         if record is not None and crdt.is_present(record):
-            scalars = {
-                "type": crdt.field_value(record, "type"),
-                "name": crdt.field_value(record, "name"),
-                "metadata": crdt.field_value(record, "metadata", {}),
-                "derived_by": crdt.field_value(record, "derived_by"),
-            }
+            scalars = _scalars("node", record)
         else:
             record = record or crdt.new_record()
             scalars = {"type": plan.type, "name": plan.name, "metadata": {}}
@@ -237,12 +232,7 @@ class KnowledgeWriter:
             record = group[eid]
             if end == crdt.field_value(record, "invalid_at"):
                 continue
-            scalars = {
-                f: crdt.field_value(record, f)
-                for f in ("source", "target", "predicate", "weight", "valid_at", "derived_by")
-            }
-            scalars["metadata"] = crdt.field_value(record, "metadata", {})
-            scalars["invalid_at"] = end
+            scalars = {**_scalars("edge", record), "invalid_at": end}
             evidence = crdt.set_values(record, "evidence")
             self.writer.put_op(ctx, "edge", eid, record, scalars, {"evidence": evidence})
             changed.append(eid)
