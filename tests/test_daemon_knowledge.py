@@ -95,3 +95,28 @@ def test_a_bad_extractor_setting_stops_the_start(tmp_path: Path) -> None:
         assert flag.returncode == 2 and "--extractor: unknown extractor 'rules:x'" in flag.stderr
     finally:
         d.close()
+
+
+def test_a_bad_as_of_is_400_naming_it_and_the_daemon_serves_on(tmp_path: Path) -> None:
+    import httpx
+
+    d = DaemonProcess(tmp_path / "data")
+    d.start()
+    try:
+        with d.client() as c:
+            c.remember("I live in Lisbon", session_id="s")
+        wait_caught_up(d)
+        transport = httpx.HTTPTransport(uds=str(d.socket))
+        with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=30) as h:
+            before = h.get("/v1/status").json()["state_digest"]
+            r = h.post("/v1/retrieve", json={"query": "where", "as_of": "last tuesday"})
+            assert r.status_code == 400 and "as_of" in r.json()["error"]["message"], r.text
+            r = h.get("/v1/kg/nodes/user/neighbors", params={"as_of": "soon"})
+            assert r.status_code == 400 and "as_of" in r.json()["error"]["message"], r.text
+            assert h.get("/v1/status").json()["state_digest"] == before
+            ok = h.get("/v1/kg/nodes/user/neighbors", params={"as_of": "2000-01-01T00:00:00Z"})
+            assert ok.status_code == 200 and ok.json() == []  # nothing held then
+            ok = h.get("/v1/kg/nodes/user/neighbors", params={"include_invalid": "true"})
+            assert [n["node"]["id"] for n in ok.json()] == ["lisbon"]
+    finally:
+        d.stop()
