@@ -119,4 +119,4 @@ def test_a_bad_as_of_is_400_naming_it_and_the_daemon_serves_on(tmp_path: Path) -
             ok = h.get("/v1/kg/nodes/user/neighbors", params={"include_invalid": "true"})
             assert [n["node"]["id"] for n in ok.json()] == ["lisbon"]
     finally:
-        d.stop()
+        d.close()
