@@ -34,6 +34,9 @@ class DaemonProcess:
             **os.environ,
             "CHRYSALIS_SOCKET": str(self.socket),
             "CHRYSALIS_EMBEDDER": "deterministic",
+            # Knowledge is tested where it is the subject (test_daemon_knowledge, the soak):
+            # elsewhere the rules worker would only add CPU to every daemon test.
+            "CHRYSALIS_EXTRACTOR": "none",
             "CHRYSALIS_DURABLE": "false",
             "CHRYSALIS_LOG_LEVEL": "info",
             **(env or {}),

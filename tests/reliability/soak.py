@@ -40,6 +40,7 @@ SOAK_ENV = {
     "CHRYSALIS_SNAPSHOT_INTERVAL": "5",
     "CHRYSALIS_COMPACT_INTERVAL": "5",
     "CHRYSALIS_LOG_FORMAT": "json",
+    "CHRYSALIS_EXTRACTOR": "rules",  # the default: knowledge ops replicate through the chaos
 }
 CALL_TIMEOUT = 30.0  # generous: two cores run three daemons, moto and the driver
 SYNC_TIMEOUT = 90.0
