@@ -85,6 +85,7 @@ def test_a_bad_extractor_setting_stops_the_start(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('extractor = "olama"\n')
     d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_CONFIG": str(config)})
+    d.env.pop("CHRYSALIS_EXTRACTOR", None)  # the file's setting, not the tests' default
     try:
         d.start(wait=False)
         assert d.proc is not None and d.proc.wait(20) == 2
@@ -100,7 +101,7 @@ def test_a_bad_extractor_setting_stops_the_start(tmp_path: Path) -> None:
 def test_a_bad_as_of_is_400_naming_it_and_the_daemon_serves_on(tmp_path: Path) -> None:
     import httpx
 
-    d = DaemonProcess(tmp_path / "data")
+    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_EXTRACTOR": "rules"})
     d.start()
     try:
         with d.client() as c:
