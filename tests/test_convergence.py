@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from chrysalis import ChrysalisError, Memory
 
-EXAMPLES = int(os.environ.get("CHRYSALIS_PROPERTY_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("CHRYSALIS_PROPERTY_EXAMPLES", "100"))
 
 BEAD_IDS = ["b0", "b1", "b2", "b3"]
 NODE_IDS = ["n0", "n1", "n2"]  # few ids: concurrent ops on the same id are the point

@@ -189,13 +189,15 @@ class KnowledgeWorker:
         return True
 
     def _caught_up(self) -> bool:
+        # The cursors first, then the log: the worker's own ops (a retraction's) land after
+        # the step that wrote them, and must be seen too before this says caught up.
+        seen, extracted = self._forgets_seen, self._extracted_at
         vv = self.reader.version_vector()
-        seen = self._forgets_seen
         if any(seq > seen.get(r, 0) for r, seq in vv.items()):
             return False
         if self.extractor is None or self.paused_until > self.clock():
             return True
-        return self._extracted_at >= vv.get(self.reader.replica_id, 0)
+        return extracted >= vv.get(self.reader.replica_id, 0)
 
     # ---- retraction ----------------------------------------------------------------------
 
