@@ -39,6 +39,12 @@ def index_bead(
     key = time_key(data["ts"], hlc, replica, seq)
     sess = data.get("session_id")
     blob = data.get("blob")
+    tail = b"\0" + bead_id.encode()
+    for evidence in data.get("derived_from") or ():
+        if put:
+            txn.put(evidence.encode() + tail, b"", db=dbs["bead_from"])
+        else:
+            txn.delete(evidence.encode() + tail, db=dbs["bead_from"])
     if put:
         txn.put(key, bead_id.encode(), db=dbs["bead_time"])
         if sess:

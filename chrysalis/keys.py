@@ -14,6 +14,7 @@ Named databases (keys are bytes; ``\\0`` separates variable parts, ints are 8-by
     adj        node\\0edge -> b"o" | b"i"           edges by endpoint
     emb        kind\\0item\\0model -> record        embedding vectors as float32 bytes
     blobrefs   sha256\\0bead -> b""                 which live beads use a blob
+    bead_from  evidence\\0bead -> b""               live summaries by the beads they stand on
     scrub      b"op\\0" replica\\0seq -> done       ops a forget erased, and blobs it left
                b"blob\\0" sha256 -> done           unused: the remote's to-do (sync/scrub.py;
                                                   ``done``: per remote id, what is finished)
@@ -30,11 +31,12 @@ import msgpack
 DB_NAMES = (
     "meta", "ops", "pending", "beads", "bead_time", "bead_sess",
     "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs", "forgets", "scrub",
+    "bead_from",
 )  # fmt: skip
 STATE_DBS = ("beads", "nodes", "edges", "persona", "skills", "emb")  # what state_digest() hashes
 SNAPSHOT_DBS = (
     "ops", "beads", "bead_time", "bead_sess", "nodes", "edges", "adj", "persona", "skills",
-    "emb", "blobrefs",
+    "emb", "blobrefs", "bead_from",
 )  # fmt: skip
 RECORD_DBS = {"node": "nodes", "edge": "edges", "persona": "persona", "skill": "skills"}
 PERSONA_KEY = b"persona"

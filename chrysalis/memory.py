@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from .embed import Embedder, make_embedder
 from .errors import ClosedError
 from .extract import Extractor, make_extractor
-from .extract.worker import NO_BUDGET, Budget, KnowledgeWorker
+from .extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, KnowledgeWorker
 from .models import (
     Bead,
     Edge,
@@ -67,6 +67,7 @@ class Memory:
         extractor: str | Extractor | None = None,
         functional: Iterable[str] = DEFAULT_FUNCTIONAL,
         extract_budget: Budget = NO_BUDGET,
+        summary_after: float | None = SUMMARY_AFTER_S,
     ) -> None:
         self._store = store
         self.reader = Reader(store)
@@ -82,8 +83,9 @@ class Memory:
         self.scrubber = Scrubber(store, lambda: self._indexer, delay=scrub_delay)
         self.knowledge_writer = KnowledgeWriter(self.writer, functional)
         self.knowledge = KnowledgeWorker(
-            self.reader, self.knowledge_writer, make_extractor(extractor), budget=extract_budget
-        )
+            self.reader, self.knowledge_writer, make_extractor(extractor),
+            budget=extract_budget, summary_after=summary_after,
+        )  # fmt: skip
 
     @classmethod
     def open(
@@ -102,6 +104,7 @@ class Memory:
         extractor: str | Extractor | None = None,
         functional: Iterable[str] = DEFAULT_FUNCTIONAL,
         extract_budget: Budget = NO_BUDGET,
+        summary_after: float | None = SUMMARY_AFTER_S,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -124,7 +127,8 @@ class Memory:
         on knowledge: a background worker derives entities and facts from the beads this
         replica writes (`chrysalis.extract`). ``functional`` names the predicates that hold one
         value at a time (a new one supersedes the old); ``extract_budget`` caps model calls
-        and tokens per hour.
+        and tokens per hour. A session that rests ``summary_after`` seconds gets a summary bead
+        (tag ``summary``; None: no summaries).
         """
         store = Store(
             Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
@@ -135,6 +139,7 @@ class Memory:
                 store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
                 scrub_delay=scrub_delay, secrets=secrets, extractor=extractor,
                 functional=functional, extract_budget=extract_budget,
+                summary_after=summary_after,
             )  # fmt: skip
         except BaseException:
             store.close()

@@ -186,6 +186,9 @@ class Bead(_Model):
     tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_LIST_ITEMS)]
     span_refs: Annotated[list[SpanRef], Field(default_factory=list, max_length=MAX_LIST_ITEMS)]
     blob: BlobRef | None = None
+    # A session summary (DESIGN §14): the beads it stands on, and what wrote it ("rules/1").
+    derived_from: Annotated[list[Id], Field(default_factory=list, max_length=MAX_LIST_ITEMS)]
+    derived_by: DerivedBy | None = None
 
     @model_validator(mode="after")
     def _content_present(self) -> Bead:

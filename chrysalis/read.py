@@ -93,8 +93,15 @@ class Reader(GraphReads):
 
     def blob_users(self, sha256: str, limit: int = 10) -> list[str]:
         """Live beads whose content is blob ``sha256`` (at most ``limit``)."""
-        prefix = sha256.encode() + b"\0"
-        with self.store.read() as txn, txn.cursor(db=self.store.dbs["blobrefs"]) as cur:
+        return self._prefixed("blobrefs", sha256, limit)
+
+    def summaries_citing(self, bead_id: str, limit: int = 100) -> list[str]:
+        """Live summaries (beads with ``derived_from``) that stand on bead ``bead_id``."""
+        return self._prefixed("bead_from", bead_id, limit)
+
+    def _prefixed(self, db: str, first: str, limit: int) -> list[str]:
+        prefix = first.encode() + b"\0"
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs[db]) as cur:
             if not cur.set_range(prefix):
                 return []
             users: list[str] = []

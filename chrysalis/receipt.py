@@ -82,7 +82,7 @@ def knowledge_place(me: str, citing: Sequence[str], worker_error: str | None = N
     on the knowledge worker, which retracts them."""
     name = f"{me}: knowledge"
     if not citing:
-        why = "no entity or fact cites it: what only it supported was retracted"
+        why = "no entity, fact or summary cites it: what only it supported was retracted"
         return Place(place="local", name=name, state="gone", why=why)
     shown = ", ".join(citing[:SHOWN])
     if len(citing) > SHOWN:

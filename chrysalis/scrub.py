@@ -265,11 +265,12 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
 
 
 def citing_items(reader: Reader, bead_id: str) -> list[str]:
-    """``node:<id>`` / ``edge:<id>`` of the present nodes and edges whose evidence names
-    ``bead_id`` (a scan of the records: receipts are rare)."""
+    """``node:<id>`` / ``edge:<id>`` / ``summary:<id>`` of the present nodes and edges whose
+    evidence names ``bead_id`` (a scan of the records: receipts are rare) and of the live
+    summaries made from it."""
     return [
         f"{collection}:{item_id}"
         for collection in ("node", "edge")
         for item_id, record in reader.records(collection)
         if crdt.is_present(record) and bead_id in crdt.set_values(record, "evidence")
-    ]
+    ] + [f"summary:{item_id}" for item_id in reader.summaries_citing(bead_id)]

@@ -10,6 +10,8 @@ never retracted by a forget; their evidence only loses the forgotten bead.
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import crdt
 from .extract import Extraction
+from .extract.summary import Summary
 from .graph import edge_id, node_id
 from .keys import RECORD_DBS, unpack
-from .models import OpKind
+from .models import Bead, OpKind
 from .rules import local_op
 from .store import WriteContext
 from .validity import Span, resolve
@@ -47,6 +50,7 @@ class Retracted:
     nodes: list[str] = field(default_factory=list)
     edges: list[str] = field(default_factory=list)
     trimmed: list[str] = field(default_factory=list)  # "node:<id>" / "edge:<id>" kept
+    summaries: list[str] = field(default_factory=list)  # summary beads forgotten with them
 
 
 @dataclass
@@ -238,6 +242,56 @@ class KnowledgeWriter:
             changed.append(eid)
         return changed
 
+    # ---- summaries -------------------------------------------------------------------------
+
+    def summarize(
+        self,
+        summary_id: str,
+        session_id: str,
+        summary: Summary | None,
+        derived_by: str,
+        replaces: str | None = None,
+        metas: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Write a session summary as bead ``summary_id`` (in the session, at its last turn's
+        time, tagged ``summary``) and forget the summary it ``replaces``, in one commit with
+        the ``metas`` values; with ``summary`` None, only that forget and the metas. When a
+        bead it stands on was forgotten since it was read (the summary could hold its words),
+        writes only the forget and returns False."""
+        data = None
+        if summary is not None:
+            data = self._summary_bead(summary_id, session_id, summary, derived_by)
+
+        def write(ctx: WriteContext) -> bool:
+            if replaces is not None and _live(ctx, replaces):
+                local_op(ctx, OpKind.BEAD_FORGET, replaces, {})
+            if summary is not None and not all(_live(ctx, b) for b in summary.evidence):
+                return False
+            _put_metas(ctx, metas)
+            if data is not None:
+                local_op(ctx, OpKind.BEAD_ADD, summary_id, data)
+            return True
+
+        return self.writer.store.write(write)  # type: ignore[no-any-return]
+
+    def _summary_bead(
+        self, summary_id: str, session_id: str, summary: Summary, derived_by: str
+    ) -> dict[str, Any]:
+        times = []
+        with self.writer.store.read() as txn:
+            ctx = WriteContext(self.writer.store, txn)
+            for bead_id in summary.evidence:
+                entry = ctx.get("beads", bead_id.encode())
+                if entry is not None and entry != crdt.FORGOTTEN:
+                    _, replica, seq = entry[0]
+                    times.append(self.writer.store.op_data(txn, replica, seq)["ts"])
+        bead = Bead(
+            id=summary_id, ts=max(times, default=time.time()), role="note",
+            content=summary.text, session_id=session_id, tags=["summary"],
+            derived_from=list(summary.evidence), derived_by=derived_by, span_refs=[],
+        )  # fmt: skip
+        return bead.model_dump()
+
     # ---- retracting ------------------------------------------------------------------------
 
     def retract(
@@ -252,6 +306,11 @@ class KnowledgeWriter:
         def write(ctx: WriteContext) -> Retracted:
             _put_metas(ctx, cursor)
             out = Retracted()
+            for bead_id in sorted(gone):  # a summary goes with any bead it stands on
+                for summary_id in _summaries_citing(ctx, bead_id):
+                    if _live(ctx, summary_id):
+                        local_op(ctx, OpKind.BEAD_FORGET, summary_id, {})
+                        out.summaries.append(summary_id)
             citing = self._citing(ctx, gone)
             for collection in ("edge", "node"):
                 for item_id, record in citing[collection]:
@@ -370,6 +429,22 @@ class KnowledgeWriter:
                     if record is not None and crdt.is_present(record):
                         return True
         return False
+
+
+def _live(ctx: WriteContext, bead_id: str) -> bool:
+    entry = ctx.get("beads", bead_id.encode())
+    return entry is not None and entry != crdt.FORGOTTEN
+
+
+def _summaries_citing(ctx: WriteContext, bead_id: str) -> list[str]:
+    prefix = bead_id.encode() + b"\0"
+    with ctx.txn.cursor(db=ctx.dbs["bead_from"]) as cur:
+        if not cur.set_range(prefix):
+            return []
+        return [
+            k[len(prefix) :].decode()
+            for k in itertools.takewhile(lambda k: k.startswith(prefix), cur.iternext(values=False))
+        ]
 
 
 def _put_metas(ctx: WriteContext, values: Mapping[str, Any] | None) -> None:

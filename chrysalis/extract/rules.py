@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 
 from ..models import Bead
 from . import Entity, Extraction, Fact
+from .summary import VERSION as SUMMARY_VERSION
+from .summary import Summary, extractive
 
 VERSION = "rules/1"
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
@@ -118,9 +120,14 @@ class RulesExtractor:
 
     name = "rules"
     version = VERSION
+    summary_version = SUMMARY_VERSION
 
     def extract(self, beads: Sequence[Bead]) -> list[Extraction]:
         return [self.extract_one(b) for b in beads]
+
+    def summarize(self, session_id: str, beads: Sequence[Bead]) -> Summary | None:
+        """The session's extractive summary (`chrysalis.extract.summary`)."""
+        return extractive(session_id, beads)
 
     def extract_one(self, bead: Bead) -> Extraction:
         if bead.role == "system":  # instructions, not memory

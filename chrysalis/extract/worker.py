@@ -9,6 +9,10 @@ rules) or minutes (a model). Two durable cursors in LMDB meta:
     knowledge:forgets     a version vector over every replica's ops: each ``bead.forget``
                           seen retracts what was derived only from that bead (every replica
                           does, idempotently, so no forget waits for an offline origin)
+    knowledge:sessions    sessions with turns newer than their summary: session -> the time
+                          of its latest turn; one that has rested `summary_after` seconds
+                          gets a new summary (`chrysalis.extract.summary`), written by the
+                          replica whose turns it summarises
 
 Each cursor is written in the commit that does its work (an extraction's ops, a
 retraction's); past ops that needed nothing it is kept in memory and written every
@@ -33,9 +37,10 @@ from typing import Any, Protocol
 from ..backoff import Backoff
 from ..clock import vv_merge
 from ..errors import ClosedError, ExtractorUnavailable, InsufficientStorage, NotFound
-from ..models import Bead, OpKind
+from ..models import Bead, OpKind, new_id
 from ..read import Reader
 from . import Extraction, Extractor
+from .summary import MAX_BEADS, Summarizer, Summary
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +48,10 @@ BATCH_OPS = 256  # own ops read per step
 BATCH_BEADS = 32  # beads extracted per commit (an entity gains at most this many per op)
 EXTRACTED = "knowledge:extracted"
 FORGETS = "knowledge:forgets"
+SESSIONS = "knowledge:sessions"
+SUMMARY_OF = "knowledge:summary:"  # + session: this replica's live summary of it
+SUMMARISES = "knowledge:summarises:"  # + summary id: the session it summarises
+SUMMARY_AFTER_S = 600.0  # a session rests this long before it is summarised
 HOUR = 3600.0
 SAVE_EVERY_S = 30.0
 # While a backlog lasts, the worker rests as long as it worked (at most half a core): the
@@ -64,6 +73,16 @@ class KnowledgeWrites(Protocol):
     ) -> Any: ...
 
     def retract(self, bead_ids: Sequence[str], cursor: Mapping[str, Any] | None = None) -> Any: ...
+
+    def summarize(
+        self,
+        summary_id: str,
+        session_id: str,
+        summary: Summary | None,
+        derived_by: str,
+        replaces: str | None = None,
+        metas: Mapping[str, Any] | None = None,
+    ) -> bool: ...
 
     def collect(self, edge_ids: Sequence[str], node_ids: Sequence[str]) -> Any: ...
 
@@ -91,16 +110,22 @@ class KnowledgeWorker:
         extractor: Extractor | None,
         *,
         budget: Budget = NO_BUDGET,
+        summary_after: float | None = SUMMARY_AFTER_S,
         clock: Any = time.monotonic,
+        wall: Any = time.time,
     ) -> None:
         self.reader = reader
         self.writes = writes
         self.extractor = extractor
         self.budget = budget
         self.clock = clock
+        self.wall = wall
+        self.summarizer = extractor if isinstance(extractor, Summarizer) else None
+        self.summary_after = None if self.summarizer is None else summary_after
+        self.summaries = 0  # summaries written since start
         self.extracted = 0  # beads extracted since start
         self.derived = {"nodes": 0, "edges": 0, "superseded": 0}
-        self.retracted = {"nodes": 0, "edges": 0}
+        self.retracted = {"nodes": 0, "edges": 0, "summaries": 0}
         self.last_error: str | None = None
         self.paused_until = 0.0
         self._spent: deque[tuple[float, int, int]] = deque()  # (when, calls, tokens)
@@ -111,7 +136,8 @@ class KnowledgeWorker:
         self._rest = threading.Event()  # set at close: no rest then
         self._extracted_at: int = reader.get_meta(EXTRACTED) or 0
         self._forgets_seen: dict[str, int] = reader.get_meta(FORGETS) or {}
-        self._saved = (self._extracted_at, dict(self._forgets_seen))
+        self._sessions: dict[str, float] = reader.get_meta(SESSIONS) or {}
+        self._saved = self._cursors()
         self._saved_at = clock()
         reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-knowledge", daemon=True)
@@ -127,13 +153,20 @@ class KnowledgeWorker:
             with contextlib.suppress(ClosedError, InsufficientStorage):
                 self._save()
 
+    def _cursors(self) -> dict[str, Any]:
+        return {
+            EXTRACTED: self._extracted_at,
+            FORGETS: dict(self._forgets_seen),
+            SESSIONS: dict(self._sessions),
+        }
+
     def _save(self, force: bool = True) -> None:
         """Write the cursors that moved past ops needing nothing (see the module's doc)."""
-        now = (self._extracted_at, dict(self._forgets_seen))
+        now = self._cursors()
         if now == self._saved or (not force and self.clock() - self._saved_at < SAVE_EVERY_S):
             return
-        self.writes.put_meta(EXTRACTED, now[0])
-        self.writes.put_meta(FORGETS, now[1])
+        for name, value in now.items():
+            self.writes.put_meta(name, value)
         self._saved, self._saved_at = now, self.clock()
 
     def _on_commit(self, committed: Any) -> None:
@@ -169,8 +202,12 @@ class KnowledgeWorker:
     def step(self) -> bool:
         """One batch of retraction, then of extraction; True if there may be more."""
         more = self._retract_forgotten()
+        extracting = False
         if self.extractor is not None and self._may_extract():
-            more = self._extract_next() or more
+            extracting = self._extract_next()
+        if not extracting and self._due() and self._may_extract():  # the turns first
+            extracting = self._summarize_next()
+        more = more or extracting
         with self._progress:
             self._progress.notify_all()
         return more and not self._stop
@@ -197,7 +234,7 @@ class KnowledgeWorker:
             return False
         if self.extractor is None or self.paused_until > self.clock():
             return True
-        return extracted >= vv.get(self.reader.replica_id, 0)
+        return extracted >= vv.get(self.reader.replica_id, 0) and not self._due()
 
     # ---- retraction ----------------------------------------------------------------------
 
@@ -211,6 +248,11 @@ class KnowledgeWorker:
             done = self.writes.retract(forgotten, cursor={FORGETS: seen})
             self.retracted["nodes"] += len(done.nodes)
             self.retracted["edges"] += len(done.edges)
+            self.retracted["summaries"] += len(done.summaries)
+            for bead_id in forgotten:  # a summary of ours is gone: write the session's again
+                session = self.reader.get_meta(SUMMARISES + bead_id)
+                if session is not None:
+                    self._sessions[session] = 0.0
         # A merge can leave a derived item with no evidence that no forget names (a trim
         # here, a removal there): the items these ops touch are looked at again.
         edges = [op["target"] for op in ops if op["kind"] in _EDGE_OPS]
@@ -253,10 +295,17 @@ class KnowledgeWorker:
         for op in ops:
             if op["kind"] == OpKind.BEAD_ADD:
                 with contextlib.suppress(NotFound):  # forgotten since: nothing to learn
-                    beads.append(self.reader.get_bead(op["target"]))
+                    bead = self.reader.get_bead(op["target"])
+                    if bead.derived_by is None:  # a summary holds no news
+                        beads.append(bead)
             last = op["seq"]
             if len(beads) >= BATCH_BEADS:
                 break
+        if self.summary_after is not None:
+            for bead in beads:
+                if bead.session_id is not None and bead.role != "system":
+                    at = self._sessions.get(bead.session_id, bead.ts)
+                    self._sessions[bead.session_id] = max(at, bead.ts)
         if beads:
             try:
                 extractions = self.extractor.extract(beads)
@@ -273,7 +322,7 @@ class KnowledgeWorker:
                 extractions,
                 {b.id: b.ts for b in beads},
                 self.extractor.version,
-                cursor={EXTRACTED: last},
+                cursor={EXTRACTED: last, SESSIONS: dict(self._sessions)},
             )
             self.extracted += learned.beads
             self.derived["nodes"] += learned.nodes
@@ -281,6 +330,50 @@ class KnowledgeWorker:
             self.derived["superseded"] += len(learned.superseded)
             self.last_error = None
         self._extracted_at = last
+        return True
+
+    # ---- summaries -----------------------------------------------------------------------
+
+    def _due(self) -> list[str]:
+        """Sessions that rested long enough since their latest turn, oldest first."""
+        if self.summary_after is None or not self._sessions:
+            return []
+        until = self.wall() - self.summary_after
+        due = [s for s, at in self._sessions.items() if at <= until]
+        return sorted(due, key=self._sessions.__getitem__)
+
+    def _summarize_next(self) -> bool:
+        """Summarise the session that has waited longest (see the module's doc)."""
+        assert self.summarizer is not None
+        session = self._due()[0]
+        me = self.reader.replica_id
+        latest = self.reader.last_beads(2 * MAX_BEADS, session_id=session)
+        origins = self.reader.beads_with_origin([b.id for b in latest if b.derived_by is None])
+        beads = [bead for bead, (_, replica, _) in origins.values() if replica == me]
+        beads.sort(key=lambda b: b.ts)
+        try:
+            summary = self.summarizer.summarize(session, beads)
+            self._backoff.success()
+        except ExtractorUnavailable as exc:
+            delay = self._backoff.failure(self.clock())
+            self.paused_until = self.clock() + delay
+            self.last_error = str(exc)
+            log.warning("summaries paused %.0f s: %s", delay, exc)
+            return False
+        old = self.reader.get_meta(SUMMARY_OF + session)
+        sessions = {s: at for s, at in self._sessions.items() if s != session}
+        summary_id = new_id()
+        metas: dict[str, Any] = {SESSIONS: sessions, SUMMARY_OF + session: None}
+        if summary is not None:  # else too few turns (are left): none of ours stays
+            self._spent.append((self.clock(), summary.calls, summary.tokens))
+            metas[SUMMARY_OF + session] = summary_id
+            metas[SUMMARISES + summary_id] = session
+        if old is not None:
+            metas[SUMMARISES + old] = None
+        version = self.summarizer.summary_version
+        if self.writes.summarize(summary_id, session, summary, version, old, metas):
+            self._sessions = sessions
+            self.summaries += summary is not None
         return True
 
     def status(self) -> dict[str, Any]:
@@ -295,6 +388,7 @@ class KnowledgeWorker:
             "extracted": self.extracted,
             "derived": dict(self.derived),
             "retracted": dict(self.retracted),
+            "summaries": {"written": self.summaries, "sessions_waiting": len(self._sessions)},
             "last_hour": {"calls": sum(c for c, _ in hour), "tokens": sum(t for _, t in hour)},
             "budget": {
                 "calls_per_hour": self.budget.calls_per_hour,

@@ -425,6 +425,9 @@ class Retriever:
                 prov = {"source": bead.source, **reader.bead_origin(stamp)}
                 if bead.session_id:
                     prov["session_id"] = bead.session_id
+                if bead.derived_by:  # a session summary: what wrote it, from how many turns
+                    prov["derived_by"] = bead.derived_by
+                    prov["derived_from"] = len(bead.derived_from)
                 return prov
 
             return text, bead.importance, bead.ts, bead, bead_provenance
