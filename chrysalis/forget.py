@@ -59,6 +59,37 @@ def index_bead(
             txn.delete(blob["sha256"].encode() + b"\0" + bead_id.encode(), db=dbs["blobrefs"])
 
 
+def retracted(record: crdt.Record) -> bool:
+    """A derived record (an extractor's) that no longer exists: a forget retracted it."""
+    return not crdt.is_present(record) and crdt.field_value(record, "derived_by") is not None
+
+
+def erased_put(data: dict[str, Any]) -> dict[str, Any]:
+    """What a retracted derived node's put keeps: its scalars (type, extractor) and dots,
+    not the sets it added (the name, as written, and the evidence)."""
+    return {**{k: v for k, v in data.items() if k != "add"}, "erased": True}
+
+
+def erase_node_puts(ctx: WriteContext, record: crdt.Record) -> None:
+    """Erase the log's copies of every put of a retracted derived node (idempotent)."""
+    for d in sorted({*record["x"], *record.get("xp", ())}):
+        erase_node_put(ctx, *crdt.parse_dot(d))
+
+
+def erase_node_put(ctx: WriteContext, replica: str, seq: int) -> None:
+    txn, ops, k = ctx.txn, ctx.dbs["ops"], op_key(replica, seq)
+    raw = txn.get(k, db=ops)
+    if raw is None:
+        return
+    logged = unpack(raw)
+    if logged["kind"] != "node.put" or logged["data"].get("erased"):
+        return
+    note_erasure(ctx)
+    logged["data"] = erased_put(logged["data"])
+    txn.put(k, pack(logged), db=ops)
+    txn.put(keys.SCRUB_OP + k, pack({}), db=ctx.dbs["scrub"], overwrite=False)
+
+
 def note_erasure(ctx: WriteContext) -> int:
     """Count this transaction as one that erased content (once per transaction): the local
     scrub (`chrysalis.scrub`) compacts LMDB until its count reaches this one. Durable with

@@ -19,6 +19,14 @@ def node_id(name: str) -> str:
     return slug or "n-" + hashlib.blake2b(name.encode(), digest_size=6).hexdigest()
 
 
+def derived_node_id(name: str) -> str:
+    """The id of an entity an extractor found: a hash of `node_id`'s normal form, so every
+    laptop derives the same node, and an id (which ops and views keep after a forget
+    retracts the node) holds none of the words of the bead it came from."""
+    digest = hashlib.blake2b(node_id(name).encode(), digest_size=12).hexdigest()
+    return f"n-{digest}"
+
+
 def edge_id(source: str, predicate: str, target: str) -> str:
     """The id of the edge ``source -[predicate]-> target``: the same fact added on two
     laptops is the same edge."""

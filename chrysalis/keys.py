@@ -89,11 +89,16 @@ def same_op(stored: dict[str, Any], incoming: dict[str, Any]) -> bool:
     """Equal, or equal but for one side having had its content erased by a forget."""
     if stored == incoming:
         return True
-    if stored["kind"] != incoming["kind"] or stored["kind"] not in ("bead.add", "embedding.put"):
+    kind = stored["kind"]
+    if kind != incoming["kind"] or kind not in ("bead.add", "embedding.put", "node.put"):
         return False
     a, b = dict(stored), dict(incoming)
     da, db = a.pop("data"), b.pop("data")
     if a != b or not (da.get("erased") or db.get("erased")):
         return False
+    if kind == "node.put":  # a retracted node's put keeps all but what it added
+        return {k: v for k, v in da.items() if k not in ("add", "erased")} == {
+            k: v for k, v in db.items() if k not in ("add", "erased")
+        }
     keys = ("id", "ts") if stored["kind"] == "bead.add" else ("item_kind", "model")
     return all(da.get(k) == db.get(k) for k in keys)

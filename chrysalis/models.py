@@ -346,6 +346,7 @@ class NodeScalars(_Data):
 class NodeSets(_Data):
     labels: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
     evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
+    names: Annotated[list[ShortText], Field(max_length=MAX_LIST_ITEMS)] = []  # derived nodes
 
 
 Dots = Annotated[list[Dot], Field(max_length=100_000)]
@@ -357,6 +358,7 @@ class NodeDrop(_Data):
 
 
 class NodePutData(_Data):
+    erased: bool = False  # a retracted derived node's put keeps no name (DESIGN §14)
     set: NodeScalars
     add: NodeSets = NodeSets()
     drop: NodeDrop = NodeDrop()

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import crdt
 from .errors import InvalidInput, NotFound
+from .graph import derived_node_id
 from .keys import RECORD_DBS, record_key, unpack
 from .models import Edge, Neighbor, Node
 from .store import Store, Txn
@@ -47,8 +48,19 @@ class GraphReads:
             db = store.dbs[RECORD_DBS[collection]]
             return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=db)]
 
+    def resolve_node(self, id: str) -> str:
+        """``id``, or when no node has it and an extracted entity has that name, the
+        entity's id (`graph.derived_node_id`): ``get_node("Lisbon")`` finds the place."""
+        record = self.record("node", id)
+        if record is not None and crdt.is_present(record):
+            return id
+        derived = derived_node_id(id)
+        record = self.record("node", derived)
+        return derived if record is not None and crdt.is_present(record) else id
+
     def get_node(self, id: str) -> Node:
         check_id(id, "node")
+        id = self.resolve_node(id)
         record = self.record("node", id)
         if record is None or not crdt.is_present(record):
             raise NotFound(f"no node {id!r}")
@@ -146,6 +158,7 @@ class GraphReads:
         check_id(node_id, "node")
         if not isinstance(depth, int) or not 1 <= depth <= 4:
             raise InvalidInput("depth must be an int from 1 to 4")
+        node_id = self.resolve_node(node_id)
         dbs = self.store.dbs
         out: list[Neighbor] = []
         with self.store.read() as txn:
@@ -377,7 +390,8 @@ def node_of(id: str, r: crdt.Record) -> Node:
     return Node.model_construct(
         id=id,
         type=crdt.field_value(r, "type"),
-        name=crdt.field_value(r, "name"),
+        # A derived node's name is a set element, so a retraction leaves none behind.
+        name=crdt.field_value(r, "name") or next(iter(crdt.set_values(r, "names")), None),
         labels=crdt.set_values(r, "labels"),
         metadata=crdt.field_value(r, "metadata", {}),
         evidence=crdt.set_values(r, "evidence"),

@@ -16,7 +16,16 @@ from typing import Any
 
 from . import crdt
 from .errors import DotConflict
-from .forget import erase_bead, index_bead, note_erasure, note_forget_op
+from .forget import (
+    erase_bead,
+    erase_node_put,
+    erase_node_puts,
+    erased_put,
+    index_bead,
+    note_erasure,
+    note_forget_op,
+    retracted,
+)
 from .keys import (
     RECORD_DBS,
     emb_key,
@@ -128,7 +137,10 @@ def record_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
             supersede=data.get("supersede", ()),
         )
 
-    _update_record(ctx, collection, op["target"], put)
+    record = _update_record(ctx, collection, op["target"], put)
+    if collection == "node" and retracted(record):  # it came after the remove that saw it
+        erase_node_puts(ctx, record)
+        return {**op, "data": erased_put(data)}
     return op
 
 
@@ -140,7 +152,9 @@ def record_remove(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     def drop(record: crdt.Record) -> None:
         crdt.apply_remove(record, remove)
 
-    _update_record(ctx, collection, op["target"], drop)
+    record = _update_record(ctx, collection, op["target"], drop)
+    if collection == "node" and retracted(record):
+        erase_node_puts(ctx, record)
     return op
 
 
@@ -160,7 +174,7 @@ RULES: dict[OpKind, Rule] = {
 
 def _update_record(
     ctx: WriteContext, collection: str, target: str, change: Callable[[crdt.Record], None]
-) -> None:
+) -> crdt.Record:
     txn, db = ctx.txn, ctx.dbs[RECORD_DBS[collection]]
     key = record_key(collection, target)
     raw = txn.get(key, db=db)
@@ -172,6 +186,7 @@ def _update_record(
         if after != before:
             _update_adjacency(ctx, target, before, after)
     txn.put(key, pack(crdt.canonical(record)), db=db)
+    return record
 
 
 def _endpoints(record: crdt.Record) -> tuple[str, str] | None:
@@ -268,7 +283,9 @@ def apply_remote(ctx: WriteContext, ops: list[dict[str, Any]]) -> ApplyResult:
         note_erasure(ctx)  # the content stays on the page this put frees
         txn.put(op_key(op["replica"], op["seq"]), pack(op), db=pending_db)
     for op in erased_logged:
-        if op["data"].get("item_kind", "bead") == "bead":  # an erased bead or bead vector
+        if op["kind"] == "node.put":  # a retracted node: its remove comes (or came) too
+            erase_node_put(ctx, op["replica"], op["seq"])
+        elif op["data"].get("item_kind", "bead") == "bead":  # an erased bead or bead vector
             erase_bead(ctx, op["target"])
     by_replica: dict[str, list[dict[str, Any]]] = {}
     for (replica, _seq), op in sorted(fresh.items()):

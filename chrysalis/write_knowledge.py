@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import crdt
 from .extract import Extraction
 from .extract.summary import Summary
-from .graph import edge_id, node_id
+from .graph import derived_node_id, edge_id
 from .keys import RECORD_DBS, unpack
 from .models import Bead, OpKind
 from .rules import local_op
@@ -142,7 +142,7 @@ class KnowledgeWriter:
         name = " ".join(name.split())[:MAX_NAME]
         if not name:
             return None
-        nid = node_id(name)
+        nid = derived_node_id(name)
         plan = nodes.setdefault(nid, _NodePlan(name, type[:64] or "entity"))
         plan.evidence.add(bead)
         return nid
@@ -153,12 +153,18 @@ class KnowledgeWriter:
             scalars = _scalars("node", record)
         else:
             record = record or crdt.new_record()
-            scalars = {"type": plan.type, "name": plan.name, "metadata": {}}
-            scalars["derived_by"] = derived_by
+            scalars = {"type": plan.type, "metadata": {}, "derived_by": derived_by}
         have = set(crdt.set_values(record, "evidence"))
         if plan.evidence <= have and crdt.is_present(record):
             return  # nothing new: no op
-        self._put(ctx, "node", nid, record, scalars, "labels", "evidence", plan.evidence | have)
+        names = crdt.set_values(record, "names")
+        sets = {
+            "labels": crdt.set_values(record, "labels"),
+            "evidence": sorted(plan.evidence | have),
+        }
+        if crdt.field_value(record, "name") is None:  # a name only added, never dropped
+            sets["names"] = names if names else [plan.name]
+        self.writer.put_op(ctx, "node", nid, record, scalars, sets)
 
     def _write_edge(self, ctx: WriteContext, eid: str, plan: _EdgePlan, derived_by: str) -> None:
         record = ctx.get("edges", eid.encode())

@@ -43,8 +43,8 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
             lisbon = c.get_node("lisbon")
             assert lisbon.name == "Lisbon" and bead.id in lisbon.evidence
             assert lisbon.derived_by == "rules/1"
-            around = {n.node.id for n in c.neighbors("user")}
-        assert "lisbon" in around
+            around = {n.node.name for n in c.neighbors("user")}  # found by name
+        assert "Lisbon" in around
         metrics = d.once("metrics")
         assert "chrysalis_knowledge_behind_ops 0.0" in metrics
         assert 'chrysalis_knowledge_derived{kind="nodes"}' in metrics
@@ -118,6 +118,6 @@ def test_a_bad_as_of_is_400_naming_it_and_the_daemon_serves_on(tmp_path: Path) -
             ok = h.get("/v1/kg/nodes/user/neighbors", params={"as_of": "2000-01-01T00:00:00Z"})
             assert ok.status_code == 200 and ok.json() == []  # nothing held then
             ok = h.get("/v1/kg/nodes/user/neighbors", params={"include_invalid": "true"})
-            assert [n["node"]["id"] for n in ok.json()] == ["lisbon"]
+            assert [n["node"]["name"] for n in ok.json()] == ["Lisbon"]
     finally:
         d.close()

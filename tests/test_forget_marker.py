@@ -20,9 +20,10 @@ from chrysalis.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess
 from tests.remote_fixtures import S3Server
 
-SMALL = "a small bead about MARMOSET-SMALL-7731 and nothing else"
+# The name is for the extractor: its entity node and the session's summary hold it too.
+SMALL = "a small bead about MARMOSET-SMALL-7731 and Zebracorn Quokkaplex, nothing else"
 LARGE = "a large bead about MARMOSET-LARGE-4412 " + "filler words here " * 5000  # a blob
-MARKERS = (b"MARMOSET-SMALL-7731", b"MARMOSET-LARGE-4412")
+MARKERS = (b"MARMOSET-SMALL-7731", b"MARMOSET-LARGE-4412", b"uokkaplex")
 SECRET = "correct horse battery staple for the team bucket"
 
 
@@ -109,6 +110,8 @@ def test_forgotten_text_leaves_every_data_dir_and_the_remote(
         "CHRYSALIS_SNAPSHOT_INTERVAL": "3600",
         "CHRYSALIS_SCRUB_DELAY": "0.2",
         "CHRYSALIS_BLOB_GRACE": "1",  # the blob was put seconds before the forget
+        "CHRYSALIS_EXTRACTOR": "rules",
+        "CHRYSALIS_SUMMARY_AFTER_S": "0",
     }
     key_file = None
     if keyed:
@@ -123,6 +126,10 @@ def test_forgotten_text_leaves_every_data_dir_and_the_remote(
     small = a.once("remember", SMALL, session_id="chat").id
     large = a.once("remember", LARGE, session_id="chat").id
     kept = a.once("remember", "a bead that stays", session_id="chat").id
+    deadline = time.monotonic() + 30  # the knowledge (an entity, a summary) goes out too
+    while a.once("status")["knowledge"]["summaries"]["written"] < 1:
+        assert time.monotonic() < deadline, a.once("status")["knowledge"]
+        time.sleep(0.1)
     for d in (a, b, a):
         sync(d)
     assert b.once("get_bead", large).content == LARGE

@@ -48,7 +48,9 @@ def test_extractive_summary_keeps_speakers_order_and_every_turn_as_evidence() ->
     assert "Bo: Yes, we rode tram 28 through Alfama twice, crowded but beautiful." in lines
     assert lines[-1].startswith("Topics: ") and "lisbon" in lines[-1] and "tram" in lines[-1]
     body = lines[1:-1]
-    assert body == sorted(body, key=lambda line: [t for _, t in TURNS].index(line.split(": ", 1)[1]))
+    assert body == sorted(
+        body, key=lambda line: [t for _, t in TURNS].index(line.split(": ", 1)[1])
+    )
     assert "Sounds good" not in summary.text  # too short to say anything alone
     assert "helpful assistant" not in summary.text  # instructions are not the conversation
     assert summary.evidence == tuple(b.id for b in beads)
@@ -121,7 +123,9 @@ def test_a_summary_is_erased_from_every_file_with_its_turn(
     mem.wait_indexed(30)
     mem.scrubber.run()
     held = [
-        str(p) for p in Path(mem.path).rglob("*") if p.is_file() and b"ZEBRACORN41" in p.read_bytes()
+        str(p)
+        for p in Path(mem.path).rglob("*")
+        if p.is_file() and b"ZEBRACORN41" in p.read_bytes()
     ]
     assert held == []
     [again] = summaries(mem)

@@ -9,10 +9,16 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from chrysalis import Memory, faults
-from chrysalis.graph import edge_id
+from chrysalis.graph import derived_node_id, edge_id
 from chrysalis.mirrors import MirrorError, assisted_retrieve
 from chrysalis.mirrors.zep_cloud import ZepCloudMirror
 from tests.fakes.zep_server import FakeZep
+
+
+def fact(place: str) -> str:
+    """The id of the extracted fact "user lives_in <place>"."""
+    return edge_id(derived_node_id("user"), "lives_in", derived_node_id(place))
+
 
 KEY = "zc-secret-5d1e"
 Opener = Callable[..., Memory]
@@ -161,8 +167,8 @@ def test_triples_carry_validity_and_a_supersede_goes_again(
     assert m.wait_learned(10)
     mirror = zc(m)
     mirror.push()
-    lisbon = edge_id("user", "lives_in", "lisbon")
-    porto = edge_id("user", "lives_in", "porto")
+    lisbon = fact("lisbon")
+    porto = fact("porto")
     (first,) = sent(zep, lisbon)
     assert (first["valid_at"], first["invalid_at"]) == ("2023-11-14T22:13:20Z", None)
     assert first["name"] == "LIVES_IN"
@@ -189,9 +195,9 @@ def test_late_learned_facts_go_with_their_resolved_end(
     m.append_bead("I live in Lisbon.", id="lis", ts=T)  # said before, learned after
     assert m.wait_learned(10)
     zc(m).push()
-    lisbon = sent(zep, edge_id("user", "lives_in", "lisbon"))
+    lisbon = sent(zep, fact("lisbon"))
     assert lisbon and all(e["invalid_at"] == "2023-11-14T23:13:20Z" for e in lisbon)
-    assert sent(zep, edge_id("user", "lives_in", "porto"))[-1]["invalid_at"] is None
+    assert sent(zep, fact("porto"))[-1]["invalid_at"] is None
 
 
 def test_a_persons_edge_goes_with_its_stated_validity(
@@ -217,8 +223,8 @@ def test_only_this_replicas_edges_go_out(open_memory: Opener, zep: FakeZep, zc: 
     assert zep.edges == {}  # A's facts are A's to send
     zc(a, user_id="team").push()
     assert {e["attributes"]["chrysalis_edge"] for e in zep.edges.values()} == {
-        edge_id("user", "lives_in", "lisbon"),
-        edge_id("user", "lives_in", "porto"),
+        fact("lisbon"),
+        fact("porto"),
     }
 
 

@@ -80,6 +80,12 @@ class Settings(BaseSettings):
     extract_tokens_per_hour: int | None = Field(
         None, ge=1, description="tokens the extractor's model may read and write per hour"
     )
+    summary_after_s: float = Field(
+        600.0,
+        ge=0,
+        description="seconds a session rests before it gets a summary bead (tag summary) made "
+        "from its turns by the extractor (none: no summaries)",
+    )
     replica_id: str | None = Field(None, pattern=REPLICA_PATTERN)
     durable: bool = Field(True, description="fsync every commit (off only for throwaway data)")
     secrets: Literal["redact", "refuse", "off"] = Field(

@@ -256,6 +256,7 @@ def run(settings: Settings) -> None:
         extractor=settings.extractor,
         functional=settings.functional_predicates,
         extract_budget=Budget(settings.extract_calls_per_hour, settings.extract_tokens_per_hour),
+        summary_after=settings.summary_after_s,
     )
     sock: socket.socket | None = None
     daemon: Daemon | None = None
