@@ -5,8 +5,9 @@ to the count asked). Prints:
 
 - the rules extractor alone: beads/s (one thread, no storage);
 - the worker end to end: beads appended in batches of 1,000, then the time until every bead
-  is extracted and written (node and edge ops with their evidence), beads/s, the ops and
-  derived items per bead, and the LMDB size with and without knowledge;
+  is extracted and written (node and edge ops with their evidence) and every session (20
+  turns each, long past) summarised, beads/s, the ops and derived items per bead, and the
+  LMDB size with and without knowledge;
 - `remember` latency (one `append_bead` per call, durable commits) with the extractor off and
   while the worker is busy: extraction is off the write path, so it should not move.
 
@@ -105,6 +106,7 @@ def run(n: int) -> dict[str, Any]:
                     out["knowledge_ops_per_bead"] = round(ops / n, 2)
                     out["nodes"] = len(mem.all_nodes())
                     out["edges"] = len(mem.all_edges())
+                    out["summaries"] = mem.knowledge.summaries  # one per 20-turn session
             out[f"lmdb_mb[{name}]"] = round(du(path / "lmdb") / 2**20, 1)
     return out
 

@@ -66,6 +66,7 @@ def evaluate(
     strategy: str = "fusion",
     embedder: str,
     extractor: str | None = None,
+    summary_after: float | None = 600.0,
     weights: dict[str, float] | None = None,
     configs: Sequence[tuple[str, str, dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
@@ -80,7 +81,13 @@ def evaluate(
     for sample in data:
         with (
             tempfile.TemporaryDirectory(prefix="locomo-") as tmp,
-            Memory.open(Path(tmp) / "m", sync=False, embedder=embedder, extractor=extractor) as mem,
+            Memory.open(
+                Path(tmp) / "m",
+                sync=False,
+                embedder=embedder,
+                extractor=extractor,
+                summary_after=summary_after,
+            ) as mem,
         ):
             mem.append_beads(turns(sample["conversation"]))
             mem.wait_indexed(timeout=600)
@@ -151,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON only")
     parser.add_argument("--extractor", help="knowledge extractor: rules, ollama[:MODEL]")
     parser.add_argument(
+        "--no-summaries", action="store_true", help="no session summaries (with --extractor)"
+    )
+    parser.add_argument(
         "--weights", type=json.loads, help="fusion weights, e.g. '{\"context\": 0.5}'"
     )
     parser.add_argument(
@@ -164,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         from longmemeval_eval import ABLATIONS
 
         figures = evaluate(
-            data, embedder=args.embedder, extractor=args.extractor, configs=ABLATIONS
+            data,
+            embedder=args.embedder,
+            extractor=args.extractor,
+            configs=ABLATIONS,
+            summary_after=None if args.no_summaries else 600.0,
         )
         if args.json:
             print(json.dumps(figures))
@@ -176,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     figures = evaluate(
         data, strategy=args.strategy, embedder=args.embedder, extractor=args.extractor,
+        summary_after=None if args.no_summaries else 600.0,
         weights=args.weights,
     )  # fmt: skip
     figures["seconds"] = round(time.perf_counter() - t0, 1)
