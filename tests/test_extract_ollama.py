@@ -18,6 +18,8 @@ from chrysalis.extract.ollama import (
     MAX_CONTENT_CHARS,
     PROMPT_VERSION,
     REPLY_SCHEMA,
+    SUMMARY_PROMPT_VERSION,
+    SUMMARY_SCHEMA,
     SYSTEM_PROMPT,
     OllamaExtractor,
     Reply,
@@ -402,3 +404,38 @@ def test_make_extractor_gives_the_model(fake: FakeOllamaChat) -> None:
     [out] = ex.extract([bead("We flew to Lisbon yesterday.")])
     assert out.entities == (Entity("Lisbon", "place"),)
     assert fake.requests[0]["model"] == "qwen2.5"
+
+
+# ---- session summaries ---------------------------------------------------------------------
+
+
+def test_a_session_summary_is_one_call_with_its_own_schema_and_prompt_version() -> None:
+    turns = [
+        bead("We rode tram 28 through Alfama on Sunday.", source="Bo", id="t1"),
+        bead("Did you see the Gulbenkian museum too?", source="Ada", id="t2"),
+        bead("Yes, and we ate pasteis de nata every morning.", source="Bo", id="t3"),
+    ]
+    with FakeOllamaChat(schema=SUMMARY_SCHEMA, marker=f"[summary {SUMMARY_PROMPT_VERSION}]") as f:
+        said = "Bo told Ada about riding tram 28 in Lisbon and visiting the Gulbenkian museum."
+        f.script(json.dumps({"summary": said}))
+        ex = extractor(f)
+        summary = ex.summarize("trip", turns)
+        assert f.problems == []
+        [request] = f.requests
+        assert request["model"] == "llama3.2" and request["options"] == {"temperature": 0}
+        assert request["format"] == SUMMARY_SCHEMA
+        user = request["messages"][1]["content"]
+        assert user.splitlines()[0] == "[2023-05-07] Bo: We rode tram 28 through Alfama on Sunday."
+        assert summary is not None and summary.calls == 1 and summary.tokens == 18
+        assert summary.text == "Session trip, 2023-05-07: 3 turns by Bo, Ada.\n" + said
+        assert summary.evidence == ("t1", "t2", "t3")
+        assert ex.summary_version == f"ollama:llama3.2/{SUMMARY_PROMPT_VERSION}"
+        # Too few turns: no call at all. A reply that is not the JSON asked for: unavailable.
+        assert ex.summarize("trip", turns[:2]) is None
+        f.script("a summary in prose, not JSON")
+        with pytest.raises(ExtractorUnavailable, match="JSON"):
+            ex.summarize("trip", turns)
+        # The instructions echoed back are no summary.
+        f.script(json.dumps({"summary": "say only what the turns say"}))
+        assert ex.summarize("trip", turns) is None
+        assert f.problems == [] and not f.replies

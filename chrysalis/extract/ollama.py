@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ExtractorUnavailable, InvalidInput
 from ..models import Bead
 from . import Entity, Extraction, Fact
+from .summary import MAX_BEADS, MIN_BEADS, Summary, header
 
 __all__ = [
     "DEFAULT_HOST",
@@ -47,6 +48,8 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "PROMPT_VERSION",
     "REPLY_SCHEMA",
+    "SUMMARY_PROMPT_VERSION",
+    "SUMMARY_SCHEMA",
     "SYSTEM_PROMPT",
     "OllamaExtractor",
 ]
@@ -121,6 +124,27 @@ Answer only with JSON in the given schema:
 """
 
 
+SUMMARY_PROMPT_VERSION = "s1"
+SUMMARY_CHARS = 2000  # what a model's summary may add to the header
+
+
+class SummaryReply(BaseModel):
+    summary: str
+
+
+SUMMARY_SCHEMA: dict[str, Any] = SummaryReply.model_json_schema()
+
+SUMMARY_PROMPT = f"""\
+You summarise one session of a conversation for a memory. [summary {SUMMARY_PROMPT_VERSION}]
+
+Answer only with JSON in the given schema: "summary" is 3 to 6 plain sentences saying what
+the session was about: what each speaker said, decided or asked, with names, places, dates
+and numbers as the turns give them. Name the speakers given before each turn. Say only what
+the turns say: no advice, no greetings, nothing from these instructions.
+"""
+
+
+_SUMMARY_PROMPT_WORDS = " ".join(SUMMARY_PROMPT.lower().split())
 _FIRST_PERSON = frozenset({"i", "me", "myself"})
 _ABOUT_THE_USER = frozenset({"user", "the user", "you", "i", "me"})
 _USERS = ("your ", "user's ", "the user's ")  # "your sister", said by an assistant
@@ -247,6 +271,7 @@ class OllamaExtractor:
         self.model = model
         self.name = f"ollama:{model}"
         self.version = f"ollama:{model}/{PROMPT_VERSION}"
+        self.summary_version = f"ollama:{model}/{SUMMARY_PROMPT_VERSION}"
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.timeout = timeout
         self._client = ollama.Client(host=self.host, timeout=timeout)
@@ -288,7 +313,54 @@ class OllamaExtractor:
         when = datetime.fromtimestamp(bead.ts, UTC).date().isoformat()
         return f"Speaker: {_speaker(bead)}\nTime: {when}\n\n{content}"
 
+    def summarize(self, session_id: str, beads: Sequence[Bead]) -> Summary | None:
+        """A session's summary in the model's words, under `summary.header`: one ``chat``
+        call over the session's latest turns (up to `MAX_CONTENT_CHARS`; those are its
+        evidence). None for fewer than `summary.MIN_BEADS` turns."""
+        turns = [b for b in beads if b.role != "system" and b.content and b.derived_by is None]
+        used: list[Bead] = []
+        size = 0
+        for bead in reversed(turns[-MAX_BEADS:]):
+            size += min(len(bead.content), 500) + 40
+            if used and size > MAX_CONTENT_CHARS:
+                break
+            used.append(bead)
+        used.reverse()
+        if len(used) < MIN_BEADS:
+            return None
+        lines = [
+            f"[{datetime.fromtimestamp(b.ts, UTC).date().isoformat()}] {_speaker(b)}: "
+            + " ".join(b.content[:500].split())
+            for b in used
+        ]
+        text, tokens = self._chat(SUMMARY_PROMPT, "\n".join(lines), SUMMARY_SCHEMA)
+        try:
+            reply = SummaryReply.model_validate_json(text)
+        except ValidationError:
+            raise ExtractorUnavailable(
+                f"Ollama model {self.model!r} did not answer with the JSON asked for; "
+                "try another model"
+            ) from None
+        said = " ".join(reply.summary.split())[:SUMMARY_CHARS]
+        if not said or said.lower() in _SUMMARY_PROMPT_WORDS:  # the instructions echoed
+            return None
+        body = f"{header(session_id, used)}\n{said}"
+        return Summary(body, tuple(b.id for b in used), calls=1, tokens=tokens)
+
     def _call(self, bead: Bead, content: str) -> tuple[Reply, int]:
+        text, tokens = self._chat(SYSTEM_PROMPT, self.user_message(bead, content), REPLY_SCHEMA)
+        try:
+            reply = Reply.model_validate_json(text)
+        except ValidationError as exc:
+            raise ExtractorUnavailable(
+                f"Ollama model {self.model!r} did not answer with the JSON asked for "
+                f"({exc.error_count()} problems); try another model"
+            ) from None
+        return reply, tokens
+
+    def _chat(self, system: str, user: str, schema: dict[str, Any]) -> tuple[str, int]:
+        """One ``chat`` call at temperature 0 with ``schema`` as the format: the reply's
+        text and the tokens read and written. Every failure is `ExtractorUnavailable`."""
         import httpx
 
         host = _safe_host(self.host)
@@ -296,10 +368,10 @@ class OllamaExtractor:
             response = self._client.chat(
                 model=self.model,
                 messages=[
-                    {"role": "system", "content": SYSTEM_PROMPT},
-                    {"role": "user", "content": self.user_message(bead, content)},
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
                 ],
-                format=REPLY_SCHEMA,
+                format=schema,
                 options={"temperature": 0},
             )
         except ConnectionError as exc:
@@ -326,16 +398,8 @@ class OllamaExtractor:
             ) from exc
         except httpx.HTTPError as exc:
             raise ExtractorUnavailable(f"Ollama at {host} failed: {type(exc).__name__}") from exc
-        text = response.message.content or ""
-        try:
-            reply = Reply.model_validate_json(text)
-        except ValidationError as exc:
-            raise ExtractorUnavailable(
-                f"Ollama model {self.model!r} did not answer with the JSON asked for "
-                f"({exc.error_count()} problems); try another model"
-            ) from None
         tokens = (response.prompt_eval_count or 0) + (response.eval_count or 0)
-        return reply, tokens
+        return response.message.content or "", tokens
 
     # -- the quality gate --
 
