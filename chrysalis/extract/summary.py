@@ -32,6 +32,8 @@ MAX_BEADS = 256  # the latest turns of a longer session (a bead names at most 25
 MAX_CHARS = 1200  # the summary's sentences
 MAX_SENTENCE = 300
 MIN_WORDS = 4  # shorter sentences say little on their own ("Sounds good!")
+MAX_PICKS = 12  # sentences looked at for the summary, taken or too long to fit
+MAX_SENTENCES = 400  # candidates: the first of a session's turns (LongMemEval's: ~10 each)
 TOPICS = 8
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -108,7 +110,7 @@ def extractive(session_id: str, beads: Sequence[Bead]) -> Summary | None:
             text = " ".join(part.split())
             words = _words(text)
             counts.update(words)
-            if len(text.split()) >= MIN_WORDS and words:
+            if len(text.split()) >= MIN_WORDS and words and len(sentences) < MAX_SENTENCES:
                 sentences.append((i, text[:MAX_SENTENCE], words))
     if not sentences:
         return None
@@ -117,7 +119,9 @@ def extractive(session_id: str, beads: Sequence[Bead]) -> Summary | None:
     chosen: list[int] = []
     size = 0
     left = set(range(len(sentences)))
-    while left and size < MAX_CHARS:
+    for _ in range(MAX_PICKS):  # bounded: a long session costs no more than a short one
+        if not left or size >= MAX_CHARS:
+            break
         best = max(left, key=lambda s: (_mean(p, sentences[s][2]), -s))
         left.discard(best)
         text = sentences[best][1]
