@@ -190,23 +190,8 @@ class KnowledgeWriter:
             "derived_by": crdt.field_value(record, "derived_by") if present else derived_by,
             "metadata": plan.metadata,
         }
-        self._put(ctx, "edge", eid, record, scalars, None, "evidence", plan.evidence | have)
-
-    def _put(
-        self,
-        ctx: WriteContext,
-        collection: str,
-        id: str,
-        record: crdt.Record,
-        scalars: dict[str, Any],
-        keep: str | None,
-        name: str,
-        values: set[str],
-    ) -> None:
-        sets = {name: sorted(values)}
-        if keep is not None:
-            sets[keep] = crdt.set_values(record, keep)
-        self.writer.put_op(ctx, collection, id, record, scalars, sets)
+        sets = {"evidence": sorted(plan.evidence | have)}
+        self.writer.put_op(ctx, "edge", eid, record, scalars, sets)
 
     def _supersede(self, ctx: WriteContext, source: str, predicate: str) -> list[str]:
         """Give the facts of (source, predicate) that a later one contradicts their end."""

@@ -129,6 +129,7 @@ class KnowledgeWorker:
         self.last_error: str | None = None
         self.paused_until = 0.0
         self._spent: deque[tuple[float, int, int]] = deque()  # (when, calls, tokens)
+        self._hour = [0, 0]  # the calls and tokens in _spent: no sum over it per step
         self._backoff = Backoff(first=1.0, cap=300.0)
         self._wake = threading.Event()
         self._progress = threading.Condition()
@@ -271,9 +272,10 @@ class KnowledgeWorker:
         if now < self.paused_until:
             return False
         while self._spent and self._spent[0][0] <= now - HOUR:
-            self._spent.popleft()
-        calls = sum(c for _, c, _ in self._spent)
-        tokens = sum(t for _, _, t in self._spent)
+            _, calls, tokens = self._spent.popleft()
+            self._hour[0] -= calls
+            self._hour[1] -= tokens
+        calls, tokens = self._hour
         b = self.budget
         if (b.calls_per_hour is not None and calls >= b.calls_per_hour) or (
             b.tokens_per_hour is not None and tokens >= b.tokens_per_hour
@@ -282,6 +284,11 @@ class KnowledgeWorker:
             self.last_error = "paused: the hourly extraction budget is spent"
             return False
         return True
+
+    def _spend(self, calls: int, tokens: int) -> None:
+        self._spent.append((self.clock(), calls, tokens))
+        self._hour[0] += calls
+        self._hour[1] += tokens
 
     def _extract_next(self) -> bool:
         assert self.extractor is not None
@@ -317,7 +324,7 @@ class KnowledgeWorker:
                 log.warning("extraction paused %.0f s: %s", delay, exc)
                 return False
             calls = sum(e.calls for e in extractions)
-            self._spent.append((self.clock(), calls, sum(e.tokens for e in extractions)))
+            self._spend(calls, sum(e.tokens for e in extractions))
             learned = self.writes.learn(
                 extractions,
                 {b.id: b.ts for b in beads},
@@ -365,7 +372,7 @@ class KnowledgeWorker:
         summary_id = new_id()
         metas: dict[str, Any] = {SESSIONS: sessions, SUMMARY_OF + session: None}
         if summary is not None:  # else too few turns (are left): none of ours stays
-            self._spent.append((self.clock(), summary.calls, summary.tokens))
+            self._spend(summary.calls, summary.tokens)
             metas[SUMMARY_OF + session] = summary_id
             metas[SUMMARISES + summary_id] = session
         if old is not None:
