@@ -127,8 +127,8 @@ def first_sessions(ranked: Sequence[str], session_of: dict[str, str], n: int) ->
     """The first ``n`` distinct sessions of a ranking of turns."""
     out: list[str] = []
     for turn in ranked:
-        session = session_of[turn]
-        if session not in out:
+        session = session_of.get(turn)  # None for a session summary: no turn of one
+        if session is not None and session not in out:
             out.append(session)
             if len(out) == n:
                 break
@@ -297,7 +297,8 @@ def evaluate(
                             q["question"], k=k, strategy=strategy, filters={"kinds": ["bead"]},
                             now=asked_at(q),
                         )  # fmt: skip
-                        ranked = [back[item.id] for item in result.items]
+                        # A session summary is no turn: a miss here, in its slot.
+                        ranked = [back.get(item.id, f"summary:{item.id}") for item in result.items]
                     latencies[name].append((time.perf_counter() - t0) * 1000)
                     row: dict[str, Any] = {
                         "question_id": q["question_id"],
