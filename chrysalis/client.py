@@ -110,12 +110,13 @@ class Client(ClientBase):
         session_id: str | None = None,
         turn_id: str | None = None,
         ts: Any = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         tags: Iterable[str] = (),
         source: str | None = None,
         span_refs: Iterable[Any] = (),
     ) -> Bead:
-        """Append one bead; returns it with its id. The same id and fields again is a no-op."""
+        """Append one bead; returns it with its id. The same id and fields again is a no-op.
+        Without ``importance`` the daemon judges one from how new its words are."""
         return self._do(
             Routes.remember(
                 bead_body(
@@ -388,7 +389,7 @@ class AsyncClient(ClientBase):
         session_id: str | None = None,
         turn_id: str | None = None,
         ts: Any = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         tags: Iterable[str] = (),
         source: str | None = None,
         span_refs: Iterable[Any] = (),

@@ -72,6 +72,7 @@ class Memory:
         self._store = store
         self.reader = Reader(store)
         self.writer = Writer(store, self.reader, blob_threshold=blob_threshold, secrets=secrets)
+        self.writer.importance = lambda texts: self.indexer.importance(texts)
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
         self._closed = False
@@ -213,12 +214,13 @@ class Memory:
         session_id: str | None = None,
         turn_id: str | None = None,
         ts: Any = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         tags: Iterable[str] = (),
         source: str | None = None,
         span_refs: Iterable[Any] = (),
     ) -> Bead:
-        """Append one bead; returns it (``.id`` generated when not given).
+        """Append one bead; returns it (``.id`` generated when not given; without
+        ``importance``, one from how new its words are to the memory: `chrysalis.intake`).
 
         Adding the same id again with the same fields is a no-op that returns the stored bead;
         with other fields it raises `Conflict`. Raises `InvalidInput` and writes nothing when

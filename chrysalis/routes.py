@@ -124,7 +124,7 @@ def bead_body(
     session_id: str | None,
     turn_id: str | None,
     ts: Any,
-    importance: float,
+    importance: float | None,
     tags: Iterable[str],
     source: str | None,
     span_refs: Iterable[Any],

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from . import crdt
 from .errors import Conflict, InvalidInput, NotFound
 from .graph import edge_id, node_id
+from .intake import Importance, prepare_rows, same_bead, scan_row
 from .keys import PERSONA_KEY, RECORD_DBS
 from .models import (
     BEADS,
@@ -42,20 +43,15 @@ from .models import (
     PersonaScalars,
     Skill,
     SkillPutData,
-    new_id,
     now,
 )
 from .read import Reader, persona_of
 from .rules import ApplyResult, apply_remote, local_op
-from .secrets_scan import POLICIES, Finding, Policy, scan_bead
+from .secrets_scan import POLICIES, Finding, Policy
 from .store import Store, WriteContext
 from .validate import check_id, validate
 
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
-_BEAD_FIELDS = (
-    "id", "role", "content", "source", "session_id", "turn_id", "importance", "tags",
-    "span_refs", "ts",
-)  # fmt: skip
 _PERSONA_SCALARS = ("id", "name", "description")
 _PERSONA_SETS = ("goals", "norms", "skills")
 _SKILL_SCALARS = ("name", "description", "signature")
@@ -99,6 +95,8 @@ class Writer:
         self.reader = reader
         self.blob_threshold = blob_threshold
         self.secrets: Policy = secrets
+        # Judges a bead written without an importance (`chrysalis.intake`); Memory sets it.
+        self.importance: Importance | None = None
 
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a named meta value (cursors and the like)."""
@@ -130,42 +128,14 @@ class Writer:
         redacted (of the same type) and what was redacted; `SecretRefused` under
         ``refuse``. The append verbs call it; import calls it first to compare what it would
         store with what is stored."""
-        if self.secrets == "off":
-            return row, []
-        if isinstance(row, Bead):
-            item, found = scan_bead(row.model_dump(), self.secrets)
-        elif isinstance(row, Mapping):
-            item, found = scan_bead(row, self.secrets)
-        else:
-            return row, []  # rejected below
-        if not found:
-            return row, []
-        if item.get("blob") is not None:  # it named the unredacted text: made again below
-            item["blob"] = None
-        return (validate(Bead, item, "bead") if isinstance(row, Bead) else item), found
+        return scan_row(row, self.secrets)
 
     def _append_beads(
         self, rows: list[Mapping[str, Any] | Bead]
     ) -> tuple[list[Bead], list[list[Finding]]]:
-        stamp = now()
-        prepared: list[Any] = []
-        findings: list[list[Finding]] = []
-        for row in rows:
-            row, found = self.scan(row)
-            findings.append(found)
-            if isinstance(row, Bead):
-                prepared.append(row)
-                continue
-            if not isinstance(row, Mapping):
-                raise InvalidInput(f"a bead row must be a dict or a Bead, not {type(row).__name__}")
-            item = dict(row)
-            if item.get("id") is None:
-                item["id"] = new_id()
-            if item.get("ts") is None:
-                item["ts"] = stamp
-            if "tags" in item and isinstance(item["tags"], tuple):
-                item["tags"] = list(item["tags"])
-            prepared.append(item)
+        scanned = [self.scan(row) for row in rows]
+        findings = [found for _, found in scanned]
+        prepared, judged = prepare_rows([row for row, _ in scanned], now(), self.importance)
         beads: list[Bead] = validate(BEADS, prepared, "bead")
         datas: list[dict[str, Any]] = BEADS.dump_python(beads)
         raws: dict[str, bytes] = {}
@@ -181,7 +151,8 @@ class Writer:
         def write(ctx: WriteContext) -> list[bool]:
             fresh: list[bool] = []
             seen: dict[str, dict[str, Any]] = {}
-            for data in datas:  # check all first: a conflict writes nothing
+            # Check all first: a conflict writes nothing.
+            for data, auto in zip(datas, judged, strict=True):
                 entry = ctx.get("beads", data["id"].encode())
                 prior = seen.get(data["id"])
                 if entry == crdt.FORGOTTEN:
@@ -189,7 +160,7 @@ class Writer:
                 if entry is not None:
                     _, replica, seq = entry[0]
                     prior = self.store.op_data(ctx.txn, replica, seq)
-                if prior is not None and not _same_bead(prior, data):
+                if prior is not None and not same_bead(prior, data, judged=auto):
                     raise Conflict(f"bead {data['id']!r} exists with different content")
                 fresh.append(prior is None)
                 seen[data["id"]] = data
@@ -579,20 +550,3 @@ class Writer:
         if not canon:
             return ApplyResult()
         return self.store.write(lambda ctx: apply_remote(ctx, canon))  # type: ignore[no-any-return]
-
-
-_BEAD_DEFAULTS = {
-    name: (f.default_factory() if f.default_factory else f.default)  # type: ignore[call-arg]
-    for name, f in Bead.model_fields.items()
-    if not f.is_required()
-}
-
-
-def _same_bead(stored: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Same add, ts aside (a retried append without ts gets a new one); a remote op may
-    leave defaults out."""
-    return all(
-        stored.get(k, _BEAD_DEFAULTS.get(k)) == new.get(k, _BEAD_DEFAULTS.get(k))
-        for k in (*_BEAD_FIELDS, "blob")
-        if k != "ts"
-    )

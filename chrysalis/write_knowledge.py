@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import crdt
 from .extract import Extraction
+from .extract.summary import TAG as SUMMARY_TAG
 from .extract.summary import Summary
 from .graph import derived_node_id, edge_id
 from .keys import RECORD_DBS, unpack
@@ -278,7 +279,7 @@ class KnowledgeWriter:
                     times.append(self.writer.store.op_data(txn, replica, seq)["ts"])
         bead = Bead(
             id=summary_id, ts=max(times, default=time.time()), role="note",
-            content=summary.text, session_id=session_id, tags=["summary"],
+            content=summary.text, session_id=session_id, tags=[SUMMARY_TAG],
             derived_from=list(summary.evidence), derived_by=derived_by, span_refs=[],
         )  # fmt: skip
         return bead.model_dump()

@@ -73,6 +73,18 @@ def test_remember_then_recall_finds_it_with_provenance(daemon: DaemonProcess) ->
     assert item.id == "tart" and item.signals["time"] == 1.0
 
 
+def test_importance_is_judged_when_not_given(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        given = c.remember("a Quokkaplex note with its importance", importance=0.7)
+        judged = c.remember("it is what it is")  # stop words only: nothing new
+    assert (given.importance, judged.importance) == (0.7, 0.1)
+    out = daemon.cli("remember", "Zebracorn tundra expedition", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["importance"] == 0.9  # words the memory never held
+    bad = daemon.cli("remember", "x", "--importance", "1.5")
+    assert bad.returncode == 2 and "1.5 is not in the range" in bad.stderr
+
+
 def test_cli_remember_and_recall_json(daemon: DaemonProcess) -> None:
     out = daemon.cli(
         "remember", "deploys go out on Tuesdays after the standup", "--session", "ops", "--json"

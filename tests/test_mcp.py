@@ -64,6 +64,9 @@ def test_mcp_remember_then_recall(daemon: DaemonProcess) -> None:
                  "session_id": "chat-7", "tags": ["pets"], "importance": 0.8},
             )
         )  # fmt: skip
+        out["plain"] = payload(  # no importance given: the daemon judges one
+            await session.call_tool("remember", {"content": "it is what it is"})
+        )
         out["recalled"] = payload(
             await session.call_tool("recall", {"query": "what is the cat called", "k": 3})
         )
@@ -90,6 +93,8 @@ def test_mcp_remember_then_recall(daemon: DaemonProcess) -> None:
         assert tool.description and tool.input_schema["type"] == "object"
     assert "query" in out["tools"]["recall"].input_schema["properties"]
     bead_id = out["remembered"]["id"]
+    assert out["remembered"]["importance"] == 0.8
+    assert out["plain"]["importance"] == 0.1  # stop words only: nothing new
     top = out["recalled"]["items"][0]
     assert top["id"] == bead_id and "Miso" in top["text"]
     assert top["provenance"]["origin_replica"] == out["status"]["replica_id"]
@@ -97,7 +102,7 @@ def test_mcp_remember_then_recall(daemon: DaemonProcess) -> None:
     assert out["fact"]["source"] == "miso" and out["fact"]["target"] == "cat"
     assert out["persona"]["goals"] == ["look after the user's pets"]
     assert [s["id"] for s in out["skills"]] == ["feed-cat"]
-    assert out["status"]["counts"]["beads"] == 1
+    assert out["status"]["counts"]["beads"] == 2
     assert out["missing"].is_error and "not_found" in out["missing"].content[0].text
     assert out["bad"].is_error  # k=0 breaks the schema: a tool error, not a crash
     assert daemon.once("get_bead", bead_id).session_id == "chat-7"

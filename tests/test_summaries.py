@@ -75,11 +75,16 @@ def test_a_rested_session_gets_a_summary_and_a_live_one_waits(
     status = mem.knowledge.status()["summaries"]
     assert status == {"written": 1, "sessions_waiting": 1}
     assert live  # its session waits until it rests
-    # Retrieval finds it for a question about the whole session, and says what it stands on.
-    result = mem.retrieve("what did Ada and Bo talk about in the Lisbon trip session", k=10)
+    # Retrieval lists it when asked for summaries, and says what it stands on; otherwise it
+    # leaves the slots to the turns.
+    query = "what did Ada and Bo talk about in the Lisbon trip session"
+    result = mem.retrieve(query, k=10, filters={"tags": ["summary"]})
     [item] = [i for i in result.items if i.id == summary.id]
     assert item.provenance["derived_by"] == "summary/1"
     assert item.provenance["derived_from"] == len(old)
+    plain = mem.retrieve(query, k=10)
+    assert summary.id not in {i.id for i in plain.items}
+    assert {b.id for b in old} & {i.id for i in plain.items}
 
 
 def test_forgetting_a_turn_forgets_the_summary_and_writes_it_again(

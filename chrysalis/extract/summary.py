@@ -27,6 +27,7 @@ from typing import Protocol, runtime_checkable
 from ..models import Bead
 
 VERSION = "summary/1"
+TAG = "summary"  # a summary bead's tag: retrieval lists summaries when a filter names it
 MIN_BEADS = 3  # fewer turns than this need no summary
 MAX_BEADS = 256  # the latest turns of a longer session (a bead names at most 256 evidence ids)
 MAX_CHARS = 1200  # the summary's sentences

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..embed import Embedder
 from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
 from ..events import item_key, split_key
+from ..extract.summary import TAG as SUMMARY_TAG
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
 from ..read import Reader
 from ..read_graph import record_origin
@@ -512,6 +513,8 @@ def _bead_passes(bead: Any, f: Filters) -> bool:
         return False
     if f.tags and not set(f.tags) & set(bead.tags):
         return False
+    if SUMMARY_TAG in bead.tags and SUMMARY_TAG not in f.tags:
+        return False  # it lent its session evidence to the turns; listed when asked for
     if f.since is not None and bead.ts < f.since:
         return False
     if f.until is not None and bead.ts > f.until:

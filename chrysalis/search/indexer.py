@@ -31,6 +31,7 @@ from ..embed import Embedder
 from ..errors import ClosedError, EmbedderUnavailable, InsufficientStorage
 from ..events import Committed, item_key, keys_changed, split_key
 from ..read import Reader
+from . import novelty
 from .keyword import KeywordIndex, remove_legacy
 from .vectors import VectorIndex
 
@@ -347,6 +348,16 @@ class Indexer:
             return False
         embedded = self.reader.get_meta(f"embed:{self.embedder.model}") or {}
         return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
+
+    def importance(self, texts: Sequence[str]) -> list[float]:
+        """The automatic importance of beads of these ``texts``, written in this order, from
+        their novelty against what the keyword index holds (`novelty`). It does not wait
+        for the index: what it holds trails the op log by the worker's lag (milliseconds
+        when idle), and a bulk write counts its own earlier beads itself."""
+        keyword = self.keyword
+        terms = [keyword.content_terms(t[: novelty.MAX_CHARS]) for t in texts]
+        scores = novelty.novelty(terms, keyword.doc_freq, keyword.size)
+        return [novelty.importance(s) for s in scores]
 
     def wait_keyword(self, timeout: float) -> bool:
         """Bring keyword search up to every write made before the call, in the caller's

@@ -352,6 +352,18 @@ class KeywordIndex:
         must mean every word it was given)."""
         return list(dict.fromkeys(w.lower() for w in _TOKEN.findall(query)))
 
+    def content_terms(self, text: str) -> list[str]:
+        """The distinct terms the index would hold for ``text``'s words, stop words dropped
+        (`novelty`)."""
+        words = [w for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+        return list(dict.fromkeys(self._analyzer.analyze(" ".join(words)))) if words else []
+
+    def doc_freq(self, term: str) -> int:
+        """How many items hold ``term``: committed, and waiting for the next commit."""
+        pending = self._pending  # replaced, never changed: a consistent set without the lock
+        held = sum(1 for tf, _ in pending.items.values() if tf[term])
+        return int(self._searcher.doc_freq("text", term)) + held
+
     def _stems(self, words: Sequence[str]) -> list[str]:
         """The terms the index holds for ``words`` (as its analyzer makes them)."""
         return list(dict.fromkeys(t for w in words for t in self._analyzer.analyze(w)))

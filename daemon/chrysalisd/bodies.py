@@ -44,7 +44,8 @@ class _In(BaseModel):
 
 
 class BeadIn(_In):
-    """A bead to append. Without ``id`` one is generated; without ``ts``, now."""
+    """A bead to append. Without ``id`` one is generated; without ``ts``, now; without
+    ``importance``, one judged from how new its words are to the memory (0.1 to 0.9)."""
 
     content: Content
     id: Id | None = None
@@ -52,7 +53,7 @@ class BeadIn(_In):
     session_id: Id | None = None
     turn_id: Id | None = None
     ts: Timestamp | None = None
-    importance: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    importance: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
     source: ShortText | None = None
     span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []

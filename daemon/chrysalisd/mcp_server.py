@@ -74,14 +74,18 @@ def build(socket: str | Path | None = None) -> Any:
         session_id: Annotated[
             str | None, Field(description="the conversation it belongs to")
         ] = None,
-        importance: Annotated[float, Field(ge=0, le=1, description="0 trivial .. 1 vital")] = 0.5,
+        importance: Annotated[
+            float | None,
+            Field(ge=0, le=1, description="0 trivial .. 1 vital; omitted: judged by novelty"),
+        ] = None,
         tags: Annotated[list[str] | None, Field(description="labels to filter by later")] = None,
     ) -> dict[str, Any]:
         body = {"content": content, "role": role, "session_id": session_id,
                 "importance": importance, "tags": tags or []}  # fmt: skip
         call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
         bead, redacted = client.send(call)
-        out = {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"]}
+        out = {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"],
+               "importance": bead["importance"]}  # fmt: skip
         if redacted:  # what kind of secret was replaced, and where; never the secret
             out["redacted"] = [{k: v for k, v in f.items() if k != "bead"} for f in redacted]
         return out

@@ -27,7 +27,11 @@ from .receipts import show_receipt, wait_option
     type=click.Choice(["user", "assistant", "system", "tool", "note"]),
 )
 @click.option("--session", help="The session (conversation) it belongs to.")
-@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option(
+    "--importance",
+    type=click.FloatRange(0.0, 1.0),
+    help="0 to 1; without it, judged from how new the words are to the memory.",
+)
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
 @json_option
 @click.pass_context
@@ -37,7 +41,7 @@ def remember(
     id_: str | None,
     role: str,
     session: str | None,
-    importance: float,
+    importance: float | None,
     tags: tuple[str, ...],
     as_json: bool,
 ) -> None:
