@@ -8,7 +8,9 @@ up in the keyword index (`chrysalis.search.novelty`). This fills a memory with `
 beads of Zipf-distributed words (a 20,000-word vocabulary, 12 to 30 words each), lets the
 index catch up, then times, alternating the two kinds so both see the same memory:
 
-- ``append_bead`` one at a time, durable (``sync=True``): p50 / p95 / p99 in ms;
+- ``append_bead`` one at a time, durable (``sync=True``): p50 / p95 / p99 in ms, back to
+  back and paced (a write every 20 ms, as an agent's turns come: the indexer has taken in
+  the previous one);
 - ``append_beads`` of 1,000 rows per call: beads/s.
 
 Writes are durable; the data dir is a fresh one under /tmp, removed afterwards.
@@ -60,14 +62,15 @@ def main(argv: list[str] | None = None) -> int:
         mem.wait_indexed(timeout=3600)
         print(f"held {args.held} beads, indexed, in {time.perf_counter() - t0:.1f} s",
               file=sys.stderr)  # fmt: skip
-        single: dict[str, list[float]] = {"given": [], "judged": []}
-        texts = sentences(rng, 2 * args.single)
-        for n, text in enumerate(texts):
-            kind = "given" if n % 2 else "judged"
-            fields: dict[str, Any] = {"importance": 0.5} if kind == "given" else {}
-            t = time.perf_counter()
-            mem.append_bead(text, **fields)
-            single[kind].append((time.perf_counter() - t) * 1000)
+        single: dict[tuple[str, str], list[float]] = {}
+        for pace, pause in (("back to back", 0.0), ("paced 20 ms", 0.02)):
+            for n, text in enumerate(sentences(rng, 2 * args.single)):
+                kind = "given" if n % 2 else "judged"
+                fields: dict[str, Any] = {"importance": 0.5} if kind == "given" else {}
+                time.sleep(pause)
+                t = time.perf_counter()
+                mem.append_bead(text, **fields)
+                single.setdefault((pace, kind), []).append((time.perf_counter() - t) * 1000)
         bulk: dict[str, list[float]] = {"given": [], "judged": []}
         for n in range(2 * args.batches):
             kind = "given" if n % 2 else "judged"
@@ -81,9 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"automatic importance, {args.held:,} beads held (durable writes)")
     print("| write | importance | p50 ms | p95 ms | p99 ms | beads/s |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for kind in ("given", "judged"):
-        ms = single[kind]
-        print(f"| append_bead | {kind} | {pct(ms, 50):.2f} | {pct(ms, 95):.2f} | "
+    for (pace, kind), ms in single.items():
+        print(f"| append_bead, {pace} | {kind} | {pct(ms, 50):.2f} | {pct(ms, 95):.2f} | "
               f"{pct(ms, 99):.2f} | |")  # fmt: skip
     for kind in ("given", "judged"):
         print(f"| append_beads x{BATCH} | {kind} | | | | {statistics.median(bulk[kind]):,.0f} |")

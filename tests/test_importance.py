@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from chrysalis import Memory
 from chrysalis.errors import Conflict
-from chrysalis.search import novelty
+from chrysalis.search import KeywordIndex, novelty
 
 from .conftest import exchange
 
@@ -70,3 +71,15 @@ def test_every_replica_holds_the_origins_judgment(open_memory: Callable[..., Mem
     assert bead.importance == novelty.CEILING
     assert b.get_bead(bead.id).importance == bead.importance
     assert a.state_digest() == b.state_digest()
+
+
+def test_document_frequency_counts_rows_waiting_for_a_commit(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "kw")
+    try:
+        index.apply([("bead:a", "quokka garden", {}), ("bead:b", "quokka tea", {})], [], {"r": 2})
+        assert index.doc_freq("quokka") == 2  # both wait in the overlay
+        index.apply([("bead:b", "plain tea", {})], [], {"r": 3})  # b again, without the word
+        assert (index.doc_freq("quokka"), index.doc_freq("tea")) == (1, 1)
+        assert index.content_terms("The Quokkas and the gardens") == ["quokka", "garden"]
+    finally:
+        index.close()

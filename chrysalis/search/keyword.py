@@ -360,9 +360,8 @@ class KeywordIndex:
 
     def doc_freq(self, term: str) -> int:
         """How many items hold ``term``: committed, and waiting for the next commit."""
-        pending = self._pending  # replaced, never changed: a consistent set without the lock
-        held = sum(1 for tf, _ in pending.items.values() if tf[term])
-        return int(self._searcher.doc_freq("text", term)) + held
+        pending = self._pending.holding  # replaced, never changed: read without the lock
+        return int(self._searcher.doc_freq("text", term)) + pending[term]
 
     def _stems(self, words: Sequence[str]) -> list[str]:
         """The terms the index holds for ``words`` (as its analyzer makes them)."""

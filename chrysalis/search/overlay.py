@@ -27,6 +27,7 @@ class Pending:
 
     items: dict[str, tuple[Counter[str], dict[str, Any]]] = field(default_factory=dict)
     since: float | None = None  # monotonic time of the oldest
+    holding: Counter[str] = field(default_factory=Counter)  # stem -> items holding it
 
     def __len__(self) -> int:
         return len(self.items)
@@ -39,10 +40,13 @@ class Pending:
     ) -> Pending:
         """A new `Pending` with ``rows`` (key, stems, fields) added: never changed in place,
         so a search that holds one (without the index's lock) sees a consistent set."""
-        items = dict(self.items)
+        items, holding = dict(self.items), self.holding.copy()
         for key, stems, fields in rows:
-            items[key] = (Counter(stems), fields)
-        return Pending(items, now if self.since is None else self.since)
+            if key in items:
+                holding.subtract(items[key][0].keys())
+            items[key] = (tf := Counter(stems), fields)
+            holding.update(tf.keys())
+        return Pending(items, now if self.since is None else self.since, +holding)
 
     def live(self) -> list[tuple[str, Counter[str], dict[str, Any]]]:
         return [(k, tf, fields) for k, (tf, fields) in self.items.items()]
