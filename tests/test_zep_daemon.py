@@ -60,10 +60,14 @@ def test_every_bead_reaches_zep_once_across_kills(tmp_path: Path, zep: FakeZep) 
     a = start(tmp_path, "a", zep, CHRYSALIS_FAULT="zep-after-send")
     b = start(tmp_path, "b", zep)
     try:
-        for i in range(6):
-            a.once("remember", f"a says {i}", id=f"a{i}", session_id="chat")
-            b.once("remember", f"b says {i}", id=f"b{i}", session_id="chat")
-        assert a.cli("sync").returncode != 0  # killed after its first batch went to Zep
+        # One request each: the writes land before the mirror's first scheduled push (3 s
+        # after start) even on a loaded machine; twelve requests did not always.
+        for d, r in ((a, "a"), (b, "b")):
+            rows = [{"content": f"{r} says {i}", "id": f"{r}{i}", "session_id": "chat"}
+                    for i in range(6)]  # fmt: skip
+            d.once("remember_many", rows)
+        # killed after its first batch went to Zep (by this sync, or the scheduled push)
+        assert a.cli("sync").returncode != 0
         assert a.proc is not None and a.proc.wait(10) == -9
         assert sum(in_zep(zep).values()) == 6
         a.env.pop("CHRYSALIS_FAULT")

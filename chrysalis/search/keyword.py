@@ -487,10 +487,16 @@ class KeywordIndex:
         return int(found.count)
 
     def close(self) -> None:
-        """Save a watermark that moved in memory only, and end the writer."""
+        """Save a watermark that moved in memory only, and end the writer. A commit that
+        fails here (its writer died: a full disk) is logged, not raised: the index is derived,
+        and at the next open it catches up from the last watermark it saved."""
         with self._lock:
             if self._unsaved:
-                self._commit()
+                try:
+                    self._commit()
+                except (ValueError, RuntimeError, OSError) as exc:
+                    log.warning("keyword index: the last commit failed (%s); it catches up "
+                                "from the op log when it is opened again", exc)  # fmt: skip
             with contextlib.suppress(Exception):
                 self._writer.wait_merging_threads()
 
