@@ -157,6 +157,17 @@ class Routes:
     doctor: Call[dict[str, Any]] = Call("GET", "/v1/doctor", _json)
     metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
 
+    memories: Call[dict[str, Any]] = Call("GET", "/v1/memories", _json)
+
+    @staticmethod
+    def create_memory(name: str, settings: Mapping[str, Any]) -> Call[dict[str, Any]]:
+        body = {"name": name, "settings": dict(settings)}
+        return Call("POST", "/v1/memories", _json, json=body)
+
+    @staticmethod
+    def drop_memory(name: str) -> Call[dict[str, Any]]:
+        return Call("DELETE", f"/v1/memories/{_seg(name)}", _json)
+
     @staticmethod
     def remember(body: dict[str, Any]) -> Call[Bead]:
         return Call("POST", "/v1/beads", _model("Bead"), json=body)
@@ -207,11 +218,12 @@ class Routes:
         filters: Any,
         now: datetime | float | None = None,
         as_of: datetime | float | None = None,
+        memories: Iterable[str] = (),
     ) -> Call[RetrievalResult]:
         body = _drop_none(
             {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
              "filters": dict(filters) if filters else None, "now": _time(now),
-             "as_of": _time(as_of)}
+             "as_of": _time(as_of), "memories": list(memories) or None}
         )  # fmt: skip
         return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
 

@@ -21,6 +21,7 @@ import struct
 import sys
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpcore
 import httpx
@@ -255,12 +256,25 @@ def async_transport(path: str) -> httpx.AsyncHTTPTransport:
     return transport
 
 
+DEFAULT_TIMEOUT = 30.0  # seconds a client waits for an answer
+
+
 class ClientBase:
     """What both clients share: where the socket is, and how answers become values or errors."""
 
-    def __init__(self, socket: str | Path | None, timeout: float) -> None:
+    def __init__(self, socket: str | Path | None, timeout: float, memory: str | None) -> None:
         self.socket = Path(socket).expanduser() if socket is not None else default_socket_path()
         self.timeout = timeout
+        self.memory = memory
+
+    def _path(self, path: str) -> str:
+        """``path`` in the client's memory: ``/v1/x`` becomes ``/v1/m/<memory>/x`` (the
+        routes that list and manage memories, and those outside /v1, stay as they are)."""
+        if self.memory in (None, "default") or not path.startswith("/v1/"):
+            return path
+        if path == "/v1/memories" or path.startswith("/v1/memories/"):
+            return path
+        return f"/v1/m/{quote(self.memory, safe='')}/{path[len('/v1/') :]}"
 
     def _not_running(self, exc: Exception) -> DaemonNotRunning:
         return DaemonNotRunning(

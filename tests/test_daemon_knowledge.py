@@ -46,8 +46,8 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
             around = {n.node.name for n in c.neighbors("user")}  # found by name
         assert "Lisbon" in around
         metrics = d.once("metrics")
-        assert "chrysalis_knowledge_behind_ops 0.0" in metrics
-        assert 'chrysalis_knowledge_derived{kind="nodes"}' in metrics
+        assert 'chrysalis_knowledge_behind_ops{memory="default"} 0.0' in metrics
+        assert 'chrysalis_knowledge_derived{kind="nodes",memory="default"}' in metrics
         text = d.cli("status")
         assert text.returncode == 0 and "knowledge rules/1: 0 ops behind" in text.stdout
         doctor = {c["check"]: c for c in d.once("doctor")["checks"]}

@@ -27,13 +27,13 @@ def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     d.close()
 
 
-async def session_run(socket: Path, steps: Any) -> Any:
+async def session_run(socket: Path, steps: Any, *args: str) -> Any:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "chrysalisd", "mcp"],
+        args=["-m", "chrysalisd", "mcp", *args],
         env={"CHRYSALIS_SOCKET": str(socket), "PYTHONPATH": str(Path(__file__).parents[1])},
     )
     with open(Path(socket).parent / "mcp.err", "w") as errlog:
@@ -202,3 +202,23 @@ def test_mcp_forget_where_previews_then_forgets_the_count_seen(
     with daemon.client() as c:
         assert c.get_bead(other).session_id == "chat-1"
         assert c.forget_where(session_id="chat-9")["matched"] == 0
+
+
+def test_mcp_works_in_its_memory_and_reads_the_ones_it_is_given(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        c.create_memory("coding")
+        c.create_memory("team")
+        c.remember("the personal note about the blue umbrella", id="personal")
+    with daemon.client(memory="team") as team:
+        team.remember("the team decided the umbrella stand is blue", id="teamwide")
+
+    async def steps(session: Any) -> dict[str, Any]:
+        wrote = payload(await session.call_tool("remember", {"content": "a blue umbrella bug"}))
+        found = payload(await session.call_tool("recall", {"query": "blue umbrella", "k": 10}))
+        return {"wrote": wrote, "found": found}
+
+    out = asyncio.run(session_run(daemon.socket, steps, "--memory", "coding", "--read", "team"))
+    seen = {i["id"]: i["provenance"]["memory"] for i in out["found"]["items"]}
+    assert seen == {out["wrote"]["id"]: "coding", "teamwide": "team"}  # never "personal"
+    with daemon.client(memory="coding") as coding:
+        assert coding.get_bead(out["wrote"]["id"]).content == "a blue umbrella bug"

@@ -196,7 +196,7 @@ class Retriever:
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
         items = self._score_and_explain(query, cands, f, strategy, span)
-        return self._fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
+        return self.fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
 
     # ---- candidate sources ---------------------------------------------------------------
 
@@ -339,7 +339,7 @@ class Retriever:
     ) -> Iterator[RetrievedItem]:
         """The candidates as items, best first. Everything is read in two transactions (the
         beads, then the graph items); an item's provenance and tokens are made as it is
-        taken, so `_fit` pays for those only down to the k it keeps."""
+        taken, so `fit` pays for those only down to the k it keeps."""
         w = self.weights
         reader = self.reader
         keys = [(c, *split_key(c.key)) for c in cands.values()]
@@ -468,7 +468,7 @@ class Retriever:
     # ---- dedup and budget ----------------------------------------------------------------
 
     @staticmethod
-    def _fit(
+    def fit(
         query: str,
         strategy: Strategy,
         items: Iterable[RetrievedItem],

@@ -16,6 +16,7 @@ import chrysalis
 
 from .guard import Guard
 from .http_errors import add_error_handlers, error_response, status_of
+from .memories import Memories
 from .routes import ROUTERS
 from .state import Daemon, Metrics
 
@@ -24,20 +25,24 @@ __all__ = ["VERSION", "create_app", "error_response", "status_of"]
 VERSION = chrysalis.__version__
 
 
-def create_app(daemon: Daemon | None = None) -> FastAPI:
-    """The ASGI app serving ``daemon`` (None: only to render the OpenAPI document)."""
+def create_app(daemon: Memories | Daemon | None = None) -> FastAPI:
+    """The ASGI app serving the memories (one `Daemon`: as default; None: only to render the
+    OpenAPI document)."""
+    memories = Memories.single(daemon) if isinstance(daemon, Daemon) else daemon
     app = FastAPI(
         title="Chrysalis daemon",
         version=VERSION,
         summary="Local-first agent memory over a Unix socket.",
+        description="Every route under /v1/ except /v1/memories is also served per named "
+        "memory as /v1/m/{name}/...; without the prefix a route means the default memory.",
         redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
     )
-    app.state.daemon = daemon
+    app.state.memories = memories
     add_error_handlers(app)
-    max_body = daemon.settings.max_body_bytes if daemon else 32 * 1024 * 1024
-    counters = daemon.metrics if daemon else Metrics()
+    max_body = memories.settings.max_body_bytes if memories else 32 * 1024 * 1024
+    counters = memories.metrics if memories else Metrics()
     app.add_middleware(Guard, max_body=max_body, metrics=counters)
 
     for router in ROUTERS:

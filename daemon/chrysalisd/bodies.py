@@ -83,6 +83,18 @@ class RetrieveIn(_In):
     # The facts walked are those that held then (world time; ISO 8601 or epoch seconds); by
     # default those that hold now.
     as_of: float | Annotated[datetime, Strict(False)] | None = None
+    # Several memories in one ranking (their names; the path's memory is not added): each
+    # item's provenance names its memory.
+    memories: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=16)] = []
+
+
+class MemoryIn(_In):
+    """A memory to create: its name and the settings it has of its own (the keys of a
+    ``[memories.NAME]`` table: remote, sync_key_file, zep_url, zep_api_key_file, extractor,
+    push_interval, ...). Where it syncs is never inherited from the daemon's settings."""
+
+    name: Annotated[str, Field(min_length=1, max_length=64)]
+    settings: dict[str, Any] = {}
 
 
 class IngestIn(_In):

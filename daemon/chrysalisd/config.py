@@ -14,6 +14,7 @@ Validated once at start; a bad value fails with a message naming where it came f
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -140,6 +141,12 @@ class Settings(BaseSettings):
         0.5, ge=0, description="ask Zep when the best local hit scores below this"
     )
     zep_budget_ms: float = Field(400.0, gt=0, le=10_000, description="time Zep gets in a recall")
+    memories: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="named memories beside default, each a [memories.NAME] table of the "
+        "settings a memory has of its own (remote, sync_key_file, zep_*, extractor, "
+        "intervals...): see MEMORY_KEYS",
+    )
 
     @field_validator("extractor")
     @classmethod
@@ -179,6 +186,67 @@ class Settings(BaseSettings):
         """The flags, then `load_settings`'s variables and file (the first that has a key
         wins); never a .env file or a secrets folder."""
         return (init_settings, *_LAYERS.get(()))
+
+
+# ---- named memories (DESIGN §15) -------------------------------------------------------------
+
+DEFAULT_MEMORY = "default"
+MEMORY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# Where a memory syncs and mirrors, and who it is: never inherited from the daemon's settings
+# (a team memory must not push to the personal bucket, nor share its replica id).
+OWN_KEYS = frozenset({
+    "remote", "sync_key_file", "zep_url", "zep_api_key", "zep_api_key_file", "zep_user_id",
+    "replica_id",
+})  # fmt: skip
+# What a memory's section may set; the rest is the daemon's (socket, logs, limits, data_dir).
+MEMORY_KEYS = OWN_KEYS | {
+    "embedder", "extractor", "functional_predicates", "extract_calls_per_hour",
+    "extract_tokens_per_hour", "summary_after_s", "secrets", "scrub_delay", "push_interval",
+    "push_after_ops", "push_after_bytes", "pull_interval", "snapshot_interval",
+    "compact_interval", "blob_grace", "zep_flavour", "zep_push_interval", "zep_pull_interval",
+    "zep_weak_score", "zep_budget_ms",
+}  # fmt: skip
+
+
+def check_memory_name(name: str) -> str:
+    """``name`` if it can name a memory (lower-case letters, digits, ``-``, ``_``; up to 32,
+    a letter first); `InvalidInput` saying so otherwise."""
+    if not isinstance(name, str) or not MEMORY_NAME.match(name):
+        raise InvalidInput(
+            f"{name!r} cannot name a memory: use up to 32 lower-case letters, digits, - or _, "
+            "starting with a letter"
+        )
+    return name
+
+
+def memory_dir(data_dir: Path, name: str) -> Path:
+    """Where memory ``name`` keeps its data: default in the data dir itself (as before
+    there were several), the others in ``memories/<name>`` under it."""
+    return data_dir if name == DEFAULT_MEMORY else data_dir / "memories" / name
+
+
+def settings_for(base: Settings, name: str, section: Mapping[str, Any]) -> Settings:
+    """The settings memory ``name`` runs with: the daemon's, less `OWN_KEYS`, with its
+    ``section`` over them. `InvalidInput` naming the memory and the key when one is bad."""
+    if name == DEFAULT_MEMORY:
+        return base
+    check_memory_name(name)
+    unknown = sorted(set(section) - MEMORY_KEYS)
+    if unknown:
+        raise InvalidInput(
+            f"memories.{name}: unknown key {unknown[0]!r}; a memory sets "
+            f"{', '.join(sorted(MEMORY_KEYS))}"
+        )
+    values = {k: getattr(base, k) for k in Settings.model_fields if k not in OWN_KEYS}
+    values.update(section, data_dir=memory_dir(base.data_dir, name), memories={})
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        problems = [
+            f"memories.{name}.{'.'.join(map(str, e['loc'])) or '?'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        ]
+        raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
 
 
 def zep_api_key(settings: Settings) -> str:

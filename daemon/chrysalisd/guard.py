@@ -10,6 +10,7 @@ from typing import Any
 import chrysalis
 
 from .http_errors import error_response
+from .memories import route_memory
 from .state import Metrics
 
 VERSION = chrysalis.__version__
@@ -46,6 +47,7 @@ class Guard:
             return
         started = time.perf_counter()
         status = 500
+        route_memory(scope)  # /v1/m/<name>/... : the route, with the memory in the scope
 
         async def send_versioned(message: Message) -> None:
             nonlocal status

@@ -76,6 +76,11 @@ class Jobs:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
 
+    def remove(self, name: str) -> None:
+        self.jobs.pop(name, None)
+        if self.scheduler.running and self.scheduler.get_job(name):
+            self.scheduler.remove_job(name)
+
     def poke(self, name: str) -> None:
         """Run a job soon (from any thread), e.g. a push once enough ops wait."""
         if self.scheduler.running and name in self.jobs and not self.jobs[name].running:
@@ -131,3 +136,29 @@ class Jobs:
 
 def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+class JobGroup:
+    """One memory's jobs in the daemon's shared scheduler (`Jobs`). A named memory's job
+    names carry its name (``team/push``); default's have none, as before there were several."""
+
+    def __init__(self, jobs: Jobs, memory: str, default: bool) -> None:
+        self.all = jobs
+        self.prefix = "" if default else f"{memory}/"
+
+    def add(self, name: str, func: Callable[[], Any], every: float, *, first: float = 0.0) -> None:
+        self.all.add(self.prefix + name, func, every, first=first)
+
+    def poke(self, name: str) -> None:
+        self.all.poke(self.prefix + name)
+
+    def status(self) -> list[dict[str, Any]]:
+        return [j for j in self.all.status() if self._mine(j["name"])]
+
+    def remove_all(self) -> None:
+        """Stop this memory's jobs (it is being dropped); one running finishes first."""
+        for name in [n for n in self.all.jobs if self._mine(n)]:
+            self.all.remove(name)
+
+    def _mine(self, name: str) -> bool:
+        return name.startswith(self.prefix) if self.prefix else "/" not in name

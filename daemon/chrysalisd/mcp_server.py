@@ -9,7 +9,7 @@ running is said plainly; the server itself never dies of either.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -34,8 +34,11 @@ preferences, facts, outcomes of tool calls), `add_fact` for a relation between t
 Every recalled item says why it matched (signals) and where it came from (provenance)."""
 
 
-def build(socket: str | Path | None = None) -> Any:
-    """The MCP server with its tools (not started)."""
+def build(
+    socket: str | Path | None = None, memory: str | None = None, read: Sequence[str] = ()
+) -> Any:
+    """The MCP server with its tools (not started): they work in ``memory`` (default when
+    None), and recall reads the memories in ``read`` too, in one ranking."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -44,7 +47,9 @@ def build(socket: str | Path | None = None) -> Any:
     server = MCPServer(
         "chrysalis", instructions=INSTRUCTIONS, version=chrysalis.__version__, log_level="WARNING"
     )
-    client = Client(socket)
+    client = Client(socket, memory=memory)
+    # What recall reads: this agent's memory and the others it may read (none: its own only).
+    reads = list(dict.fromkeys([memory or "default", *read])) if read else []
 
     def daemon_call(fn: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(fn)
@@ -104,7 +109,9 @@ def build(socket: str | Path | None = None) -> Any:
         ] = None,
         strategy: Literal["fusion", "emb", "keyword", "kg", "beads"] = "fusion",
     ) -> dict[str, Any]:
-        result = client.raw(Routes.recall(query, k, token_budget, strategy, None))
+        result = client.raw(
+            Routes.recall(query, k, token_budget, strategy, None, None, None, reads)
+        )
         items = [
             {key: item[key] for key in ("kind", "id", "text", "score", "signals", "provenance")}
             for item in result["items"]
@@ -241,6 +248,8 @@ def build(socket: str | Path | None = None) -> Any:
     return server
 
 
-def main(socket: str | Path | None = None) -> None:
+def main(
+    socket: str | Path | None = None, memory: str | None = None, read: Sequence[str] = ()
+) -> None:
     """Serve MCP on stdin/stdout until the client hangs up."""
-    build(socket).run("stdio")
+    build(socket, memory, read).run("stdio")

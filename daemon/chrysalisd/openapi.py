@@ -26,6 +26,11 @@ def api_markdown() -> str:
         "its Unix socket only (`curl --unix-socket $CHRYSALIS_SOCKET http://chrysalis/...`). "
         'Every error is `{"error": {"code", "message", "details"}}`.',
         "",
+        "**Several memories.** Every route under `/v1/` except `/v1/memories` is also served "
+        "per named memory as `/v1/m/{name}/...` (`POST /v1/m/team/beads`, `GET "
+        "/v1/m/team/status`); without the prefix a route means the `default` memory. An "
+        "unknown name answers 404. `/metrics` covers every memory (a `memory` label).",
+        "",
     ]
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for path, methods in sorted(doc["paths"].items()):

@@ -47,8 +47,9 @@ from chrysalis.transport import check_socket_owner, peer_uid, who
 
 from .app import create_app
 from .config import Settings, zep_api_key
-from .jobs import Jobs
-from .state import Daemon
+from .jobs import JobGroup, Jobs
+from .memories import Memories, close
+from .state import Daemon, Metrics
 
 log = logging.getLogger("chrysalisd")
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL included
@@ -246,6 +247,46 @@ def run(settings: Settings) -> None:
     prepare_socket_dir(path)
     claim_socket_path(path)
     started = time.perf_counter()
+    memories = Memories(settings, open_memory, Jobs(retry_max=settings.retry_max))
+    sock: socket.socket | None = None
+    try:
+        memories.open_all()
+        sock = bind_socket(path)
+        inode = os.stat(path).st_ino
+        config = uvicorn.Config(
+            create_app(memories),
+            http=PeerCheckedProtocol,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
+            server_header=False,
+            date_header=False,
+        )
+        server = _Server(config)
+        memory = memories.default.memory
+        embedder = memory.embedder
+        log.info(
+            "chrysalis daemon: replica %s, data %s, embedder %s, extractor %s, memories %s, "
+            "listening on %s (%.0f ms)",
+            memory.replica_id, memory.path, embedder.model if embedder else None,
+            memory.knowledge.status()["extractor"], ", ".join(memories.names()), path,
+            (time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+        asyncio.run(_serve(server, sock, memories.jobs))
+    finally:
+        memories.close()
+        if sock is not None:
+            sock.close()
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == inode:
+                    path.unlink()
+    log.info("chrysalis daemon stopped cleanly")
+
+
+def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics) -> Daemon:
+    """Open memory ``name`` as its ``settings`` say, its jobs in ``jobs``: the store, and its
+    remote and mirror when it has them."""
     memory = Memory.open(
         settings.data_dir.expanduser(),
         sync=settings.durable,
@@ -258,12 +299,8 @@ def run(settings: Settings) -> None:
         extract_budget=Budget(settings.extract_calls_per_hour, settings.extract_tokens_per_hour),
         summary_after=settings.summary_after_s,
     )
-    sock: socket.socket | None = None
-    daemon: Daemon | None = None
+    daemon = Daemon(settings, memory, jobs, name, metrics)
     try:
-        sock = bind_socket(path)
-        inode = os.stat(path).st_ino
-        daemon = Daemon(settings, memory, Jobs(retry_max=settings.retry_max))
         daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
         if settings.remote:
             remote = open_remote(settings.remote)
@@ -271,38 +308,11 @@ def run(settings: Settings) -> None:
             daemon.attach_sync(Sync(memory, remote, key_file=key, blob_grace=grace))
         if settings.zep_url:
             daemon.attach_mirror(open_mirror(memory, settings))
-        config = uvicorn.Config(
-            create_app(daemon),
-            http=PeerCheckedProtocol,
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
-            server_header=False,
-            date_header=False,
-        )
-        server = _Server(config)
-        embedder = memory.embedder
-        log.info(
-            "chrysalis daemon: replica %s, data %s, embedder %s, extractor %s, listening on %s "
-            "(%.0f ms)",
-            memory.replica_id, memory.path, embedder.model if embedder else None,
-            memory.knowledge.status()["extractor"], path,
-            (time.perf_counter() - started) * 1000,
-        )  # fmt: skip
-        asyncio.run(_serve(server, sock, daemon))
-    finally:
-        if daemon is not None and daemon.sync is not None:
-            daemon.sync.close()
-        if daemon is not None and daemon.mirror is not None:
-            daemon.mirror.close()
-        memory.close()
-        if sock is not None:
-            sock.close()
-            with contextlib.suppress(OSError):
-                if os.stat(path).st_ino == inode:
-                    path.unlink()
-    log.info("chrysalis daemon stopped cleanly")
+    except BaseException:
+        daemon.jobs.remove_all()
+        close(daemon)
+        raise
+    return daemon
 
 
 def open_mirror(memory: Memory, settings: Settings) -> Mirror:
@@ -323,12 +333,12 @@ def open_mirror(memory: Memory, settings: Settings) -> Mirror:
     return ZepMirror(memory, settings.zep_url, key, user_id=user)
 
 
-async def _serve(server: _Server, sock: socket.socket, daemon: Daemon) -> None:
-    daemon.jobs.start()
+async def _serve(server: _Server, sock: socket.socket, jobs: Jobs) -> None:
+    jobs.start()
     try:
         await server.serve(sockets=[sock])
     finally:
-        daemon.jobs.shutdown()
+        jobs.shutdown()
 
 
 def main(settings: Settings) -> int:

@@ -19,8 +19,8 @@ from chrysalis.events import Committed
 from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.sync import Sync
 
-from .config import Settings
-from .jobs import Jobs
+from .config import DEFAULT_MEMORY, Settings
+from .jobs import JobGroup, Jobs
 
 log = logging.getLogger("chrysalisd")
 
@@ -67,43 +67,47 @@ class Metrics:
         return generate_latest(self.registry).decode().splitlines()
 
 
-class _Figures(Collector):
-    """The daemon's store and index figures as gauges, read when ``/metrics`` is scraped."""
+class Figures(Collector):
+    """Each memory's store and index figures as gauges labelled by its name, read when
+    ``/metrics`` is scraped."""
 
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
+    def __init__(self, hosts: Callable[[], list[Daemon]]) -> None:
+        self.hosts = hosts
 
     def collect(self) -> Iterator[Metric]:
-        for name, value in self.daemon.counts().items():
-            yield GaugeMetricFamily(f"chrysalis_{name}", _COUNT_HELP[name], value=value)
-        behind = GaugeMetricFamily(
-            "chrysalis_index_behind_ops", "Ops an index has still to take in.", labels=["index"]
+        hosts = self.hosts()
+
+        def family(name: str, help: str, *labels: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, help, labels=["memory", *labels])
+
+        counts = {name: family(f"chrysalis_{name}", text) for name, text in _COUNT_HELP.items()}
+        behind = family("chrysalis_index_behind_ops", "Ops an index has still to take in.", "index")
+        k_behind = family(
+            "chrysalis_knowledge_behind_ops", "This replica's ops the extractor has still to read."
         )
-        for index, n in self.daemon.memory.indexer.status()["behind"].items():
-            behind.add_metric([index], n)
-        yield behind
-        knowledge = self.daemon.memory.knowledge.status()
-        yield GaugeMetricFamily(
-            "chrysalis_knowledge_behind_ops",
-            "This replica's ops the extractor has still to read.",
-            value=knowledge["ops_behind"],
-        )
-        derived = GaugeMetricFamily(
+        derived = family(
             "chrysalis_knowledge_derived",
             "Knowledge items written by the extractor since the daemon started.",
-            labels=["kind"],
+            "kind",
         )
-        for kind, n in knowledge["derived"].items():
-            derived.add_metric([kind], n)
-        yield derived
-        retracted = GaugeMetricFamily(
+        retracted = family(
             "chrysalis_knowledge_retracted",
             "Derived items removed since the daemon started: all their evidence was forgotten.",
-            labels=["kind"],
+            "kind",
         )
-        for kind, n in knowledge["retracted"].items():
-            retracted.add_metric([kind], n)
-        yield retracted
+        for host in hosts:
+            m = host.name
+            for name, value in host.counts().items():
+                counts[name].add_metric([m], value)
+            for index, n in host.memory.indexer.status()["behind"].items():
+                behind.add_metric([m, index], n)
+            knowledge = host.memory.knowledge.status()
+            k_behind.add_metric([m], knowledge["ops_behind"])
+            for kind, n in knowledge["derived"].items():
+                derived.add_metric([m, kind], n)
+            for kind, n in knowledge["retracted"].items():
+                retracted.add_metric([m, kind], n)
+        yield from (*counts.values(), behind, k_behind, derived, retracted)
 
 
 _COUNT_HELP = {
@@ -118,12 +122,28 @@ _COUNT_HELP = {
 
 
 class Daemon:
-    def __init__(self, settings: Settings, memory: Memory, jobs: Jobs | None = None) -> None:
+    """One memory as the daemon serves it: its settings, store, jobs, sync and mirror. The
+    daemon holds one per memory (`memories.Memories`); routes get the one their path names."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        memory: Memory,
+        jobs: Jobs | JobGroup | None = None,
+        name: str = DEFAULT_MEMORY,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.settings = settings
         self.memory = memory
-        self.jobs = jobs or Jobs()
-        self.metrics = Metrics()
-        self.metrics.registry.register(_Figures(self))
+        self.name = name
+        self.jobs = (
+            jobs if isinstance(jobs, JobGroup)
+            else JobGroup(jobs or Jobs(), name, name == DEFAULT_MEMORY)
+        )  # fmt: skip
+        if metrics is None:  # a lone memory (tests): its own registry, with its figures
+            metrics = Metrics()
+            metrics.registry.register(Figures(lambda: [self]))
+        self.metrics = metrics
         self.started = time.time()
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
@@ -280,6 +300,7 @@ class Daemon:
         index = self.memory.indexer.status()
         return {
             "version": chrysalis.__version__,
+            "memory": self.name,
             "replica_id": self.memory.replica_id,
             "pid": os.getpid(),
             "data_dir": str(self.memory.path),

@@ -17,7 +17,7 @@ import click
 from chrysalis import __version__
 from chrysalis.errors import ChrysalisError
 
-from . import agent, exchange, memory, replication, service
+from . import agent, exchange, memories, memory, replication, service
 
 __all__ = ["main"]
 
@@ -41,9 +41,15 @@ class _Group(click.Group):
     help="The daemon's socket [env CHRYSALIS_SOCKET; default "
     "$XDG_RUNTIME_DIR/chrysalis/chrysalis.sock].",
 )
+@click.option(
+    "--memory",
+    "memory_name",
+    envvar="CHRYSALIS_MEMORY",
+    help="The named memory to work in [env CHRYSALIS_MEMORY; default: default].",
+)
 @click.version_option(__version__, prog_name="chrysalis")
 @click.pass_context
-def main(ctx: click.Context, socket: Path | None) -> None:
+def main(ctx: click.Context, socket: Path | None, memory_name: str | None) -> None:
     """Chrysalis: a local-first memory for AI agents.
 
     \b
@@ -52,13 +58,13 @@ def main(ctx: click.Context, socket: Path | None) -> None:
       chrysalis remember "the user prefers tea" --session s1
       chrysalis recall "what does the user drink?"
     """
-    ctx.ensure_object(dict)["socket"] = socket
+    ctx.ensure_object(dict).update(socket=socket, memory=memory_name)
 
 
 for command in (
     service.daemon, service.status, service.doctor,
     memory.remember, memory.recall, memory.fact, memory.forget, memory.ingest,
-    agent.persona, agent.skill, agent.mcp,
+    agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,
     replication.sync, replication.demo,
 ):  # fmt: skip

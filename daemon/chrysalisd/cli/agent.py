@@ -150,8 +150,11 @@ def skill_rm(ctx: click.Context, skill_id: str) -> None:
 
 
 @click.command()
+@click.option("--memory", "memory_name", help="The memory it works in (default: --memory before "
+              "the command, CHRYSALIS_MEMORY, or default).")  # fmt: skip
+@click.option("--read", default="", help="Other memories its recall may read, comma-separated.")
 @click.pass_context
-def mcp(ctx: click.Context) -> None:
+def mcp(ctx: click.Context, memory_name: str | None, read: str) -> None:
     """Serve the memory to an agent over MCP (stdio), through the running daemon.
 
     Tools: remember, recall, add_fact, forget, get_persona, update_persona, list_skills,
@@ -161,8 +164,11 @@ def mcp(ctx: click.Context) -> None:
     \b
     Example:
       chrysalis mcp
+      chrysalis mcp --memory coding --read team     # writes to coding, recalls coding + team
       CHRYSALIS_SOCKET=/tmp/agent.sock chrysalis mcp
     """
     from ..mcp_server import main as serve_mcp
 
-    serve_mcp(ctx.ensure_object(dict).get("socket"))
+    obj = ctx.ensure_object(dict)
+    others = [name.strip() for name in read.split(",") if name.strip()]
+    serve_mcp(obj.get("socket"), memory_name or obj.get("memory"), others)

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def client_for(ctx: click.Context) -> Client:
     obj = ctx.ensure_object(dict)
     if "client" not in obj:
-        obj["client"] = ctx.with_resource(Client(obj.get("socket")))
+        obj["client"] = ctx.with_resource(Client(obj.get("socket"), memory=obj.get("memory")))
     client: Client = obj["client"]
     return client
 

@@ -77,7 +77,10 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
     # nothing, and an error names the line's number in the file.
     stream = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
     obj = ctx.ensure_object(dict)
-    with stream, Client(obj.get("socket"), timeout=IMPORT_TIMEOUT) as slow:
+    with (
+        stream,
+        Client(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as slow,
+    ):
         got = slow.import_lines(_chunks(stream))
     if as_json:
         print_json(got)

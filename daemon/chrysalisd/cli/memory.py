@@ -235,7 +235,7 @@ def ingest(
       git log -5 | chrysalis ingest - --source git-log
     """
     obj = ctx.ensure_object(dict)
-    client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
+    client = ctx.with_resource(Client(obj.get("socket"), timeout=600, memory=obj.get("memory")))
     opts = {"kind": kind, "session_id": session}
     replies = []
     for arg in paths:

@@ -48,7 +48,7 @@ def sync(
       chrysalis sync --repair-format
     """
     obj = ctx.ensure_object(dict)
-    client = ctx.with_resource(Client(obj.get("socket"), timeout=600))
+    client = ctx.with_resource(Client(obj.get("socket"), timeout=600, memory=obj.get("memory")))
     result = client.sync(
         push=only != "pull",
         pull=only != "push",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import beads, exchange, kg, meta, persona, receipts
+from . import beads, exchange, kg, memories, meta, persona, receipts
 
 ROUTERS: tuple[APIRouter, ...] = (
     meta.router,
@@ -13,6 +13,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     kg.router,
     persona.router,
     exchange.router,
+    memories.router,
 )
 
 __all__ = ["ROUTERS"]

@@ -13,7 +13,7 @@ from chrysalis.models import Bead, RetrievalResult
 from chrysalis.routes import REDACTED_HEADER
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
-from .common import D, PathId, json_answer, json_list
+from .common import D, M, PathId, json_answer, json_list
 
 router = APIRouter()
 
@@ -101,19 +101,17 @@ def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
 
 
 @router.post("/v1/retrieve", response_model=RetrievalResult, tags=["retrieval"])
-def retrieve(d: D, body: RetrieveIn) -> Response:
+def retrieve(d: D, m: M, body: RetrieveIn) -> Response:
     """Fused retrieval: recent beads, vector and keyword hits, graph expansion; each
-    item says why it matched (``signals``) and where it came from (``provenance``)."""
-    result = d.retrieve(
-        body.query,
-        k=body.k,
-        token_budget=body.token_budget,
-        strategy=body.strategy,
-        filters=body.filters,
-        now=body.now,
-        as_of=body.as_of,
-    )
-    return json_answer(result)
+    item says why it matched (``signals``) and where it came from (``provenance``). With
+    ``memories``, one ranking over those memories, each item's provenance naming its own."""
+    ask: dict[str, Any] = {
+        "k": body.k, "token_budget": body.token_budget, "strategy": body.strategy,
+        "filters": body.filters, "now": body.now, "as_of": body.as_of,
+    }  # fmt: skip
+    if not body.memories:
+        return json_answer(d.retrieve(body.query, **ask))
+    return json_answer(m.retrieve_across(body.memories, body.query, **ask))
 
 
 @router.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})

@@ -9,15 +9,24 @@ from fastapi import Depends, Path, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from ..config import DEFAULT_MEMORY
+from ..memories import Memories
 from ..state import Daemon
 
 
+async def _memories(request: Request) -> Memories:
+    memories: Memories = request.app.state.memories
+    return memories
+
+
 async def _daemon(request: Request) -> Daemon:
-    daemon: Daemon = request.app.state.daemon
-    return daemon
+    """The memory the path names (``/v1/m/<name>/...``; default without the prefix)."""
+    memories: Memories = request.app.state.memories
+    return memories.get(request.scope.get("state", {}).get("memory", DEFAULT_MEMORY))
 
 
 D = Annotated[Daemon, Depends(_daemon)]
+M = Annotated[Memories, Depends(_memories)]
 PathId = Annotated[str, Path(description="an item id", max_length=256)]
 JSON = "application/json"
 

@@ -1,0 +1,248 @@
+"""Named memories: one daemon, one socket, one pool of workers, several memories (DESIGN §15).
+
+``default`` is the data dir itself, as it was before there were several; a named memory is a
+data dir of its own under ``<data_dir>/memories/<name>`` (its LMDB environment, op log,
+indexes, replica id) with its own remote, sync key, schedule and Zep settings
+(`config.settings_for`: where a memory syncs is never inherited from the daemon's settings).
+
+A memory comes from a ``[memories.NAME]`` table of the TOML file, or is created at run time
+(`Memories.create`, ``POST /v1/memories``): its section is then kept in the memory's
+``memory.json`` (0600), so it is there again after a restart; a table in the file wins.
+Routes address one as ``/v1/m/<name>/...`` (`route_memory` rewrites the path before routing);
+the routes without the prefix mean ``default``, so nothing that worked before changes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from chrysalis.errors import Conflict, InvalidInput, NotFound
+from chrysalis.models import RetrievalResult, RetrievedItem
+from chrysalis.search import Retriever
+
+from .config import DEFAULT_MEMORY, Settings, check_memory_name, memory_dir, settings_for
+from .jobs import JobGroup, Jobs
+from .state import Daemon, Figures, Metrics
+
+log = logging.getLogger("chrysalisd")
+
+SECTION_FILE = "memory.json"
+PREFIX = "/v1/m/"
+_ROUTED = re.compile(r"^/v1/m/([^/]+)(/.*)?$")
+
+# Opens the memory a name and its settings describe (server.open_memory); the registry
+# closes what it returns.
+Opener = Callable[[str, Settings, JobGroup, Metrics], Daemon]
+
+
+def route_memory(scope: MutableMapping[str, Any]) -> None:
+    """``/v1/m/<name>/rest`` becomes ``/v1/rest`` with the name in ``scope["state"]``; any
+    other path is left as it is (it means default)."""
+    found = _ROUTED.match(scope["path"])
+    if found is None:
+        return
+    name, rest = found.group(1), found.group(2) or ""
+    scope.setdefault("state", {})["memory"] = name
+    scope["path"] = "/v1" + rest
+    scope["raw_path"] = scope["path"].encode()
+
+
+class Memories:
+    """The daemon's memories by name, default first. Thread-safe."""
+
+    def __init__(self, settings: Settings, opener: Opener, jobs: Jobs) -> None:
+        self.settings = settings
+        self.jobs = jobs
+        self.metrics = Metrics()
+        self._open = opener
+        self._hosts: dict[str, Daemon] = {}
+        self._lock = threading.RLock()
+        self.metrics.registry.register(Figures(lambda: list(self)))
+
+    @classmethod
+    def single(cls, daemon: Daemon) -> Memories:
+        """A registry holding one memory as default (tests, the OpenAPI document)."""
+
+        def refuse(*_: Any) -> Daemon:
+            raise Conflict("this daemon serves one memory")
+
+        jobs = daemon.jobs.all
+        memories = cls(daemon.settings, refuse, jobs)
+        memories.metrics = daemon.metrics
+        memories._hosts[daemon.name] = daemon
+        return memories
+
+    def __iter__(self) -> Iterator[Daemon]:
+        with self._lock:
+            return iter(list(self._hosts.values()))
+
+    @property
+    def default(self) -> Daemon:
+        return self.get(DEFAULT_MEMORY)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._hosts)
+
+    def get(self, name: str) -> Daemon:
+        with self._lock:
+            host = self._hosts.get(name)
+        if host is None:
+            raise NotFound(f"no memory {name!r}; `chrysalis memory ls` lists them")
+        return host
+
+    def open_all(self) -> None:
+        """Open default, then each memory of the file's tables and of the data dir."""
+        self._add(DEFAULT_MEMORY, self.settings)
+        for name, section in sorted(self._sections().items()):
+            self._add(name, settings_for(self.settings, name, section))
+
+    def _sections(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        root = self.settings.data_dir.expanduser() / "memories"
+        if root.is_dir():
+            for path in sorted(root.iterdir()):
+                if (path / SECTION_FILE).is_file():
+                    found[path.name] = _read_section(path / SECTION_FILE)
+        for name, section in self.settings.memories.items():
+            found[name] = {**found.get(name, {}), **section}
+        found.pop(DEFAULT_MEMORY, None)
+        return found
+
+    def _add(self, name: str, settings: Settings) -> Daemon:
+        group = JobGroup(self.jobs, name, name == DEFAULT_MEMORY)
+        host = self._open(name, settings, group, self.metrics)
+        with self._lock:
+            self._hosts[name] = host
+        return host
+
+    def create(self, name: str, section: Mapping[str, Any]) -> Daemon:
+        """A new memory ``name`` with ``section``'s settings, kept in its data dir.
+        `Conflict` when it exists; `InvalidInput` (nothing made) when a setting is bad."""
+        check_memory_name(name)
+        if "zep_api_key" in section:  # memory.json is no place for a secret
+            raise InvalidInput("give a memory's Zep key as zep_api_key_file, not zep_api_key")
+        with self._lock:
+            if name in self._hosts:
+                raise Conflict(f"memory {name!r} exists; `chrysalis memory ls` lists them")
+            settings = settings_for(self.settings, name, section)
+            directory = memory_dir(self.settings.data_dir.expanduser(), name)
+            if directory.exists():
+                raise Conflict(f"{directory} exists; remove it or choose another name")
+            directory.mkdir(mode=0o700, parents=True)
+            try:
+                _write_section(directory / SECTION_FILE, section)
+                return self._add(name, settings)
+            except BaseException:
+                shutil.rmtree(directory, ignore_errors=True)
+                raise
+
+    def drop(self, name: str) -> dict[str, Any]:
+        """Forget everything memory ``name`` holds (every bead, as forget ops that reach its
+        remote and, through it, its other laptops), push and clean the remote, then close it
+        and delete its data dir. What was done, place by place."""
+        if name == DEFAULT_MEMORY:
+            raise InvalidInput("the default memory cannot be dropped; forget its beads instead")
+        with self._lock:
+            host = self.get(name)
+            if name in self.settings.memories:
+                raise Conflict(
+                    f"memory {name!r} is a [memories.{name}] table of the config file: "
+                    "remove it there first"
+                )
+            del self._hosts[name]
+        host.jobs.remove_all()
+        ids = [b.id for b in host.memory.all_beads()]
+        forgotten = host.memory.writer.forget_many(ids)
+        receipt: dict[str, Any] = {"memory": name, "forgotten_beads": len(forgotten)}
+        if host.sync is not None:
+            remote: dict[str, Any] = {"url": host.sync.remote.url}
+            for step, run in (("push", host.sync.push), ("scrub", host.sync.scrub)):
+                try:
+                    remote[step] = run()
+                except Exception as exc:  # the remote may be down: say so, drop anyway
+                    remote[step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            remote["ok"] = all(r.get("ok", True) for r in remote.values() if isinstance(r, dict))
+            receipt["remote"] = remote
+        else:
+            receipt["remote"] = None
+        directory = host.memory.path
+        close(host)
+        shutil.rmtree(directory)
+        receipt["data_dir"] = {"path": str(directory), "removed": not directory.exists()}
+        log.info("memory %s dropped: %d beads forgotten", name, len(forgotten))
+        return receipt
+
+    def retrieve_across(
+        self, names: list[str], query: str, *, k: int, token_budget: int | None, **ask: Any
+    ) -> RetrievalResult:
+        """One ranking over memories ``names``: each one's best ``k`` by score, fitted to
+        ``k`` and the budget together; each item's provenance names its memory. Scores
+        are comparable: each memory's signals are on the same [0, 1] scales."""
+        hosts = [self.get(name) for name in dict.fromkeys(names)]
+        items: list[RetrievedItem] = []
+        notes: list[str] = []
+        strategy = ask.get("strategy", "fusion")
+        for host in hosts:
+            result = host.retrieve(query, k=k, token_budget=token_budget, **ask)
+            for item in result.items:
+                item.provenance["memory"] = host.name
+                items.append(item)
+            notes += [f"{host.name}: {note}" for note in result.notes]
+        items.sort(key=lambda i: -i.score)
+        return Retriever.fit(query, strategy, items, k, token_budget, notes)
+
+    def describe(self, name: str) -> dict[str, Any]:
+        host = self.get(name)
+        s = host.settings
+        return {
+            "name": name,
+            "data_dir": str(host.memory.path),
+            "replica_id": host.memory.replica_id,
+            "remote": s.remote,
+            "encrypted": s.sync_key_file is not None,
+            "zep": s.zep_url,
+            "beads": host.counts()["beads"],
+            "from_config": name in self.settings.memories,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            hosts, self._hosts = list(self._hosts.values()), {}
+        for host in reversed(hosts):
+            close(host)
+
+
+def close(host: Daemon) -> None:
+    if host.sync is not None:
+        host.sync.close()
+    if host.mirror is not None:
+        host.mirror.close()
+    host.memory.close()
+
+
+def _read_section(path: Path) -> dict[str, Any]:
+    try:
+        section = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+    if not isinstance(section, dict):
+        raise InvalidInput(f"{path}: not a JSON object of settings")
+    return section
+
+
+def _write_section(path: Path, section: Mapping[str, Any]) -> None:
+    data = json.dumps(dict(section), indent=2, default=str).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())

@@ -1,0 +1,44 @@
+"""Named memories: list, create, show and drop them (`chrysalisd.memories`). Every other route
+is addressable per memory as ``/v1/m/<name>/...``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+from fastapi.responses import JSONResponse
+
+from ..bodies import MemoryIn
+from .common import M
+
+router = APIRouter()
+Name = Annotated[str, Path(description="a memory's name", max_length=64)]
+
+
+@router.get("/v1/memories", tags=["memories"])
+def list_memories(m: M) -> dict[str, Any]:
+    """Every memory this daemon serves, default first: its data dir, replica id, remote,
+    whether it is encrypted, its Zep server and how many beads it holds."""
+    return {"memories": [m.describe(name) for name in m.names()]}
+
+
+@router.post("/v1/memories", status_code=201, tags=["memories"], responses={400: {}, 409: {}})
+def create_memory(m: M, body: MemoryIn) -> JSONResponse:
+    """A new memory with settings of its own (remote, sync_key_file, zep_*, extractor,
+    intervals; never inherited: where it syncs is its own), kept in its data dir; 409 when
+    the name is taken."""
+    m.create(body.name, body.settings)
+    return JSONResponse(m.describe(body.name), status_code=201)
+
+
+@router.get("/v1/memories/{name}", tags=["memories"], responses={404: {}})
+def show_memory(m: M, name: Name) -> dict[str, Any]:
+    return m.describe(name)
+
+
+@router.delete("/v1/memories/{name}", tags=["memories"], responses={400: {}, 404: {}, 409: {}})
+def drop_memory(m: M, name: Name) -> dict[str, Any]:
+    """Forget everything the memory holds (forget ops that reach its remote and its other
+    laptops), push and clean the remote, close it and delete its data dir; the receipt
+    says what was done where. The default memory cannot be dropped."""
+    return m.drop(name)

@@ -1,0 +1,131 @@
+"""Several memories in one daemon (step 13): created at run time or from the config file, each
+its own data dir, addressed as /v1/m/<name>/..., recalled together with provenance, dropped
+with a receipt. The daemon is a subprocess on a real socket."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chrysalis.errors import Conflict, InvalidInput, NotFound
+
+from .daemon_process import DaemonProcess
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    d = DaemonProcess(tmp_path / "data").start()
+    yield d
+    d.stop()
+    d.close()
+
+
+def test_a_named_memory_is_its_own_and_recalled_with_the_default(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    with daemon.client() as c:
+        made = c.create_memory("team")
+        assert made["data_dir"] == str(tmp_path / "data" / "memories" / "team")
+        mine = c.remember("my dentist appointment is on Thursday", id="mine")
+    with daemon.client(memory="team") as team:
+        team.remember("the team release is on Thursday", id="ours")
+        assert team.status()["memory"] == "team"
+        # each memory holds only its own
+        assert [i.id for i in team.recall("Thursday", k=5).items] == ["ours"]
+        with pytest.raises(NotFound):
+            team.get_bead(mine.id)
+    with daemon.client() as c:
+        assert [i.id for i in c.recall("Thursday", k=5).items] == ["mine"]
+        both = c.recall("Thursday", k=5, memories=["default", "team"])
+        found = {i.id: i.provenance["memory"] for i in both.items}
+        assert found == {"mine": "default", "ours": "team"}
+        assert {m["name"] for m in c.memories()} == {"default", "team"}
+        status = c.status()
+    with daemon.client(memory="team") as team:
+        assert team.status()["replica_id"] != status["replica_id"]  # a replica of its own
+    # the CLI: --memory, CHRYSALIS_MEMORY, and `memory ls`
+    out = daemon.cli("--memory", "team", "recall", "release", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [i["id"] for i in json.loads(out.stdout)["items"]] == ["ours"]
+    listed = daemon.cli("memory", "ls", "--json")
+    assert [m["name"] for m in json.loads(listed.stdout)] == ["default", "team"]
+
+
+def test_a_created_memory_is_there_after_a_restart_and_dropped_with_a_receipt(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    with daemon.client() as c:
+        c.create_memory("notes", extractor="none")
+    with daemon.client(memory="notes") as notes:
+        notes.remember("a note that must go when its memory goes", id="n1")
+    assert daemon.stop() == 0
+    daemon.start()
+    directory = tmp_path / "data" / "memories" / "notes"
+    with daemon.client(memory="notes") as notes:
+        assert notes.get_bead("n1").content.startswith("a note")
+    with daemon.client() as c:
+        with pytest.raises(InvalidInput, match="default memory cannot be dropped"):
+            c.drop_memory("default")
+        receipt = c.drop_memory("notes")
+        assert receipt["forgotten_beads"] == 1 and receipt["remote"] is None
+        assert receipt["data_dir"] == {"path": str(directory), "removed": True}
+        assert not directory.exists()
+        assert [m["name"] for m in c.memories()] == ["default"]
+    with daemon.client(memory="notes") as gone, pytest.raises(NotFound, match="no memory 'notes'"):
+        gone.status()
+    assert daemon.stop() == 0
+    daemon.start()  # and it stays gone
+    assert [m["name"] for m in daemon.once("memories")] == ["default"]
+
+
+def test_bad_names_and_settings_are_refused_and_change_nothing(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    with daemon.client() as c:
+        with pytest.raises(InvalidInput, match="cannot name a memory"):
+            c.create_memory("Team Space")
+        with pytest.raises(InvalidInput, match=r"memories\.team\.remote"):
+            c.create_memory("team", remote="ftp://nowhere")
+        with pytest.raises(InvalidInput, match="unknown key 'socket'"):
+            c.create_memory("team", socket="/tmp/x.sock")
+        with pytest.raises(InvalidInput, match="zep_api_key_file"):
+            c.create_memory("team", zep_url="http://127.0.0.1:9", zep_api_key="k")
+        assert [m["name"] for m in c.memories()] == ["default"]
+        assert not (tmp_path / "data" / "memories" / "team").exists()
+        c.create_memory("team")
+        with pytest.raises(Conflict, match="exists"):
+            c.create_memory("team")
+
+
+def test_a_memory_section_in_the_config_file(tmp_path: Path) -> None:
+    remote = tmp_path / "team-remote"
+    remote.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[memories.team]\nremote = "file://{remote}"\n')
+    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_CONFIG": str(config)}).start()
+    try:
+        [team] = [m for m in d.once("memories") if m["name"] == "team"]
+        assert team["remote"] == f"file://{remote}" and team["from_config"]
+        with d.client(memory="team") as c:
+            c.remember("pushed to the team's folder only")
+            report = c.sync()
+        assert report["remote"]["url"] == f"file://{remote}"
+        assert any(remote.rglob("*")), "the team memory pushed to its remote"
+        with d.client() as c, pytest.raises(Conflict, match="no remote configured"):
+            c.sync()  # the default memory has none: it did not inherit the team's
+    finally:
+        d.stop()
+        d.close()
+    config.write_text('[memories.team]\nremote = "nope://x"\n')
+    bad = subprocess.run(
+        [sys.executable, "-m", "chrysalisd", "daemon", "--data-dir", str(tmp_path / "data2")],
+        env={**d.env, "CHRYSALIS_CONFIG": str(config)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode != 0
+    assert "memories.team.remote" in bad.stderr + bad.stdout
