@@ -85,6 +85,16 @@ class AsyncClient(ClientBase):
     async def status(self) -> dict[str, Any]:
         return await self._do(Routes.status)
 
+    async def memories(self) -> list[dict[str, Any]]:
+        answer: dict[str, Any] = await self._do(Routes.memories)
+        return list(answer["memories"])
+
+    async def create_memory(self, name: str, **settings: Any) -> dict[str, Any]:
+        return await self._do(Routes.create_memory(name, settings))
+
+    async def drop_memory(self, name: str) -> dict[str, Any]:
+        return await self._do(Routes.drop_memory(name))
+
     async def remember(
         self,
         content: str,

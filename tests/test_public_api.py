@@ -74,6 +74,7 @@ def test_the_client_imports_no_storage_module() -> None:
     assert loaded == {
         "chrysalis", "chrysalis.client", "chrysalis.errors", "chrysalis.routes",
         "chrysalis.transport",
+        "chrysalis.async_client",
     }  # fmt: skip
 
 
