@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +133,119 @@ def test_a_memory_section_in_the_config_file(tmp_path: Path) -> None:
     )  # fmt: skip
     assert bad.returncode != 0
     assert "memories.team.remote" in bad.stderr + bad.stdout
+
+
+def test_a_drop_waits_for_the_requests_in_the_memory_and_refuses_the_later_ones(
+    tmp_path: Path,
+) -> None:
+    """Writers, readers and a streaming export run in a memory with a remote while it is
+    dropped: each call either completes or answers 404 (none breaks, none answers 500), the
+    drop forgets what was acknowledged before it, and the daemon serves on, with no error in
+    its log."""
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    env = {"CHRYSALIS_PUSH_INTERVAL": "1", "CHRYSALIS_PULL_INTERVAL": "1"}
+    d = DaemonProcess(tmp_path / "data", env=env).start()
+    try:
+        with d.client() as c:
+            c.create_memory("busy", remote=f"file://{remote}")
+        with d.client(memory="busy") as busy:
+            busy.remember_many([{"content": f"seed bead {n} about lanterns"} for n in range(300)])
+        with d.client() as c:  # an export to import into busy, slowly, while it is dropped
+            c.create_memory("scratch")
+        with d.client(memory="scratch") as scratch:
+            scratch.remember_many([{"content": f"imported {n} about harbours"} for n in range(40)])
+            lines = scratch.export().splitlines(keepends=True)
+        imported: list[Any] = []
+
+        def slow_import() -> None:
+            def trickle() -> Iterator[bytes]:
+                for line in lines:
+                    time.sleep(0.05)
+                    yield line
+
+            with d.client(memory="busy", timeout=60.0) as c:
+                try:
+                    imported.append(c.import_lines(trickle()))
+                except Exception as exc:  # noqa: BLE001 - the test wants it to complete
+                    imported.append(exc)
+
+        outcomes: dict[str, Counter[str]] = {}
+        stop = threading.Event()
+
+        def hammer(kind: str) -> None:
+            seen = outcomes.setdefault(kind, Counter())
+            n = 0
+            with d.client(memory="busy", timeout=30.0) as c:
+                while not stop.is_set():
+                    n += 1
+                    try:
+                        if kind == "write":
+                            c.remember(f"{kind} {n} about lanterns")
+                        elif kind == "recall":
+                            c.recall("lanterns", k=5)
+                        elif kind == "export":
+                            assert c.export().count(b"\n") > 300
+                        else:
+                            c.sync()
+                        seen["ok"] += 1
+                    except NotFound:
+                        seen["404"] += 1
+                        time.sleep(0.01)
+                    except Exception as exc:  # noqa: BLE001 - counted: the test wants none
+                        seen[f"{type(exc).__name__}: {exc}"] += 1
+
+        threads = [
+            threading.Thread(target=hammer, args=(kind,))
+            for kind in ("write", "write", "recall", "export", "sync")
+        ]
+        threads.append(threading.Thread(target=slow_import))
+        for t in threads:
+            t.start()
+        time.sleep(1.0)  # the import has 1-2 s of its body still to send
+        with d.client(timeout=60.0) as c:
+            receipt = c.drop_memory("busy")
+        time.sleep(0.5)
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+        assert receipt["data_dir"]["removed"] and receipt["remote"]["ok"], receipt
+        # the import began before the drop: the drop waited for it, and forgot its beads too
+        assert isinstance(imported[0], dict) and imported[0]["added"]["bead"] == 40, imported
+        assert receipt["forgotten_beads"] >= 340
+        for kind, seen in outcomes.items():
+            assert set(seen) == {"ok", "404"}, (kind, seen)
+        assert not (tmp_path / "data" / "memories" / "busy").exists()
+        with d.client() as c:  # default serves on
+            assert c.remember("still here").id
+            assert [m["name"] for m in c.memories()] == ["default", "scratch"]
+        assert d.proc is not None and d.proc.poll() is None
+    finally:
+        assert d.stop() == 0
+        d.close()
+    logged = d.output()
+    assert "Traceback" not in logged and '"level": "error"' not in logged, logged[-3000:]
+
+
+def test_status_and_doctor_cover_every_memory(daemon: DaemonProcess, tmp_path: Path) -> None:
+    remote = tmp_path / "team-remote"
+    remote.mkdir()
+    with daemon.client() as c:
+        c.create_memory("team", remote=f"file://{remote}")
+        assert c.status()["memories"] == ["default", "team"]
+    out = daemon.cli("status")
+    assert out.returncode == 0, out.stderr
+    assert "memory    default  (also served: team" in out.stdout
+    out = daemon.cli("--memory", "team", "status")
+    assert out.stdout.startswith("memory    team  (also served: default"), out.stdout
+    assert f"file://{remote}" in out.stdout
+    doctor = daemon.cli("doctor", "--json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    names = [c["check"] for c in json.loads(doctor.stdout)["checks"]]
+    assert "remote" in names and "team: remote" in names and "team: data dir" in names
+    [team_remote] = [c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "team: remote"]
+    assert str(remote) in team_remote["detail"]
+    one = daemon.cli("--memory", "team", "doctor", "--json")
+    assert all(not c["check"].startswith("team: ") for c in json.loads(one.stdout)["checks"])
+    metrics = daemon.once("metrics")
+    assert 'chrysalis_beads{memory="team"}' in metrics and 'memory="default"' in metrics

@@ -43,7 +43,7 @@ def create_app(daemon: Memories | Daemon | None = None) -> FastAPI:
     add_error_handlers(app)
     max_body = memories.settings.max_body_bytes if memories else 32 * 1024 * 1024
     counters = memories.metrics if memories else Metrics()
-    app.add_middleware(Guard, max_body=max_body, metrics=counters)
+    app.add_middleware(Guard, max_body=max_body, metrics=counters, memories=memories)
 
     for router in ROUTERS:
         app.include_router(router)

@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import chrysalis
+from chrysalis.errors import NotFound
 
 from .http_errors import error_response
-from .memories import route_memory
+from .memories import Memories, route_memory
 from .state import Metrics
 
 VERSION = chrysalis.__version__
@@ -32,13 +33,18 @@ class Guard:
     - Bodies over ``max_body`` bytes: 413, read to the end and dropped so the client gets the
       answer instead of a broken pipe (up to `DRAIN_LIMIT`). ``/v1/import`` is passed through
       unread: an import streams, of any size, and its route spools it.
+    - ``/v1/m/<name>/...``: the memory it names, held in use until the answer's last byte
+      (a drop waits for it), or 404 if there is none.
     - ``Chrysalis-Version`` on every answer; each request counted in `Metrics`.
     """
 
-    def __init__(self, app: ASGIApp, max_body: int, metrics: Metrics) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body: int, metrics: Metrics, memories: Memories | None = None
+    ) -> None:
         self.app = app
         self.max_body = max_body
         self.metrics = metrics
+        self.memories = memories
         self.version_header = (b"chrysalis-version", VERSION.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -57,11 +63,26 @@ class Guard:
             await send(message)
 
         try:
-            await self._guarded(scope, receive, send_versioned)
+            await self._in_memory(scope, receive, send_versioned)
         finally:
             route = scope.get("route")
             name = getattr(route, "path", None) or "unmatched"
             self.metrics.observe(scope["method"], name, status, time.perf_counter() - started)
+
+    async def _in_memory(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = scope.get("state", {})
+        if self.memories is None or "memory" not in state:
+            await self._guarded(scope, receive, send)
+            return
+        try:
+            host = state["host"] = self.memories.acquire(state["memory"])
+        except NotFound as exc:
+            await self._refuse(scope, receive, send, 404, "not_found", exc.message)
+            return
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            host.done()
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])

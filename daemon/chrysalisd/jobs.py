@@ -88,6 +88,9 @@ class Jobs:
 
     async def _run(self, state: JobState) -> None:
         state.running = True
+        if self.jobs.get(state.name) is not state:  # removed while this run was due
+            state.running = False
+            return
         state.last_started = time.time()
         started = time.perf_counter()
         try:
@@ -155,10 +158,18 @@ class JobGroup:
     def status(self) -> list[dict[str, Any]]:
         return [j for j in self.all.status() if self._mine(j["name"])]
 
-    def remove_all(self) -> None:
-        """Stop this memory's jobs (it is being dropped); one running finishes first."""
-        for name in [n for n in self.all.jobs if self._mine(n)]:
-            self.all.remove(name)
+    def remove_all(self, wait: float = 0.0) -> bool:
+        """Stop this memory's jobs (it is being dropped), and wait up to ``wait`` seconds for
+        the runs under way to finish. False if one still runs."""
+        mine = [s for n, s in self.all.jobs.items() if self._mine(n)]
+        for state in mine:
+            self.all.remove(state.name)
+        deadline = time.monotonic() + wait
+        while any(s.running for s in mine):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def _mine(self, name: str) -> bool:
         return name.startswith(self.prefix) if self.prefix else "/" not in name

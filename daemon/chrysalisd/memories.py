@@ -14,6 +14,7 @@ the routes without the prefix mean ``default``, so nothing that worked before ch
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ log = logging.getLogger("chrysalisd")
 
 SECTION_FILE = "memory.json"
 PREFIX = "/v1/m/"
+DROP_WAIT = 30.0  # seconds a drop waits for the memory's requests and running jobs
 _ROUTED = re.compile(r"^/v1/m/([^/]+)(/.*)?$")
 
 # Opens the memory a name and its settings describe (server.open_memory); the registry
@@ -65,7 +67,7 @@ class Memories:
         self._open = opener
         self._hosts: dict[str, Daemon] = {}
         self._lock = threading.RLock()
-        self.metrics.registry.register(Figures(lambda: list(self)))
+        self.metrics.registry.register(Figures(self.in_use))
 
     @classmethod
     def single(cls, daemon: Daemon) -> Memories:
@@ -98,6 +100,30 @@ class Memories:
         if host is None:
             raise NotFound(f"no memory {name!r}; `chrysalis memory ls` lists them")
         return host
+
+    def acquire(self, name: str) -> Daemon:
+        """Memory ``name``, in use until its `Daemon.done` (a drop waits for that): a request
+        holds its memory from its first byte to its last. `NotFound` if there is none."""
+        with self._lock:
+            host = self.get(name)
+            host.use()
+        return host
+
+    @contextlib.contextmanager
+    def in_use(self, names: list[str] | None = None) -> Iterator[list[Daemon]]:
+        """The memories ``names`` (all of them by default), held in use meanwhile."""
+        with contextlib.ExitStack() as stack:
+            hosts = []
+            for name in dict.fromkeys(self.names() if names is None else names):
+                try:
+                    host = self.acquire(name)
+                except NotFound:
+                    if names is None:  # dropped since it was listed
+                        continue
+                    raise
+                stack.callback(host.done)
+                hosts.append(host)
+            yield hosts
 
     def open_all(self) -> None:
         """Open default, then each memory of the file's tables and of the data dir."""
@@ -158,8 +184,15 @@ class Memories:
                     f"memory {name!r} is a [memories.{name}] table of the config file: "
                     "remove it there first"
                 )
-            del self._hosts[name]
-        host.jobs.remove_all()
+            del self._hosts[name]  # from here on, a request to it answers 404
+        if not host.wait_unused(DROP_WAIT):
+            with self._lock:
+                self._hosts[name] = host
+            raise Conflict(
+                f"memory {name!r} still has requests running after {DROP_WAIT:g} s; nothing "
+                "was dropped: try again"
+            )
+        host.jobs.remove_all(wait=DROP_WAIT)
         ids = [b.id for b in host.memory.all_beads()]
         forgotten = host.memory.writer.forget_many(ids)
         receipt: dict[str, Any] = {"memory": name, "forgotten_beads": len(forgotten)}
@@ -187,16 +220,16 @@ class Memories:
         """One ranking over memories ``names``: each one's best ``k`` by score, fitted to
         ``k`` and the budget together; each item's provenance names its memory. Scores
         are comparable: each memory's signals are on the same [0, 1] scales."""
-        hosts = [self.get(name) for name in dict.fromkeys(names)]
         items: list[RetrievedItem] = []
         notes: list[str] = []
         strategy = ask.get("strategy", "fusion")
-        for host in hosts:
-            result = host.retrieve(query, k=k, token_budget=token_budget, **ask)
-            for item in result.items:
-                item.provenance["memory"] = host.name
-                items.append(item)
-            notes += [f"{host.name}: {note}" for note in result.notes]
+        with self.in_use(names) as hosts:
+            for host in hosts:
+                result = host.retrieve(query, k=k, token_budget=token_budget, **ask)
+                for item in result.items:
+                    item.provenance["memory"] = host.name
+                    items.append(item)
+                notes += [f"{host.name}: {note}" for note in result.notes]
         items.sort(key=lambda i: -i.score)
         return Retriever.fit(query, strategy, items, k, token_budget, notes)
 

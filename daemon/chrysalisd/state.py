@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -69,13 +72,18 @@ class Metrics:
 
 class Figures(Collector):
     """Each memory's store and index figures as gauges labelled by its name, read when
-    ``/metrics`` is scraped."""
+    ``/metrics`` is scraped. ``hosts`` holds the memories in use while they are read (a drop
+    waits for that)."""
 
-    def __init__(self, hosts: Callable[[], list[Daemon]]) -> None:
+    def __init__(self, hosts: Callable[[], AbstractContextManager[list[Daemon]]]) -> None:
         self.hosts = hosts
 
     def collect(self) -> Iterator[Metric]:
-        hosts = self.hosts()
+        with self.hosts() as hosts:
+            families = self._families(hosts)
+        yield from families
+
+    def _families(self, hosts: list[Daemon]) -> list[Metric]:
 
         def family(name: str, help: str, *labels: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, help, labels=["memory", *labels])
@@ -107,7 +115,7 @@ class Figures(Collector):
                 derived.add_metric([m, kind], n)
             for kind, n in knowledge["retracted"].items():
                 retracted.add_metric([m, kind], n)
-        yield from (*counts.values(), behind, k_behind, derived, retracted)
+        return [*counts.values(), behind, k_behind, derived, retracted]
 
 
 _COUNT_HELP = {
@@ -142,9 +150,11 @@ class Daemon:
         )  # fmt: skip
         if metrics is None:  # a lone memory (tests): its own registry, with its figures
             metrics = Metrics()
-            metrics.registry.register(Figures(lambda: [self]))
+            metrics.registry.register(Figures(lambda: contextlib.nullcontext([self])))
         self.metrics = metrics
         self.started = time.time()
+        self._users = 0  # requests and readers in the memory now (`use`): a drop waits for them
+        self._idle = threading.Condition()
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
         self.sync: Sync | None = None
@@ -155,6 +165,22 @@ class Daemon:
         # Every write path (routes, pulls, ingest, import, the indexer) passes the store's
         # free-space floor: below it writes answer 507 and reads go on.
         memory.store.min_free_bytes = settings.min_free_disk_bytes
+
+    def use(self) -> None:
+        """One more request is in this memory until its `done`."""
+        with self._idle:
+            self._users += 1
+
+    def done(self) -> None:
+        with self._idle:
+            self._users -= 1
+            if self._users == 0:
+                self._idle.notify_all()
+
+    def wait_unused(self, timeout: float) -> bool:
+        """Wait until no request is in this memory; False if ``timeout`` passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._users == 0, timeout)
 
     def _changed(self, committed: Committed) -> None:
         self._changes += 1

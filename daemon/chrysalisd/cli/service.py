@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from chrysalis.client import Client, Routes
 from chrysalis.errors import ChrysalisError, InvalidInput
 
 from .common import ago, client_for, json_option, print_json
@@ -102,7 +103,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     index = s["index"]
     behind = index["behind"]
     vectors = index.get("vectors")
+    others = [n for n in s.get("memories", ()) if n != s.get("memory")]
+    also = f"  (also served: {', '.join(others)}; see one with --memory NAME)" if others else ""
     lines = [
+        f"memory    {s.get('memory', 'default')}{also}",
         f"replica   {s['replica_id']}  (chrysalis {s['version']}, pid {s['pid']}, "
         f"up {ago(s['uptime_s'])})",
         f"data      {s['data_dir']}",
@@ -204,11 +208,12 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
     from ..doctor import local_checks
 
-    socket = Path(ctx.ensure_object(dict).get("socket") or default_socket_path())
+    obj = ctx.ensure_object(dict)
+    socket = Path(obj.get("socket") or default_socket_path())
     checks = local_checks(socket)
     if all(c["status"] != "error" for c in checks):
         try:
-            checks += client_for(ctx).doctor()["checks"]
+            checks += _memory_checks(client_for(ctx), obj.get("memory"))
         except ChrysalisError as exc:
             checks.append(
                 {"check": "daemon", "status": "error", "detail": exc.message,
@@ -225,3 +230,20 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"      {'':<13} -> {c['fix']}")
     if not ok:
         ctx.exit(1)
+
+
+def _memory_checks(client: Client, memory: str | None) -> list[dict[str, str]]:
+    """The daemon's checks of one memory (``--memory``), or of each one it serves, a named
+    memory's checks named after it (``team: remote``)."""
+    if memory is not None:
+        checks: list[dict[str, str]] = client.doctor()["checks"]
+        return checks
+    out: list[dict[str, str]] = []
+    for m in client.raw(Routes.memories)["memories"]:
+        name = m["name"]
+        if name == "default":  # its checks as ever, unprefixed
+            out += client.doctor()["checks"]
+            continue
+        with Client(client.socket, timeout=client.timeout, memory=name) as one:
+            out += [{**c, "check": f"{name}: {c['check']}"} for c in one.doctor()["checks"]]
+    return out

@@ -20,9 +20,14 @@ async def _memories(request: Request) -> Memories:
 
 
 async def _daemon(request: Request) -> Daemon:
-    """The memory the path names (``/v1/m/<name>/...``; default without the prefix)."""
+    """The memory the path names (``/v1/m/<name>/...``, which the guard holds in use for
+    the request; default without the prefix)."""
+    state = request.scope.get("state", {})
+    if "host" in state:
+        host: Daemon = state["host"]
+        return host
     memories: Memories = request.app.state.memories
-    return memories.get(request.scope.get("state", {}).get("memory", DEFAULT_MEMORY))
+    return memories.get(state.get("memory", DEFAULT_MEMORY))
 
 
 D = Annotated[Daemon, Depends(_daemon)]

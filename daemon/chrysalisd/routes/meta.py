@@ -11,7 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 import chrysalis
 
 from ..bodies import Health
-from .common import D
+from .common import D, M
 
 VERSION = chrysalis.__version__
 router = APIRouter()
@@ -29,10 +29,11 @@ async def health(d: D) -> Health:
 
 
 @router.get("/v1/status", tags=["meta"])
-def status(d: D) -> dict[str, Any]:
-    """replica_id, state_digest, counts, index state, embedder, knowledge (the extractor, ops
-    behind, what it derived and retracted, its budget and last error), jobs and sync state."""
-    return d.status()
+def status(d: D, m: M) -> dict[str, Any]:
+    """The memory's name, replica_id, state_digest, counts, index state, embedder, knowledge
+    (the extractor, ops behind, what it derived and retracted, its budget and last error), jobs
+    and sync state; ``memories`` names every memory the daemon serves."""
+    return {**d.status(), "memories": m.names()}
 
 
 @router.get("/metrics", response_class=PlainTextResponse, tags=["meta"])
