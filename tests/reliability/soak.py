@@ -51,6 +51,7 @@ TOPICS = ("harbour", "lantern", "orchard", "quartz", "meadow", "copper", "violin
 # A failed call: the daemon is down, or died (or stalled) while answering. (httpx's own
 # transport errors too: before e8e3080 a connection reset came through as one.)
 GONE = (DaemonNotRunning, NotReady, httpx.TransportError)
+DEFAULT = "default"  # the memory the routes without /v1/m/<name>/ serve
 
 
 def unique_word(n: int) -> str:
@@ -61,18 +62,37 @@ def unique_word(n: int) -> str:
 # ---- the daemons ---------------------------------------------------------------------------
 
 
-class Replica:
-    """One daemon with its data dir, restartable; ``up`` is what the chaos thread last did."""
+@dataclass(frozen=True)
+class Place:
+    """Where one memory syncs: its remote URL and its sync key."""
 
-    def __init__(self, name: str, data_dir: Path, url: str, key_file: Path | None = None) -> None:
+    url: str
+    key_file: Path
+
+
+class Replica:
+    """One daemon with its data dir, restartable; ``up`` is what the chaos thread last did.
+    Its default memory syncs through ``home``; each of ``others`` is a ``[memories.NAME]``
+    table of its config file, with a remote and key of its own."""
+
+    def __init__(
+        self, name: str, data_dir: Path, home: Place, others: dict[str, Place] | None = None
+    ) -> None:
         self.name = name
-        self.url = url
-        self.key_args = () if key_file is None else ("--sync-key-file", str(key_file))
-        self.proc = DaemonProcess(data_dir, env=SOAK_ENV)
+        self.url = home.url
+        self.key_args = ("--sync-key-file", str(home.key_file))
+        config = data_dir.parent / f"{name}-config.toml"
+        config.write_text(
+            "".join(
+                f'[memories.{m}]\nremote = "{p.url}"\nsync_key_file = "{p.key_file}"\n'
+                for m, p in (others or {}).items()
+            )
+        )
+        self.proc = DaemonProcess(data_dir, env={**SOAK_ENV, "CHRYSALIS_CONFIG": str(config)})
         self.up = False
         self.replica_id = ""
         self.starts = 0
-        self._clients: dict[float, Client] = {}
+        self._clients: dict[tuple[float, str], Client] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -102,13 +122,22 @@ class Replica:
         self.up = False
         return self.proc.stop(signal.SIGKILL)
 
-    def call(self, method: str, *args: Any, timeout: float = CALL_TIMEOUT, **kw: Any) -> Any:
-        """One route, on a kept client per timeout (a Client is thread-safe; making one
-        costs ~30 ms, most of it an SSL context the Unix socket never uses)."""
+    def call(
+        self,
+        method: str,
+        *args: Any,
+        timeout: float = CALL_TIMEOUT,
+        memory: str = DEFAULT,
+        **kw: Any,
+    ) -> Any:
+        """One route in ``memory``, on a kept client per timeout and memory (a Client is
+        thread-safe; making one costs ~30 ms, most of it an SSL context the Unix socket never
+        uses)."""
         with self._lock:
-            client = self._clients.get(timeout)
+            client = self._clients.get((timeout, memory))
             if client is None:
-                client = self._clients[timeout] = Client(self.proc.socket, timeout=timeout)
+                client = Client(self.proc.socket, timeout=timeout, memory=memory)
+                self._clients[timeout, memory] = client
         return getattr(client, method)(*args, **kw)
 
     def close(self) -> None:
@@ -220,19 +249,27 @@ class Driver:
     def __init__(
         self,
         replicas: list[Replica],
-        ledger: Ledger,
+        ledgers: dict[str, Ledger],
         rng: random.Random,
         stats: Counter[str],
         lock: threading.Lock,
         ids: Iterator[int],
     ) -> None:
         self.replicas = replicas
-        self.ledger = ledger
+        self.ledgers = ledgers  # by memory: every daemon serves each of them
+        self.memory = DEFAULT  # the memory of the action under way
         self.rng = rng
         self.stats = stats
         self.lock = lock
         self.ids = ids  # shared: bead numbers are unique across drivers
         self.error: str | None = None
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.ledgers[self.memory]
+
+    def call(self, r: Replica, method: str, *args: Any, **kw: Any) -> Any:
+        return r.call(method, *args, memory=self.memory, **kw)
 
     def run(self, seconds: float, stop: threading.Event) -> None:
         try:
@@ -252,6 +289,7 @@ class Driver:
                 time.sleep(0.05)
                 continue
             r = self.rng.choice(live)
+            self.memory = self.rng.choice(list(self.ledgers))
             action = self.rng.choices(names, weights)[0]
             began = time.monotonic()
             getattr(self, action)(r)
@@ -270,7 +308,9 @@ class Driver:
             self.count(f"failed:{type(exc).__name__}")
         else:
             with self.lock:
-                self.ledger.unexpected.append(f"{r.name} {what}: {type(exc).__name__}: {exc}")
+                self.ledger.unexpected.append(
+                    f"{r.name} {self.memory} {what}: {type(exc).__name__}: {exc}"
+                )
 
     def _bead(self) -> tuple[str, str, str]:
         n = next(self.ids)
@@ -284,7 +324,9 @@ class Driver:
     def remember(self, r: Replica) -> None:
         bead_id, word, content = self._bead()
         try:
-            bead = r.call("remember", content, id=bead_id, session_id=f"s{self.rng.randrange(5)}")
+            bead = self.call(
+                r, "remember", content, id=bead_id, session_id=f"s{self.rng.randrange(5)}"
+            )
         except (ChrysalisError, httpx.HTTPError) as exc:
             with self.lock:
                 self.ledger.unsure.add(bead_id)
@@ -299,7 +341,7 @@ class Driver:
         batch = [self._bead() for _ in range(self.rng.randint(2, 8))]
         rows = [{"id": b, "content": c, "tags": ["batch"]} for b, _, c in batch]
         try:
-            beads = r.call("remember_many", rows)
+            beads = self.call(r, "remember_many", rows)
         except (ChrysalisError, httpx.HTTPError) as exc:
             with self.lock:
                 self.ledger.unsure.update(b for b, _, _ in batch)
@@ -321,7 +363,7 @@ class Driver:
             bead_id = self.rng.choice(candidates[-200:] if recent else candidates)
             self.ledger.unsure_forgets.add(bead_id)  # until it is acknowledged
         try:
-            r.call("forget", bead_id)
+            self.call(r, "forget", bead_id)
         except NotFound:
             with self.lock:
                 self.ledger.unsure_forgets.discard(bead_id)
@@ -339,7 +381,7 @@ class Driver:
         node_id = f"n{self.rng.randrange(NODE_POOL):02d}"
         labels = self.rng.sample(TOPICS, 2)
         try:
-            r.call("add_node", node_id, "thing", name=f"thing {node_id} {labels[0]}",
+            self.call(r, "add_node", node_id, "thing", name=f"thing {node_id} {labels[0]}",
                    labels=labels)  # fmt: skip
         except (ChrysalisError, httpx.HTTPError) as exc:
             self._failed(r, f"add_node {node_id}", exc)
@@ -355,7 +397,7 @@ class Driver:
             return
         source, target = self.rng.sample(nodes, 2)
         try:
-            edge = r.call("add_edge", source, target, self.rng.choice(PREDICATES),
+            edge = self.call(r, "add_edge", source, target, self.rng.choice(PREDICATES),
                           weight=round(self.rng.random(), 3))  # fmt: skip
         except NotFound:
             self.count("edge_node_not_here_yet")
@@ -372,7 +414,9 @@ class Driver:
         snapshot = self.rng.random() < 0.1
         self.count("syncs")
         try:
-            result = r.call("sync", push=push, pull=pull, snapshot=snapshot, timeout=SYNC_TIMEOUT)
+            result = self.call(
+                r, "sync", push=push, pull=pull, snapshot=snapshot, timeout=SYNC_TIMEOUT
+            )
         except (ChrysalisError, httpx.HTTPError) as exc:
             self._failed(r, "sync", exc)
             return
@@ -386,7 +430,8 @@ class Driver:
         self.count("syncs")
         self.count("cli_syncs")
         try:
-            out = r.proc.cli("sync", "--json", *self.rng.choice([(), ("--push",), ("--pull",)]))
+            how = self.rng.choice([(), ("--push",), ("--pull",)])
+            out = r.proc.cli("--memory", self.memory, "sync", "--json", *how)
         except subprocess.TimeoutExpired:
             self.count("failed:cli_timeout")
             return
@@ -397,10 +442,10 @@ class Driver:
             beads = list(self.ledger.beads.values())
         try:
             if self.rng.random() < 0.5 or not beads:
-                r.call("status")
+                self.call(r, "status")
             else:
                 word = self.rng.choice(beads).word
-                r.call("recall", word, k=3, strategy=self.rng.choice(["keyword", "fusion"]))
+                self.call(r, "recall", word, k=3, strategy=self.rng.choice(["keyword", "fusion"]))
         except (ChrysalisError, httpx.HTTPError) as exc:
             self._failed(r, "read", exc)
 
@@ -625,9 +670,9 @@ class Tamper(threading.Thread):
 # ---- convergence ---------------------------------------------------------------------------
 
 
-def wait_indexed(r: Replica, deadline: float) -> dict[str, Any]:
+def wait_indexed(r: Replica, deadline: float, memory: str = DEFAULT) -> dict[str, Any]:
     while True:
-        status: dict[str, Any] = r.call("status")
+        status: dict[str, Any] = r.call("status", memory=memory)
         if not any(status["index"]["behind"].values()):
             return status
         if time.monotonic() > deadline:
@@ -644,10 +689,13 @@ def settled(statuses: list[dict[str, Any]]) -> bool:
     )
 
 
-def converge(replicas: list[Replica], bound: float) -> tuple[float, int, list[dict[str, Any]]]:
-    """Sync rounds on every daemon (indexes caught up first: vectors are ops too) until the
-    digests are equal, and equal again after one more round. Returns (seconds, rounds, the
-    last statuses); AssertionError with every replica's state when ``bound`` runs out."""
+def converge(
+    replicas: list[Replica], bound: float, memory: str = DEFAULT
+) -> tuple[float, int, list[dict[str, Any]]]:
+    """Sync rounds of ``memory`` on every daemon (indexes caught up first: vectors are ops
+    too) until the digests are equal, and equal again after one more round. Returns (seconds,
+    rounds, the last statuses); AssertionError with every replica's state when ``bound`` runs
+    out."""
     started = time.monotonic()
     deadline = started + bound
     previous: str | None = None
@@ -655,9 +703,9 @@ def converge(replicas: list[Replica], bound: float) -> tuple[float, int, list[di
     while True:
         rounds += 1
         for r in replicas:
-            wait_indexed(r, deadline)
-        results = [r.call("sync", timeout=SYNC_TIMEOUT) for r in replicas]
-        statuses = [wait_indexed(r, deadline) for r in replicas]
+            wait_indexed(r, deadline, memory)
+        results = [r.call("sync", timeout=SYNC_TIMEOUT, memory=memory) for r in replicas]
+        statuses = [wait_indexed(r, deadline, memory) for r in replicas]
         if settled(statuses) and all(res["ok"] for res in results):
             digest = statuses[0]["state_digest"]
             if digest == previous:
@@ -667,14 +715,14 @@ def converge(replicas: list[Replica], bound: float) -> tuple[float, int, list[di
             previous = None
         if time.monotonic() > deadline:
             raise AssertionError(
-                f"no convergence in {bound:.0f} s ({rounds} rounds)\n"
-                + describe(replicas, statuses)
+                f"{memory}: no convergence in {bound:.0f} s ({rounds} rounds)\n"
+                + describe(replicas, statuses, memory)
                 + "\nlast sync results:\n"
                 + "\n".join(json.dumps(res, default=str)[:2000] for res in results)
             )
 
 
-def describe(replicas: list[Replica], statuses: list[dict[str, Any]]) -> str:
+def describe(replicas: list[Replica], statuses: list[dict[str, Any]], memory: str) -> str:
     """Every replica's state, and which beads each one lacks that another has."""
     lines = []
     for r, s in zip(replicas, statuses, strict=True):
@@ -687,7 +735,7 @@ def describe(replicas: list[Replica], statuses: list[dict[str, Any]]) -> str:
             f"stopped {remote['stopped']!r} rejected {remote['rejected']} gaps {remote['gaps']}"
         )
     try:
-        beads = {r.name: {b["id"] for b in export(r)["bead"]} for r in replicas}
+        beads = {r.name: {b["id"] for b in export(r, memory)["bead"]} for r in replicas}
     except Exception as exc:
         lines.append(f"(export failed: {exc})")
         return "\n".join(lines)
@@ -702,10 +750,10 @@ def describe(replicas: list[Replica], statuses: list[dict[str, Any]]) -> str:
 # ---- the checker ---------------------------------------------------------------------------
 
 
-def export(r: Replica) -> dict[str, list[dict[str, Any]]]:
+def export(r: Replica, memory: str = DEFAULT) -> dict[str, list[dict[str, Any]]]:
     """The export route's items by kind (a list: duplicates would show)."""
     out: dict[str, list[dict[str, Any]]] = {"bead": [], "node": [], "edge": [], "skill": []}
-    for line in r.call("export", timeout=120.0).splitlines():
+    for line in r.call("export", timeout=120.0, memory=memory).splitlines():
         obj = json.loads(line)
         if obj["kind"] != "header":
             out.setdefault(obj["kind"], []).append(obj["item"])
@@ -718,13 +766,15 @@ def check(
     statuses: list[dict[str, Any]],
     rng: random.Random,
     report: dict[str, Any],
+    memory: str = DEFAULT,
 ) -> list[str]:
-    """Every invariant the soak promises; the list of what does not hold (empty: all hold)."""
+    """Every invariant the soak promises, in ``memory``; the list of what does not hold
+    (empty: all hold)."""
     problems: list[str] = []
 
     def need(ok: bool, what: str) -> None:
         if not ok:
-            problems.append(what)
+            problems.append(f"{memory}: {what}")
 
     need(len({s["state_digest"] for s in statuses}) == 1, "state digests differ")
     vvs = [s["version_vector"] for s in statuses]
@@ -741,7 +791,7 @@ def check(
         need(s["counts"]["ops"] == ops, f"{r.name}: {s['counts']['ops']} ops logged, vv {ops}")
 
     alive = set(ledger.alive())
-    exports = {r.name: export(r) for r in replicas}
+    exports = {r.name: export(r, memory) for r in replicas}
     present: dict[str, set[str]] = {}
     for r, s in zip(replicas, statuses, strict=True):
         items = exports[r.name]
@@ -790,26 +840,28 @@ def check(
     for r in replicas:
         for bead_id in sample:
             try:
-                content = r.call("get_bead", bead_id).content
+                content = r.call("get_bead", bead_id, memory=memory).content
             except NotFound:
-                problems.append(f"{r.name}: get_bead({bead_id}) not found")
+                problems.append(f"{memory}: {r.name}: get_bead({bead_id}) not found")
                 continue
             need(content == ledger.beads[bead_id].content, f"{r.name}: {bead_id} content differs")
         for bead_id in gone_sample:
             try:
-                r.call("get_bead", bead_id)
-                problems.append(f"{r.name}: forgotten {bead_id} still readable")
+                r.call("get_bead", bead_id, memory=memory)
+                problems.append(f"{memory}: {r.name}: forgotten {bead_id} still readable")
             except NotFound:
                 pass
         for bead_id in words:
-            items = r.call("recall", ledger.beads[bead_id].word, k=3, strategy="keyword").items
+            word = ledger.beads[bead_id].word
+            items = r.call("recall", word, k=3, strategy="keyword", memory=memory).items
             need(
                 bool(items) and items[0].id == bead_id,
                 f"{r.name}: keyword recall of {ledger.beads[bead_id].word} gave "
                 f"{[i.id for i in items]}, not {bead_id}",
             )
         for bead_id in gone_sample[:10]:
-            items = r.call("recall", ledger.beads[bead_id].word, k=3, strategy="keyword").items
+            word = ledger.beads[bead_id].word
+            items = r.call("recall", word, k=3, strategy="keyword", memory=memory).items
             need(all(i.id != bead_id for i in items), f"{r.name}: recall finds forgotten {bead_id}")
     report["checked_reads"] = len(sample) + len(gone_sample)
     report["checked_recalls"] = len(words)

@@ -1,14 +1,17 @@
-"""Soak: three daemons (subprocesses, each its own data dir) sync through one S3 bucket on moto
-on a short schedule (push and pull every second, snapshots and compaction every 5 s) while two
-seeded driver threads write, forget and sync on random daemons and a chaos thread SIGKILLs
-daemons (restarting them on the same data dir) and stops S3 for 1-5 s at a time.
+"""Soak: three daemons (subprocesses, each its own data dir) serve two memories each, the
+default and ``team``, and each memory syncs through its own S3 bucket on moto under its own
+key, on a short schedule (push and pull every second, snapshots and compaction every 5 s).
+Two seeded driver threads write, forget and sync in a random memory of a random daemon; a
+chaos thread SIGKILLs daemons (restarting them on the same data dir) and stops S3 for 1-5 s
+at a time; in each bucket someone without the key deletes, replays and edits objects.
 
 Then S3 comes back for good, every daemon runs, a fourth daemon joins with an empty data dir
-(from the snapshot and the segments compaction left), and sync rounds go on until the four
-state digests are equal and stay equal. The checker then wants every acknowledged write on
-every replica exactly once, every acknowledged forget everywhere, indexes that agree with LMDB,
-no rejected object, no stopped push, nothing pending, no error in any daemon's log, and daemons
-that answer and stop cleanly.
+(from the snapshots and the segments compaction left), and sync rounds go on, memory by
+memory, until the four state digests are equal and stay equal. The checker then wants, in each
+memory, every acknowledged write on every replica exactly once and nothing written to the
+other memory, every acknowledged forget everywhere, indexes that agree with LMDB, no rejected
+object, no stopped push, nothing pending; and no error in any daemon's log, and daemons that
+answer and stop cleanly.
 
 About two minutes by default; ``CHRYSALIS_SOAK_SECONDS=1800`` (or ``pytest tests/reliability
 --soak-seconds 1800``) soaks longer. ``CHRYSALIS_SOAK_SEED`` replays the driver's choices (not
@@ -31,10 +34,12 @@ from typing import Any
 import pytest
 
 from tests.reliability.soak import (
+    DEFAULT,
     SYNC_TIMEOUT,
     Chaos,
     Driver,
     Ledger,
+    Place,
     Replica,
     Tamper,
     check,
@@ -45,12 +50,13 @@ from tests.reliability.soak import (
 from tests.remote_fixtures import S3Server
 
 DRIVERS = 2  # threads writing at once: kills land on calls in flight
+MEMORIES = (DEFAULT, "team")  # each with its own bucket and key
 CONVERGE_SECONDS = 60.0
 ANSWER_SECONDS = 10.0  # "quickly" at the end: a wedged daemon does not answer at all
 
 
 @pytest.mark.slow
-def test_soak_three_daemons_through_s3_with_crashes_and_outages(
+def test_soak_three_daemons_two_memories_through_s3_with_crashes_and_outages(
     s3_server: S3Server,
     tmp_path: Path,
     request: pytest.FixtureRequest,
@@ -66,38 +72,50 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
     werkzeug = logging.getLogger("werkzeug")  # moto's request log: thousands of lines
     werkzeug_level = werkzeug.level
     werkzeug.setLevel(logging.WARNING)
-    bucket = s3_server.new_bucket()
-    url = s3_server.url(bucket)
-    # A keyed run: the tampering actor can write to the bucket but has no key.
-    key_file = tmp_path / "sync.key"
-    key_file.write_text(random.Random(soak_seed).randbytes(32).hex() + "\n")
-    key_file.chmod(0o600)
-    replicas = [Replica(name, tmp_path / name, url, key_file) for name in ("a", "b", "c")]
+    # Keyed memories, each its own bucket and key: the tampering actor can write to the
+    # buckets but has no key.
+    buckets = {m: s3_server.new_bucket() for m in MEMORIES}
+    places = {}
+    for n, m in enumerate(MEMORIES):
+        key_file = tmp_path / f"{m}.key"
+        key_file.write_text(random.Random(soak_seed + n).randbytes(32).hex() + "\n")
+        key_file.chmod(0o600)
+        places[m] = Place(s3_server.url(buckets[m]), key_file)
+    others = {m: p for m, p in places.items() if m != DEFAULT}
+
+    def replica(name: str) -> Replica:
+        return Replica(name, tmp_path / name, places[DEFAULT], others)
+
+    replicas = [replica(name) for name in ("a", "b", "c")]
     stats: Counter[str] = Counter()
-    ledger = Ledger()
+    ledgers = {m: Ledger() for m in MEMORIES}
     stop = threading.Event()
     chaos_stats: Counter[str] = Counter()
     chaos = Chaos(replicas, s3_server, random.Random(rng.getrandbits(64)), chaos_stats, stop)
-    tamper_stats: Counter[str] = Counter()
-    tamper = Tamper(
-        s3_server, bucket, "team", random.Random(rng.getrandbits(64)), tamper_stats, stop
-    )
+    tamper_stats = {m: Counter[str]() for m in MEMORIES}
+    tampers = [
+        Tamper(s3_server, buckets[m], "team", random.Random(rng.getrandbits(64)),
+               tamper_stats[m], stop)
+        for m in MEMORIES
+    ]  # fmt: skip
     seen: Counter[str] = Counter()  # anomalies the daemons' status showed while it ran
     watcher = threading.Thread(
         target=watch_anomalies, args=(replicas, seen, stop), name="soak-watch", daemon=True
     )
     try:
         replicas[0].start()
-        assert replicas[0].call("sync")["ok"]  # one replica makes format.json: no race
+        for m in MEMORIES:  # one replica makes each format.json: no race
+            assert replicas[0].call("sync", memory=m)["ok"]
         for r in replicas[1:]:
             r.start()
         report["startup_s"] = round(time.monotonic() - started, 1)
         chaos.start()
-        tamper.start()
+        for tamper in tampers:
+            tamper.start()
         watcher.start()
         lock, ids = threading.Lock(), itertools.count(1)
         drivers = [
-            Driver(replicas, ledger, random.Random(rng.getrandbits(64)), stats, lock, ids)
+            Driver(replicas, ledgers, random.Random(rng.getrandbits(64)), stats, lock, ids)
             for _ in range(DRIVERS)
         ]
         threads = [
@@ -115,10 +133,11 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
         chaos.join(timeout=300)
         assert not chaos.is_alive(), "the chaos thread did not finish"
         assert chaos.error is None, f"chaos failed:\n{chaos.error}"
-        tamper.join(timeout=60)
+        for tamper in tampers:
+            tamper.join(timeout=60)
+            assert tamper.error is None, f"tampering failed:\n{tamper.error}"
         watcher.join(timeout=60)
-        assert tamper.error is None, f"tampering failed:\n{tamper.error}"
-        report["tampering"] = dict(tamper_stats)
+        report["tampering"] = {m: dict(t) for m, t in tamper_stats.items()}
         report["anomalies_seen"] = dict(seen)
         report["chaos_join_s"] = round(time.monotonic() - joined, 1)
         report["kill_exit_codes"] = dict(chaos.kill_codes)
@@ -138,32 +157,40 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
             problems.append(f"{stats['failed:NotReady']} calls found no answer in 30 s (wedged?)")
         # Tampering has stopped; repair what it broke: a deleted format.json is never made
         # again silently, so the repair verb puts it back (a no-op when it is intact).
-        if tamper_stats["delete_format"]:
-            repaired = replicas[0].call("sync", repair_format=True, timeout=SYNC_TIMEOUT)
-            report["format_repair"] = (repaired.get("remote") or {}).get("repair_format")
-        if sum(tamper_stats.values()):
+        for m in MEMORIES:
+            if tamper_stats[m]["delete_format"]:
+                repaired = replicas[0].call(
+                    "sync", repair_format=True, timeout=SYNC_TIMEOUT, memory=m
+                )
+                report[f"format_repair:{m}"] = (repaired.get("remote") or {}).get("repair_format")
+        if sum(sum(t.values()) for t in tamper_stats.values()):
             problems.extend(
                 [] if sum(seen.values()) else ["tampering went on, yet no status showed it"]
             )
-        late = Replica("late", tmp_path / "late", url, key_file)
+        late = replica("late")
         replicas.append(late)
         late.start()
         bound = max(CONVERGE_SECONDS, soak_seconds / 10)
-        seconds, rounds, statuses = converge(replicas, bound)
-        report["converge_s"] = round(seconds, 1)
-        report["converge_rounds"] = rounds
-        report["digest"] = statuses[0]["state_digest"]
-        report["remote"] = remote_summary(s3_server, bucket)
+        digests = {}
+        for m in MEMORIES:
+            seconds, rounds, statuses = converge(replicas, bound, m)
+            figures = report[m] = {"converge_s": round(seconds, 1), "converge_rounds": rounds}
+            digests[m] = figures["digest"] = statuses[0]["state_digest"]
+            figures["remote"] = remote_summary(s3_server, buckets[m])
+            checking = time.monotonic()
+            problems += check(replicas, ledgers[m], statuses, rng, figures, m)
+            problems += [f"{m}: unexpected error: {e}" for e in ledgers[m].unexpected]
+            figures["check_s"] = round(time.monotonic() - checking, 1)
+        if len(set(digests.values())) != len(MEMORIES):
+            problems.append(f"two memories have one state: {digests}")
 
-        checking = time.monotonic()
-        problems += check(replicas, ledger, statuses, rng, report)
-        problems += [f"unexpected error: {e}" for e in ledger.unexpected]
-
-        report["check_s"] = round(time.monotonic() - checking, 1)
-        # No daemon wedged: each answers at once, and SIGTERM stops it with status 0.
+        # No daemon wedged: each answers at once, and SIGTERM stops it with status 0. The
+        # memories are still where the checks left them (nothing syncs into the wrong one).
         for r in replicas:
             assert r.call("ping", timeout=ANSWER_SECONDS), r.name
-            assert r.call("status", timeout=ANSWER_SECONDS)["state_digest"] == report["digest"]
+            for m in MEMORIES:
+                status = r.call("status", timeout=ANSWER_SECONDS, memory=m)
+                assert status["state_digest"] == digests[m], (r.name, m)
         for r in replicas:
             code = r.proc.stop(signal.SIGTERM, timeout=60)
             if code != 0:
@@ -193,7 +220,7 @@ def test_soak_three_daemons_through_s3_with_crashes_and_outages(
             forgets_acked=stats["forgets_acked"],
             nodes_acked=stats["nodes_acked"],
             edges_acked=stats["edges_acked"],
-            unsure_writes=len(ledger.unsure) + len(ledger.unsure_forgets),
+            unsure_writes=sum(len(x.unsure) + len(x.unsure_forgets) for x in ledgers.values()),
             failed_calls={k[7:]: v for k, v in stats.items() if k.startswith("failed:")},
             calls=stats["calls"],
             kills=chaos_stats["kills"],
@@ -223,7 +250,7 @@ def watch_anomalies(replicas: list[Replica], seen: Counter[str], stop: threading
     while not stop.wait(1.0):
         r = rng.choice(replicas)
         try:
-            remote = r.call("status", timeout=5.0)["sync"]["remote"]
+            remote = r.call("status", timeout=5.0, memory=rng.choice(MEMORIES))["sync"]["remote"]
         except Exception:  # down (chaos), or busy: look again later
             continue
         for kind in ("gaps", "tampered", "rejected"):
