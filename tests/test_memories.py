@@ -167,7 +167,7 @@ def test_a_drop_waits_for_the_requests_in_the_memory_and_refuses_the_later_ones(
             with d.client(memory="busy", timeout=60.0) as c:
                 try:
                     imported.append(c.import_lines(trickle()))
-                except Exception as exc:  # noqa: BLE001 - the test wants it to complete
+                except Exception as exc:  # the test wants it to complete
                     imported.append(exc)
 
         outcomes: dict[str, Counter[str]] = {}
@@ -192,7 +192,7 @@ def test_a_drop_waits_for_the_requests_in_the_memory_and_refuses_the_later_ones(
                     except NotFound:
                         seen["404"] += 1
                         time.sleep(0.01)
-                    except Exception as exc:  # noqa: BLE001 - counted: the test wants none
+                    except Exception as exc:  # counted: the test wants none
                         seen[f"{type(exc).__name__}: {exc}"] += 1
 
         threads = [

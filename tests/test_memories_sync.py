@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from tests.daemon_process import DaemonProcess
 from tests.remote_fixtures import S3Server
+from tests.test_forget_marker import MARKERS, Remote, holding_files
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}
 
@@ -127,3 +129,55 @@ def _bucket(s3_server: S3Server, d: DaemonProcess) -> str:
     [team] = [m for m in d.once("memories") if m["name"] == "team"]
     remote: str = team["remote"]
     return remote.removeprefix("s3://").split("/", 1)[0]
+
+
+def test_a_dropped_memory_is_forgotten_on_the_other_laptop_and_leaves_its_remote(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A memory made at run time on two laptops, synced through a folder under a key: laptop
+    A drops it. Its receipt names B as pending; once B syncs, B's copy of the memory holds
+    nothing, A's replica is retired on the remote, and no object of the remote (decoded with
+    the key) nor any file of B's data dir holds the text."""
+    remote = Remote("file", tmp_path, request)
+    key = tmp_path / "shared.key"
+    key.write_text("the passphrase of the shared memory")
+    env = {**QUIET, "CHRYSALIS_SCRUB_DELAY": "0.2"}
+    a, b = (DaemonProcess(tmp_path / n, env=env).start() for n in ("a", "b"))
+    try:
+        for d in (a, b):
+            with d.client() as c:
+                c.create_memory("shared", remote=remote.url, sync_key_file=str(key))
+        with a.client(memory="shared") as c:
+            c.remember(f"on a: {MARKERS[0].decode()} is the plan", id="from-a")
+        with b.client(memory="shared") as c:
+            c.remember(f"on b: {MARKERS[2].decode()} agrees", id="from-b")
+        for d in (a, b, a):
+            assert sync(d, "shared")["remote"]["ok"]
+        assert remote.holding(key), "the remote holds the text before the drop"
+        b_id = _status(b, "shared")["replica_id"]
+        a_id = _status(a, "shared")["replica_id"]
+        with a.client(timeout=60.0) as c:
+            receipt = c.drop_memory("shared")
+        assert receipt["forgotten_beads"] == 2 and receipt["remote"]["ok"], receipt
+        assert receipt["remote"]["retire"] == {"replica": a_id, "decommissioned": True}
+        assert [(r["replica"], r["state"]) for r in receipt["replicas"]] == [(b_id, "pending")]
+        for _ in range(2):  # pull the forgets, then push their scrub of b's own segments
+            assert sync(b, "shared")["remote"]["ok"]
+        status = _status(b, "shared")
+        assert status["counts"]["beads"] == 0
+        [peer] = [p for p in status["sync"]["remote"]["peers"] if p["replica"] == a_id]
+        assert peer["decommissioned"]
+        assert remote.holding(key) == []
+        deadline = time.monotonic() + 20.0  # b's local scrub runs 0.2 s after the forgets
+        while holding_files(tmp_path / "b") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert holding_files(tmp_path / "b") == []
+    finally:
+        for d in (a, b):
+            d.stop()
+            d.close()
+
+
+def _status(d: DaemonProcess, memory: str) -> dict[str, Any]:
+    with d.client(memory=memory) as c:
+        return c.status()

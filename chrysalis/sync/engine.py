@@ -242,6 +242,10 @@ class Sync:
         """Retire a laptop that will not come back: it stops gating compaction."""
         return self._connect().heartbeats.decommission(replica)
 
+    def retire(self) -> dict[str, Any]:
+        """Retire this replica itself (its data dir goes away: its memory is dropped here)."""
+        return self._connect().heartbeats.retire()
+
     def heartbeat(self) -> None:
         """Publish who we are and exactly which ops we hold (gates compaction)."""
         self._connect().heartbeats.beat()

@@ -41,27 +41,40 @@ class Heartbeats:
         """Publish ours."""
         s = self.s
         with self._lock:
-            scrubbed = s.local.scrubbed_vv()
-            hb = {
-                "replica": s.me,
-                "host": self.host,
-                "generation": s.local.generation,
-                "lineage": [g["replica"] for g in s.local.lineage()],
-                "pushed": s.pushed(),
-                "vv": s.local.version_vector(),
-                # What our last local scrub covered: forgets in it left every file of ours.
-                "scrubbed": scrubbed,
-                "snapshot": s.local.last_snapshot(s.fid),
-                # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
-                "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
-                # Blobs a live bead names that the remote lacks: whoever holds one puts it again.
-                "missing_blobs": missing_blobs(s),
-                "time": time.time(),
-                "format": FORMAT,
-            }
+            hb = self._ours()
             s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
             self._last = time.monotonic()
-            self._scrubbed = scrubbed
+            self._scrubbed = hb["scrubbed"]
+
+    def retire(self) -> dict[str, Any]:
+        """Publish ours, decommissioned (this replica's data dir is going away for good: its
+        memory is dropped here): it stops gating compaction, and the others clean up its
+        segments once every live replica has applied them."""
+        s = self.s
+        with self._lock:
+            hb = protocol.tombstone(self._ours(), by=s.me, at=time.time())
+            s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
+        return {"replica": s.me, "decommissioned": True}
+
+    def _ours(self) -> dict[str, Any]:
+        s = self.s
+        return {
+            "replica": s.me,
+            "host": self.host,
+            "generation": s.local.generation,
+            "lineage": [g["replica"] for g in s.local.lineage()],
+            "pushed": s.pushed(),
+            "vv": s.local.version_vector(),
+            # What our last local scrub covered: forgets in it left every file of ours.
+            "scrubbed": s.local.scrubbed_vv(),
+            "snapshot": s.local.last_snapshot(s.fid),
+            # Holes we cannot read past: their replica puts them again (§7, §6 step 9).
+            "gaps": {r: [g["from"], g["to"]] for r, g in sorted(s.health.gaps.items())},
+            # Blobs a live bead names that the remote lacks: whoever holds one puts it again.
+            "missing_blobs": missing_blobs(s),
+            "time": time.time(),
+            "format": FORMAT,
+        }
 
     def scrub_unreported(self) -> bool:
         """Has a local scrub finished since our last heartbeat (forget receipts wait for it)?"""

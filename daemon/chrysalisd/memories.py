@@ -196,17 +196,9 @@ class Memories:
         ids = [b.id for b in host.memory.all_beads()]
         forgotten = host.memory.writer.forget_many(ids)
         receipt: dict[str, Any] = {"memory": name, "forgotten_beads": len(forgotten)}
+        receipt["remote"] = receipt["replicas"] = None
         if host.sync is not None:
-            remote: dict[str, Any] = {"url": host.sync.remote.url}
-            for step, run in (("push", host.sync.push), ("scrub", host.sync.scrub)):
-                try:
-                    remote[step] = run()
-                except Exception as exc:  # the remote may be down: say so, drop anyway
-                    remote[step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            remote["ok"] = all(r.get("ok", True) for r in remote.values() if isinstance(r, dict))
-            receipt["remote"] = remote
-        else:
-            receipt["remote"] = None
+            receipt["remote"], receipt["replicas"] = _leave_remote(host)
         directory = host.memory.path
         close(host)
         shutil.rmtree(directory)
@@ -252,6 +244,37 @@ class Memories:
             hosts, self._hosts = list(self._hosts.values()), {}
         for host in reversed(hosts):
             close(host)
+
+
+def _leave_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Push the forgets of a memory being dropped, scrub its remote, and retire this replica
+    there (its heartbeat decommissioned: it no longer gates compaction, and the others clean up
+    its segments once they have applied them). What was done, and the other replicas, which
+    forget everything once they next pull (each keeps the memory, empty, until dropped there)."""
+    sync = host.sync
+    assert sync is not None
+    remote: dict[str, Any] = {"url": sync.remote.url}
+    for step, run in (("push", sync.push), ("scrub", sync.scrub), ("retire", sync.retire)):
+        try:
+            remote[step] = run()
+        except Exception as exc:  # the remote may be down: say so, drop anyway
+            remote[step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    remote["ok"] = all(r.get("ok", True) for r in remote.values() if isinstance(r, dict))
+    try:
+        peers = sync.heartbeats()
+    except Exception as exc:  # unreachable: the receipt says unknown
+        return remote, [{"replica": "?", "state": "unknown", "why": f"{exc}"}]
+    me = host.memory.replica_id
+    replicas = [
+        {
+            "replica": r,
+            "state": "pending",
+            "why": f"forgets every bead when it next pulls from {sync.remote.url}",
+        }
+        for r, hb in sorted(peers.items())
+        if r != me and not hb.get("decommissioned")
+    ]
+    return remote, replicas
 
 
 def close(host: Daemon) -> None:

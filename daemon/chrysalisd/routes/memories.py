@@ -39,6 +39,10 @@ def show_memory(m: M, name: Name) -> dict[str, Any]:
 @router.delete("/v1/memories/{name}", tags=["memories"], responses={400: {}, 404: {}, 409: {}})
 def drop_memory(m: M, name: Name) -> dict[str, Any]:
     """Forget everything the memory holds (forget ops that reach its remote and its other
-    laptops), push and clean the remote, close it and delete its data dir; the receipt
-    says what was done where. The default memory cannot be dropped."""
+    laptops), push and clean the remote, retire this replica there, close the memory and
+    delete its data dir. It waits for the requests still in the memory (409 if they run on
+    past 30 s: nothing dropped). The receipt: ``forgotten_beads``; ``remote`` (``push``,
+    ``scrub``, ``retire``, ``ok``); ``replicas`` (each other laptop, ``pending`` until it next
+    pulls; it keeps the memory, empty, until dropped there); ``data_dir``. The default memory
+    cannot be dropped."""
     return m.drop(name)
