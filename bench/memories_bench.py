@@ -29,11 +29,43 @@ from typing import Any
 from chrysalis import Client
 from chrysalis.errors import DaemonNotRunning
 
-WORDS = (
-    "harbour lantern orchard quartz meadow copper violin glacier river planet garden "
-    "rocket bridge window castle forest desert island canyon valley summit falcon otter "
-    "maple cedar willow ember frost thunder breeze pebble marble velvet amber cobalt"
-).split()
+WORDS = [
+    "harbour",
+    "lantern",
+    "orchard",
+    "quartz",
+    "meadow",
+    "copper",
+    "violin",
+    "glacier",
+    "river",
+    "planet",
+    "garden",
+    "rocket",
+    "bridge",
+    "window",
+    "castle",
+    "forest",
+    "desert",
+    "island",
+    "canyon",
+    "valley",
+    "summit",
+    "falcon",
+    "otter",
+    "maple",
+    "cedar",
+    "willow",
+    "ember",
+    "frost",
+    "thunder",
+    "breeze",
+    "pebble",
+    "marble",
+    "velvet",
+    "amber",
+    "cobalt",
+]
 
 
 def sentence(rng: random.Random, n: int) -> str:

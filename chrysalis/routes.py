@@ -158,6 +158,7 @@ class Routes:
     metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
 
     memories: Call[dict[str, Any]] = Call("GET", "/v1/memories", _json)
+    ui: Call[dict[str, Any]] = Call("POST", "/v1/ui", _json)  # the inspector's address
 
     @staticmethod
     def create_memory(name: str, settings: Mapping[str, Any]) -> Call[dict[str, Any]]:

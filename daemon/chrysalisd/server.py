@@ -34,6 +34,7 @@ from typing import Any
 
 import pythonjsonlogger.json
 import uvicorn
+from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from chrysalis import Memory
@@ -253,8 +254,9 @@ def run(settings: Settings) -> None:
         memories.open_all()
         sock = bind_socket(path)
         inode = os.stat(path).st_ino
+        app = create_app(memories)
         config = uvicorn.Config(
-            create_app(memories),
+            app,
             http=PeerCheckedProtocol,
             lifespan="off",
             log_config=None,
@@ -273,7 +275,7 @@ def run(settings: Settings) -> None:
             memory.knowledge.status()["extractor"], ", ".join(memories.names()), path,
             (time.perf_counter() - started) * 1000,
         )  # fmt: skip
-        asyncio.run(_serve(server, sock, memories.jobs))
+        asyncio.run(_serve(server, sock, memories.jobs, app))
     finally:
         memories.close()
         if sock is not None:
@@ -333,12 +335,15 @@ def open_mirror(memory: Memory, settings: Settings) -> Mirror:
     return ZepMirror(memory, settings.zep_url, key, user_id=user)
 
 
-async def _serve(server: _Server, sock: socket.socket, jobs: Jobs) -> None:
+async def _serve(server: _Server, sock: socket.socket, jobs: Jobs, app: FastAPI) -> None:
     jobs.start()
     try:
         await server.serve(sockets=[sock])
     finally:
         jobs.shutdown()
+        inspector = getattr(app.state, "inspector", None)  # opened by `chrysalis ui`
+        if inspector is not None:
+            await inspector.close()
 
 
 def main(settings: Settings) -> int:

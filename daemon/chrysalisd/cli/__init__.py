@@ -62,7 +62,7 @@ def main(ctx: click.Context, socket: Path | None, memory_name: str | None) -> No
 
 
 for command in (
-    service.daemon, service.status, service.doctor,
+    service.daemon, service.status, service.doctor, service.ui,
     memory.remember, memory.recall, memory.fact, memory.forget, memory.ingest,
     agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,

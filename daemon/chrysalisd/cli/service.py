@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import click
 
@@ -247,3 +248,29 @@ def _memory_checks(client: Client, memory: str | None) -> list[dict[str, str]]:
         with Client(client.socket, timeout=client.timeout, memory=name) as one:
             out += [{**c, "check": f"{name}: {c['check']}"} for c in one.doctor()["checks"]]
     return out
+
+
+@click.command()
+@click.option("--no-browser", is_flag=True, help="Print the address; do not open a browser.")
+@json_option
+@click.pass_context
+def ui(ctx: click.Context, no_browser: bool, as_json: bool) -> None:
+    """Open the memory inspector: the daemon serves it on 127.0.0.1, and its address (with
+    this daemon start's token: keep it to yourself) is printed and opened in a browser.
+
+    \b
+    Example:
+      chrysalis ui
+      chrysalis --memory team ui --no-browser
+    """
+    found = client_for(ctx).raw(Routes.ui)
+    memory = ctx.ensure_object(dict).get("memory")
+    url = found["url"] + (f"&memory={quote(memory)}" if memory else "")
+    if as_json:
+        print_json({**found, "url": url})
+        return
+    click.echo(f"the memory inspector: {url}")
+    if not no_browser:
+        import webbrowser
+
+        webbrowser.open(url)

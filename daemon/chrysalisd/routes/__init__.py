@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import beads, exchange, kg, memories, meta, persona, receipts
+from . import beads, exchange, kg, memories, meta, persona, receipts, ui
 
 ROUTERS: tuple[APIRouter, ...] = (
     meta.router,
@@ -14,6 +14,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     persona.router,
     exchange.router,
     memories.router,
+    ui.router,
 )
 
 __all__ = ["ROUTERS"]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
@@ -87,3 +88,24 @@ def get_edge(d: D, id: PathId) -> Response:
 def remove_edge(d: D, id: PathId) -> Response:
     d.memory.remove_edge(id)
     return Response(status_code=204)
+
+
+@router.get("/v1/kg/graph", tags=["kg"])
+def graph(d: D, limit: Annotated[int, Query(ge=1, le=5000)] = 500) -> dict[str, Any]:
+    """The graph to draw: up to ``limit`` nodes (the most connected first) and every edge
+    between them, facts that stopped holding included (``valid_at``, ``invalid_at`` say
+    when each held). ``truncated`` says whether nodes were left out."""
+    nodes = d.memory.all_nodes()
+    edges = d.memory.all_edges(include_invalid=True)
+    degree: Counter[str] = Counter()
+    for e in edges:
+        degree[e.source] += 1
+        degree[e.target] += 1
+    nodes.sort(key=lambda n: (-degree[n.id], n.id))
+    kept = nodes[:limit]
+    ids = {n.id for n in kept}
+    return {
+        "nodes": [n.model_dump(mode="json") for n in kept],
+        "edges": [e.model_dump(mode="json") for e in edges if e.source in ids and e.target in ids],
+        "truncated": len(nodes) > limit,
+    }
