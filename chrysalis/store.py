@@ -176,7 +176,11 @@ class Store:
         self.sync = sync
         self.min_free_bytes = min_free_bytes  # writes are refused below it (0: never)
         self._disk: tuple[float, int] | None = None  # (monotonic time, free bytes) last seen
-        path.mkdir(parents=True, exist_ok=True)
+        try:  # a new data dir is its user's alone (an existing one keeps its mode)
+            path.mkdir(mode=0o700, parents=True)
+            path.chmod(0o700)  # mkdir's mode passes through the umask
+        except FileExistsError:
+            pass
         self._lock = DataDirLock(path)
         # A compaction that a crash interrupted left a copy holding what it was erasing.
         shutil.rmtree(path / "lmdb" / COMPACT_DIR, ignore_errors=True)

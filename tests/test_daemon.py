@@ -217,6 +217,12 @@ def test_async_client(daemon: DaemonProcess) -> None:
                 *(c.remember(f"async note number {i}", session_id="async") for i in range(8))
             )
             assert len({b.id for b in beads}) == 8
+            # The ranking below wants every vector in: a bead not yet embedded lacks the emb
+            # signal its twins have (written at once, eight near-copies rank on it).
+            for _ in range(200):
+                if not any((await c.status())["index"]["behind"].values()):
+                    break
+                await asyncio.sleep(0.05)
             got = await c.recall("async note number 5", k=3, filters={"session_id": "async"})
             assert got.items[0].id == beads[5].id
             assert len(await c.last_beads(8, session_id="async")) == 8

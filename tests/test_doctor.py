@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import stat
 from pathlib import Path
 
 from tests.daemon_process import DaemonProcess
@@ -27,6 +28,9 @@ def test_doctor_on_a_healthy_daemon_with_a_remote(tmp_path: Path) -> None:
                      "clock", "sync"):  # fmt: skip
             assert checks[name]["status"] in ("ok", "warn"), checks[name]
         assert checks["remote write"]["status"] == "ok"
+        # a data dir the daemon made is its user's alone, so the doctor has nothing to say
+        assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+        assert checks["data dir"]["status"] == "ok", checks["data dir"]
         assert abs(float(checks["clock"]["detail"].split()[0])) < 60
         assert not list((tmp_path / "shared").glob("doctor/*"))  # the probe is cleaned up
         text = d.cli("doctor")

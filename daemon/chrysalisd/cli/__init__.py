@@ -61,6 +61,40 @@ def main(ctx: click.Context, socket: Path | None, memory_name: str | None) -> No
     ctx.ensure_object(dict).update(socket=socket, memory=memory_name)
 
 
+def _anywhere(command: click.Command) -> None:
+    """Let ``--socket`` and ``--memory`` also come after the command (``chrysalis status
+    --socket X``), as people type them; they set what the options before it set."""
+
+    def keep(key: str) -> Any:
+        def callback(ctx: click.Context, _: click.Parameter, value: Any) -> Any:
+            if value is not None:
+                ctx.ensure_object(dict)[key] = value
+            return value
+
+        return callback
+
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _anywhere(sub)
+        return
+    taken = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    if "--socket" not in taken:
+        command.params.append(
+            click.Option(
+                ["--socket"], type=click.Path(dir_okay=False, path_type=Path),
+                expose_value=False, callback=keep("socket"),
+                help="The daemon's socket (also before the command).",
+            )
+        )  # fmt: skip
+    if "--memory" not in taken and command.name != "daemon":
+        command.params.append(
+            click.Option(
+                ["--memory"], expose_value=False, callback=keep("memory"),
+                help="The named memory to work in (also before the command).",
+            )
+        )  # fmt: skip
+
+
 for command in (
     service.daemon, service.status, service.doctor, service.ui,
     memory.remember, memory.recall, memory.fact, memory.forget, memory.ingest,
@@ -68,4 +102,5 @@ for command in (
     exchange.export, exchange.import_,
     replication.sync, replication.demo,
 ):  # fmt: skip
+    _anywhere(command)
     main.add_command(command)
