@@ -47,3 +47,11 @@ def test_socket_and_memory_work_after_the_command_too(daemon: DaemonProcess) -> 
     assert {m["name"]: m["beads"] for m in json.loads(out.stdout)} == {"default": 0, "team": 1}
     out = cli(daemon, "status", "--socket", str(daemon.sock_dir / "nobody.sock"))
     assert out.returncode == 1 and "no daemon at" in out.stderr
+
+
+def test_remember_is_a_note_from_the_cli_as_from_mcp(daemon: DaemonProcess) -> None:
+    out = daemon.cli("remember", "the user prefers green tea", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["role"] == "note"
+    turn = daemon.cli("remember", "hello there", "--role", "user", "--json")
+    assert json.loads(turn.stdout)["role"] == "user"

@@ -22,7 +22,7 @@ from .receipts import show_receipt, wait_option
 @click.option("--id", "id_", help="The bead's id (default: a new UUIDv7).")
 @click.option(
     "--role",
-    default="user",
+    default="note",  # what a person or an agent remembers, as MCP's remember; turns say so
     show_default=True,
     type=click.Choice(["user", "assistant", "system", "tool", "note"]),
 )
