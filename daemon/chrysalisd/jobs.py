@@ -158,18 +158,19 @@ class JobGroup:
     def status(self) -> list[dict[str, Any]]:
         return [j for j in self.all.status() if self._mine(j["name"])]
 
-    def remove_all(self, wait: float = 0.0) -> bool:
-        """Stop this memory's jobs (it is being dropped), and wait up to ``wait`` seconds for
-        the runs under way to finish. False if one still runs."""
+    def remove_all(self, wait: bool = False) -> None:
+        """Stop this memory's jobs (it is being dropped); with ``wait``, return once the runs
+        under way have finished (each is bounded by its own timeouts; logged every 30 s)."""
         mine = [s for n, s in self.all.jobs.items() if self._mine(n)]
         for state in mine:
             self.all.remove(state.name)
-        deadline = time.monotonic() + wait
-        while any(s.running for s in mine):
-            if time.monotonic() > deadline:
-                return False
+        next_log = time.monotonic() + 30.0
+        while wait and any(s.running for s in mine):
+            if time.monotonic() > next_log:
+                busy = ", ".join(s.name for s in mine if s.running)
+                log.warning("waiting for %s to finish before the memory closes", busy)
+                next_log += 30.0
             time.sleep(0.05)
-        return True
 
     def _mine(self, name: str) -> bool:
         return name.startswith(self.prefix) if self.prefix else "/" not in name

@@ -37,7 +37,7 @@ log = logging.getLogger("chrysalisd")
 
 SECTION_FILE = "memory.json"
 PREFIX = "/v1/m/"
-DROP_WAIT = 30.0  # seconds a drop waits for the memory's requests and running jobs
+DROP_WAIT = 30.0  # seconds a drop waits for the requests still in the memory
 _ROUTED = re.compile(r"^/v1/m/([^/]+)(/.*)?$")
 
 # Opens the memory a name and its settings describe (server.open_memory); the registry
@@ -192,7 +192,7 @@ class Memories:
                 f"memory {name!r} still has requests running after {DROP_WAIT:g} s; nothing "
                 "was dropped: try again"
             )
-        host.jobs.remove_all(wait=DROP_WAIT)
+        host.jobs.remove_all(wait=True)
         ids = [b.id for b in host.memory.all_beads()]
         forgotten = host.memory.writer.forget_many(ids)
         receipt: dict[str, Any] = {"memory": name, "forgotten_beads": len(forgotten)}
