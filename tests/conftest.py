@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
+from tests.daemon_process import DaemonProcess
 
 pytest_plugins = ["tests.remote_fixtures"]
 
@@ -24,6 +25,15 @@ def open_memory(tmp_path: Path) -> Iterator[Callable[..., Memory]]:
     yield factory
     for mem in opened:
         mem.close()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """A daemon of its own for one test (modules that share one define their own ``daemon``)."""
+    d = DaemonProcess(tmp_path / "data").start()
+    yield d
+    d.stop()
+    d.close()
 
 
 @pytest.fixture

@@ -5,20 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from .daemon_process import DaemonProcess
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path / "data").start()
-    yield d
-    d.stop()
-    d.close()
 
 
 def cli(d: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:

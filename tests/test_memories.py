@@ -21,14 +21,6 @@ from chrysalis.errors import Conflict, InvalidInput, NotFound
 from .daemon_process import DaemonProcess
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path / "data").start()
-    yield d
-    d.stop()
-    d.close()
-
-
 def test_a_named_memory_is_its_own_and_recalled_with_the_default(
     daemon: DaemonProcess, tmp_path: Path
 ) -> None:
