@@ -79,13 +79,19 @@ class Remote(abc.ABC):
 
 
 _SCHEMES: dict[str, Callable[[str], Remote]] = {}
+_CHECKS: dict[str, Callable[[str], object]] = {}
 
 
-def register(scheme: str) -> Callable[[Callable[[str], Remote]], Callable[[str], Remote]]:
-    """Make ``open_remote`` open ``scheme://`` URLs with the decorated factory."""
+def register(
+    scheme: str, check: Callable[[str], object] | None = None
+) -> Callable[[Callable[[str], Remote]], Callable[[str], Remote]]:
+    """Make ``open_remote`` open ``scheme://`` URLs with the decorated factory, and
+    `check_url` check their form with ``check`` (no I/O; raises `InvalidInput`)."""
 
     def deco(factory: Callable[[str], Remote]) -> Callable[[str], Remote]:
         _SCHEMES[scheme] = factory
+        if check is not None:
+            _CHECKS[scheme] = check
         return factory
 
     return deco
@@ -99,13 +105,22 @@ def check_key(key: str) -> str:
     return key
 
 
-def open_remote(url: str) -> Remote:
-    """Open the remote named by ``url``: ``file:///path`` or ``s3://bucket/prefix``."""
+def check_url(url: str) -> str:
+    """``url`` if its form names a remote `open_remote` can open; `InvalidInput` saying
+    what is wrong otherwise. Opens nothing and reaches nothing (the settings use it, so a
+    bad URL is refused with the setting's name before anything starts)."""
     from . import file, s3  # noqa: F401 - they register their schemes
 
     scheme = urlsplit(url).scheme
-    factory = _SCHEMES.get(scheme)
-    if factory is None:
+    if scheme not in _SCHEMES:
         known = ", ".join(f"{s}://" for s in sorted(_SCHEMES))
         raise InvalidInput(f"remote URL {url!r}: unknown scheme {scheme!r} (known: {known})")
-    return factory(url)
+    if scheme in _CHECKS:
+        _CHECKS[scheme](url)
+    return url
+
+
+def open_remote(url: str) -> Remote:
+    """Open the remote named by ``url``: ``file:///path`` or ``s3://bucket/prefix``."""
+    check_url(url)
+    return _SCHEMES[urlsplit(url).scheme](url)

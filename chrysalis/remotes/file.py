@@ -29,24 +29,41 @@ from . import (
 TMP = atomic.TMP_PREFIX
 
 
+def folder_of(url: str) -> Path:
+    """The folder a ``file:///absolute/path`` URL names; `InvalidInput` for another form."""
+    parts = urlsplit(url)
+    path = unquote(parts.path)
+    if (
+        not url.startswith("file://")
+        or parts.netloc not in ("", "localhost")
+        or not path.startswith("/")
+        or path.rstrip("/") == ""
+    ):
+        raise InvalidInput(f"remote URL {url!r}: expected file:///absolute/path")
+    return Path(path)
+
+
+def missing_folder(url: str, root: Path) -> str:
+    """What to say when the remote's folder is not there. We never create it: a share that
+    is not mounted would then become a local folder, and sync would go nowhere unnoticed."""
+    return (
+        f"{url}: the folder {root} does not exist; make it with `mkdir -p {root}` "
+        "(or mount the share it should be); chrysalis does not create it, so an unmounted "
+        "share is not mistaken for an empty folder"
+    )
+
+
 class FileRemote(Remote):
     def __init__(self, url: str) -> None:
         super().__init__(url)
-        parts = urlsplit(url)
-        if (
-            not url.startswith("file://")
-            or parts.netloc not in ("", "localhost")
-            or not (parts.path.startswith("/"))
-        ):
-            raise InvalidInput(f"remote URL {url!r}: expected file:///absolute/path")
-        self.root = Path(unquote(parts.path))
+        self.root = folder_of(url)
 
     def _path(self, key: str) -> Path:
         return self.root / check_key(key)
 
     def _check_root(self) -> None:
         if not self.root.is_dir():
-            raise RemoteUnavailable(f"{self.url}: folder {self.root} does not exist (not mounted?)")
+            raise RemoteUnavailable(missing_folder(self.url, self.root))
 
     def get(self, key: str) -> bytes:
         self.count("get")
@@ -141,4 +158,4 @@ def _raise(exc: OSError) -> None:
         raise exc
 
 
-register("file")(FileRemote)
+register("file", check=folder_of)(FileRemote)

@@ -27,28 +27,35 @@ _OPTIONS = ("endpoint_url", "region", "profile", "addressing_style", "timeout", 
 _TAKEN = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
 
 
+def parse(url: str) -> tuple[str, str, dict[str, str]]:
+    """An ``s3://`` URL's bucket, key prefix (``""`` or ending in ``/``) and options;
+    `InvalidInput` naming what is wrong. No I/O, no boto3."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        raise InvalidInput(f"remote URL {url!r}: expected s3://bucket/prefix")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    unknown = sorted(set(query) - set(_OPTIONS))
+    if unknown:
+        raise InvalidInput(
+            f"remote URL {url!r}: unknown option {unknown[0]!r} (known: {', '.join(_OPTIONS)})"
+        )
+    try:
+        float(query.get("timeout", 10)), int(query.get("retries", 4))
+    except ValueError:
+        raise InvalidInput(f"remote URL {url!r}: timeout and retries must be numbers") from None
+    prefix = parts.path.strip("/") + "/" if parts.path.strip("/") else ""
+    return parts.netloc, prefix, query
+
+
 class S3Remote(Remote):
     def __init__(self, url: str) -> None:
         super().__init__(url)
-        parts = urlsplit(url)
-        if not parts.netloc:
-            raise InvalidInput(f"remote URL {url!r}: expected s3://bucket/prefix")
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        unknown = sorted(set(query) - set(_OPTIONS))
-        if unknown:
-            raise InvalidInput(
-                f"remote URL {url!r}: unknown option {unknown[0]!r} (known: {', '.join(_OPTIONS)})"
-            )
-        self.bucket = parts.netloc
-        self.prefix = parts.path.strip("/") + "/" if parts.path.strip("/") else ""
+        self.bucket, self.prefix, query = parse(url)
         import boto3  # heavy: only when an s3 remote is used
         from botocore.config import Config
 
-        try:
-            timeout = float(query.get("timeout", 10))
-            attempts = int(query.get("retries", 4))
-        except ValueError:
-            raise InvalidInput(f"remote URL {url!r}: timeout and retries must be numbers") from None
+        timeout = float(query.get("timeout", 10))
+        attempts = int(query.get("retries", 4))
         session = boto3.session.Session(profile_name=query.get("profile"))
         self.client = session.client(
             "s3",
@@ -143,4 +150,4 @@ def _code(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
-register("s3")(S3Remote)
+register("s3", check=parse)(S3Remote)

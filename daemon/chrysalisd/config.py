@@ -4,15 +4,20 @@ pydantic-settings merges the layers (`load_settings`); platformdirs gives the de
 (on Linux ``$XDG_DATA_HOME/chrysalis`` and ``$XDG_CONFIG_HOME/chrysalis/config.toml``). The
 socket's default is the client's, `chrysalis.client.default_socket_path`, so both agree.
 
-Validated once at start; a bad value fails with a message naming where it came from::
+Validated once at start; a bad value fails with a message in plain words naming the key and
+where it came from::
 
-    CHRYSALIS_MAX_BODY_BYTES: Input should be a valid integer (got 'lots')
-    /home/me/.config/chrysalis/config.toml: unknown key 'embeder'
-    /home/me/.config/chrysalis/config.toml: extractor: unknown extractor 'olama': use rules, ...
+    CHRYSALIS_MAX_BODY_BYTES: expected a whole number (got 'lots')
+    /home/me/.config/chrysalis/config.toml: unknown key 'embeder'; did you mean 'embedder'?
+    /home/me/.config/chrysalis/config.toml: memories.team.remote: expected text (got 5)
+
+An unknown ``CHRYSALIS_*`` variable is no error (the environment is shared with other tools)
+but the daemon warns about it at start (`unknown_variables`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -23,7 +28,7 @@ from typing import Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -35,11 +40,19 @@ from pydantic_settings import (
 from chrysalis.client import default_socket_path
 from chrysalis.errors import InvalidInput
 from chrysalis.models import ID_PATTERN, REPLICA_PATTERN
+from chrysalis.remotes import check_url
 from chrysalis.validity import DEFAULT_FUNCTIONAL
 
 APP = "chrysalis"
 ENV_PREFIX = "CHRYSALIS_"
 SECRETS = {"zep_api_key"}  # never echoed in an error
+# CHRYSALIS_* variables read elsewhere than the settings: the CLI's, fault injection (crash
+# tests) and the test suite's own; with the settings' own, none of them is warned about.
+OTHER_VARIABLES = frozenset({
+    "CONFIG", "MEMORY", "FAULT", "SOAK_SEED", "SOAK_SECONDS", "TEST_MINIO_ENDPOINT",
+    "TEST_MINIO_USER", "TEST_MINIO_PASSWORD", "UI_SCREENSHOTS", "SCHEMATHESIS_RANDOM",
+    "PROPERTY_EXAMPLES", "KNOWLEDGE_EXAMPLES",
+})  # fmt: skip
 
 
 def default_data_dir() -> Path:
@@ -95,7 +108,11 @@ class Settings(BaseSettings):
         'it is stored ("redact"), answer 422 and store nothing ("refuse"), or store it ("off")',
     )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["json", "text"] = "json"
+    log_format: Literal["auto", "text", "json"] = Field(
+        "auto",
+        description='"auto": short text lines on a terminal, JSON lines elsewhere (a service, '
+        'a file); "text" or "json" forces one',
+    )
     max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=1024**3)
     shutdown_timeout: float = Field(5.0, gt=0, le=300, description="seconds for in-flight work")
     disk_check_interval: float = Field(60.0, gt=0, description="seconds between disk checks")
@@ -105,9 +122,7 @@ class Settings(BaseSettings):
         description="seconds after a forget before LMDB is compacted (the local scrub)",
     )  # fmt: skip
     remote: str | None = Field(
-        None,
-        pattern=r"^(file|s3)://",
-        description="where replicas meet: file:///shared/folder or s3://bucket/prefix",
+        None, description="where replicas meet: file:///shared/folder or s3://bucket/prefix"
     )
     sync_key_file: Path | None = Field(
         None, description="64 hex digits or a passphrase; encrypts everything sent to the remote"
@@ -159,6 +174,15 @@ class Settings(BaseSettings):
             return "ollama"
         why = f"unknown extractor {spec!r}: use rules, ollama[:MODEL] or none"
         raise PydanticCustomError("extractor", "{why}", {"why": why})
+
+    @field_validator("remote")
+    @classmethod
+    def _remote(cls, url: str | None) -> str | None:
+        """The URL's form only (nothing is reached here): `open_remote` accepts it."""
+        try:
+            return None if url is None else check_url(url)
+        except InvalidInput as exc:
+            raise PydanticCustomError("remote", "{why}", {"why": exc.message}) from None
 
     @field_validator("functional_predicates", mode="before")
     @classmethod
@@ -243,10 +267,51 @@ def settings_for(base: Settings, name: str, section: Mapping[str, Any]) -> Setti
         return Settings.model_validate(values)
     except ValidationError as exc:
         problems = [
-            f"memories.{name}.{'.'.join(map(str, e['loc'])) or '?'}: {e['msg']}"
+            f"memories.{name}.{'.'.join(map(str, e['loc'])) or '?'}: {plain(e)}"
             for e in exc.errors(include_url=False)
         ]
         raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
+
+
+# What a value should have been, in words, by pydantic's error type (``{x}``: its context).
+_EXPECTED = {
+    "int_parsing": "a whole number", "int_type": "a whole number",
+    "int_from_float": "a whole number", "float_parsing": "a number", "float_type": "a number",
+    "bool_parsing": "true or false", "bool_type": "true or false",
+    "string_type": "text", "path_type": "a path (text)", "list_type": "a list",
+    "dict_type": "a table", "greater_than": "a number above {gt}",
+    "greater_than_equal": "a number of at least {ge}", "less_than": "a number below {lt}",
+    "less_than_equal": "a number of at most {le}", "literal_error": "one of {expected}",
+    "string_pattern_mismatch": "text of the form {pattern}",
+    "extra_forbidden": "no such key (it is not a setting)",
+}  # fmt: skip
+_FORMS = {  # a pattern in words, by field
+    "zep_url": "an http:// or https:// URL",
+    "replica_id": "a replica id: 1 to 64 lower-case letters, digits, - or _",
+    "zep_user_id": "an id: letters, digits, '.', '-', '_', ':' or '@'",
+}
+
+
+def plain(err: ErrorDetails) -> str:
+    """A pydantic error in plain words: what was expected, and what came (a secret's value
+    never shown): ``expected a number of seconds (got 'often')``."""
+    key = str(err["loc"][-1]) if err["loc"] else ""
+    context = err.get("ctx") or {}
+    template = _EXPECTED.get(err["type"])
+    if template is None:  # our own validators' errors are in words already
+        words = err["msg"]
+    else:
+        words = "expected " + (
+            _FORMS[key] if err["type"] == "string_pattern_mismatch" and key in _FORMS
+            else template.format(**{k: _number(v) for k, v in context.items()})
+        )  # fmt: skip
+        field = Settings.model_fields.get(key)
+        if "number" in words and field and (field.description or "").startswith("seconds"):
+            words = words.replace("number", "number of seconds", 1)
+    got = err.get("input")
+    if isinstance(got, str | int | float | bool) and key not in SECRETS and repr(got) not in words:
+        words += f" (got {got!r})"
+    return words
 
 
 def zep_api_key(settings: Settings) -> str:
@@ -289,6 +354,10 @@ class _Environment(EnvSettingsSource):
         name = ENV_PREFIX + key.upper()
         return name if name in self.environ else None
 
+    def source(self, key: str) -> str | None:
+        name = self.origin(key)
+        return None if name is None else f"env {name}"
+
 
 class _TomlFile(TomlConfigSettingsSource):
     """A TOML file's table, refused whole if it cannot be read or names an unknown key."""
@@ -303,7 +372,9 @@ class _TomlFile(TomlConfigSettingsSource):
         super().__init__(settings_cls, path)
         for key in self.toml_data:
             if key not in settings_cls.model_fields:
-                raise InvalidInput(f"{path}: unknown key {key!r}; known: {_known()}")
+                close = difflib.get_close_matches(key, settings_cls.model_fields, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise InvalidInput(f"{path}: unknown key {key!r}; {hint}known: {_known()}")
 
     def _read_file(self, file_path: Any) -> dict[str, Any]:
         try:
@@ -315,6 +386,9 @@ class _TomlFile(TomlConfigSettingsSource):
 
     def origin(self, key: str) -> str | None:
         return f"{self.path}: {key}" if key in self.toml_data else None
+
+    def source(self, key: str) -> str | None:
+        return f"file {self.path}" if key in self.toml_data else None
 
 
 # What `load_settings` layers under the flags, for the `Settings` it builds (none otherwise).
@@ -329,40 +403,95 @@ def load_settings(
     """Merge defaults, the TOML file, ``CHRYSALIS_*`` variables and ``overrides`` (flags).
 
     The file is ``config_file``, else ``$CHRYSALIS_CONFIG``, else
-    ``$XDG_CONFIG_HOME/chrysalis/config.toml`` if it exists. Raises `InvalidInput` naming
-    each bad key and where it came from.
+    ``$XDG_CONFIG_HOME/chrysalis/config.toml`` if it exists. Each ``[memories.NAME]`` table
+    is checked too. Raises `InvalidInput` naming each bad key, where it came from, and what
+    was expected, in plain words.
     """
+    return explain_settings(config_file, overrides, environ).settings
+
+
+class Explained:
+    """Settings and where each came from (`explain_settings`)."""
+
+    def __init__(self, settings: Settings, file: Path | None, sources: dict[str, str]) -> None:
+        self.settings = settings
+        self.file = file  # the TOML file read, if any
+        self.sources = sources  # key -> "default", "file PATH", "env CHRYSALIS_X", "flag --x"
+
+    def memories(self) -> dict[str, Settings]:
+        """Each ``[memories.NAME]`` table's effective settings (already checked)."""
+        return {n: settings_for(self.settings, n, t) for n, t in self.settings.memories.items()}
+
+
+def explain_settings(
+    config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Explained:
+    """`load_settings`, and where each setting came from."""
     environ = os.environ if environ is None else environ
     path = config_file or environ.get(ENV_PREFIX + "CONFIG")
     if path is None and default_config_file().exists():
         path = default_config_file()
-    files = () if path is None else (_TomlFile(Settings, Path(path).expanduser()),)
+    file = None if path is None else Path(path).expanduser()
+    files = () if file is None else (_TomlFile(Settings, file),)
     layers = (_Environment(Settings, environ), *files)
     flags = {key: value for key, value in (overrides or {}).items() if value is not None}
 
+    def origin(key: str) -> str | None:  # as an error names it
+        found = f"--{key.replace('_', '-')}" if key in flags else None
+        for layer in layers:
+            found = found or layer.origin(key)
+        return found
+
     token = _LAYERS.set(layers)
     try:
-        return Settings(**flags)
+        settings = Settings(**flags)
     except ValidationError as exc:
         problems = []
         for err in exc.errors(include_url=False):
             key = str(err["loc"][0]) if err["loc"] else "?"
-            origin = f"--{key.replace('_', '-')}" if key in flags else None
-            for layer in layers:
-                origin = origin or layer.origin(key)
-            got = err.get("input")
-            secret = key in SECRETS
-            shown = (
-                f" (got {got!r})"
-                if isinstance(got, str | int | float | bool)
-                and not secret
-                and repr(got) not in err["msg"]
-                else ""
-            )
-            problems.append(f"{origin or key}: {err['msg']}{shown}")
+            problems.append(f"{origin(key) or key}: {plain(err)}")
         raise InvalidInput("invalid configuration: " + "; ".join(problems)) from None
     finally:
         _LAYERS.reset(token)
+    sources = {}
+    for key in Settings.model_fields:
+        found = f"flag --{key.replace('_', '-')}" if key in flags else None
+        for layer in layers:
+            found = found or layer.source(key)
+        sources[key] = found or "default"
+    explained = Explained(settings, file, sources)
+    try:  # the tables too, so a bad one is named with the file before anything starts
+        explained.memories()
+    except InvalidInput as exc:
+        where = origin("memories") or "memories"
+        at = where.removesuffix("memories").removesuffix(": ") or where
+        message = exc.message.removeprefix("invalid configuration: ")
+        raise InvalidInput(f"invalid configuration: {at}: {message}") from None
+    return explained
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``CHRYSALIS_*`` variable chrysalis reads."""
+    names = {key.upper() for key in Settings.model_fields} | OTHER_VARIABLES
+    return frozenset(ENV_PREFIX + name for name in names)
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``CHRYSALIS_*`` variable in ``environ`` that chrysalis does not
+    read (a typo is otherwise silently ignored), with the closest known name if one is."""
+    known = known_variables()
+    out = []
+    for name in sorted(n for n in environ if n.startswith(ENV_PREFIX) and n not in known):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        out.append(f"{name} is set but is not a chrysalis setting: it is ignored{hint}")
+    return out
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _known() -> str:

@@ -21,18 +21,15 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import stat
 import sys
 import time
-import warnings
-from collections.abc import Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-import pythonjsonlogger.json
 import uvicorn
 from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -47,8 +44,10 @@ from chrysalis.sync import Sync
 from chrysalis.transport import check_socket_owner, peer_uid, who
 
 from .app import create_app
-from .config import Settings, zep_api_key
+from .config import Settings, unknown_variables, zep_api_key
 from .jobs import JobGroup, Jobs
+from .logs import JsonFormatter as JsonFormatter  # re-exported: it lived here
+from .logs import configure_logging
 from .memories import Memories, close
 from .state import Daemon, Metrics
 
@@ -56,63 +55,13 @@ log = logging.getLogger("chrysalisd")
 MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL included
 
 
-# ---- logging -------------------------------------------------------------------------------
-
-
-class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
-    """One JSON object per line: ts, level, logger, msg (and exc when there is one).
-
-    Only those fields: whatever else a record carries (``extra=``, uvicorn's
-    ``color_message``, a dict passed as the message) is left out, so a value handed to a
-    logger that way, a secret included, never reaches the log."""
-
-    FIELDS = ("ts", "level", "logger", "msg", "exc")
-
-    def __init__(self) -> None:
-        super().__init__(
-            ["asctime", "levelname", "name", "message"],
-            rename_fields={
-                "asctime": "ts",
-                "levelname": "level",
-                "name": "logger",
-                "message": "msg",
-                "exc_info": "exc",
-            },
-            json_ensure_ascii=False,
-        )
-
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
-
-    def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
-        log_data["level"] = str(log_data["level"]).lower()
-        return {k: log_data[k] for k in self.FIELDS if k in log_data}
-
-
-def configure_logging(settings: Settings) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    if settings.log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(settings.log_level.upper())
-    for quiet in ("faiss.loader", "apscheduler"):  # per-job and library-loading chatter
-        logging.getLogger(quiet).setLevel(logging.WARNING)
-    # chrysalis logs what it warns about (e.g. "Ollama is not answering"); other warnings go
-    # through logging so stderr stays one JSON object per line.
-    warnings.filterwarnings("ignore", message="embedder: ", category=RuntimeWarning)
-    logging.captureWarnings(True)
-
-
 # ---- the socket ----------------------------------------------------------------------------
 
 
-def prepare_socket_dir(path: Path) -> None:
-    """Make the socket's directory 0700 if we create it (and keep the default one 0700).
-    Raises `Forbidden` when it is a symlink, not a directory, or another user's (root's is
-    accepted: ``/tmp`` itself)."""
+def prepare_socket_dir(path: Path) -> bool:
+    """Make the socket's directory 0700 if we create it (and keep the default one 0700);
+    True when this call created it. Raises `Forbidden` when it is a symlink, not a
+    directory, or another user's (root's is accepted: ``/tmp`` itself)."""
     directory = path.parent
     is_default = directory == default_socket_path().parent and "CHRYSALIS_SOCKET" not in os.environ
     created = False
@@ -141,6 +90,7 @@ def prepare_socket_dir(path: Path) -> None:
             os.fchmod(fd, 0o700)  # mkdir's mode passes through the umask
     finally:
         os.close(fd)
+    return created
 
 
 def claim_socket_path(path: Path) -> None:
@@ -155,8 +105,8 @@ def claim_socket_path(path: Path) -> None:
         st = path.lstat()
     except FileNotFoundError:
         return
-    if not stat.S_ISSOCK(st.st_mode):
-        raise InvalidInput(f"{path} exists and is not a socket; remove it or choose another")
+    if not stat.S_ISSOCK(st.st_mode):  # a Conflict: the path is taken, not malformed
+        raise Conflict(f"{path} exists and is not a socket; remove it or choose another")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(2.0)
     try:
@@ -171,7 +121,10 @@ def claim_socket_path(path: Path) -> None:
         ) from None
     finally:
         probe.close()
-    raise Conflict(f"a daemon is already listening on {path}; stop it first (one per socket)")
+    raise Conflict(
+        f"a daemon is already listening on {path}; stop it first (one per socket): "
+        f"chrysalis --socket {path} stop"
+    )
 
 
 def bind_socket(path: Path) -> socket.socket:
@@ -243,10 +196,38 @@ class _Server(uvicorn.Server):
 
 def run(settings: Settings) -> None:
     """Serve until SIGTERM or SIGINT. Raises `ChrysalisError` (with a message for people)
-    when it cannot start."""
+    when it cannot start, having removed the data dir and socket dir if this start made
+    them (never one that was there before, nor anything in it)."""
     path = settings.socket.expanduser().absolute()
-    prepare_socket_dir(path)
-    claim_socket_path(path)
+    data_dir = settings.data_dir.expanduser().absolute()
+    made = _first_missing(data_dir)  # what this start creates, so a failed one can undo it
+    socket_dir_made = prepare_socket_dir(path)
+    serving: list[bool] = []  # set once it serves: a failure after that is no failed start
+    try:
+        claim_socket_path(path)
+        _run(settings, path, serving)
+    finally:
+        if not serving:
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
+            if socket_dir_made:
+                with contextlib.suppress(OSError):
+                    path.parent.rmdir()  # only if empty
+    log.info("chrysalis daemon stopped cleanly")
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` (itself included) that does not exist yet."""
+    missing = None
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
+    """Open the memories, bind, serve (``serving`` gets True when it starts to)."""
     started = time.perf_counter()
     memories = Memories(settings, open_memory, Jobs(retry_max=settings.retry_max))
     sock: socket.socket | None = None
@@ -275,6 +256,7 @@ def run(settings: Settings) -> None:
             memory.knowledge.status()["extractor"], ", ".join(memories.names()), path,
             (time.perf_counter() - started) * 1000,
         )  # fmt: skip
+        serving.append(True)
         asyncio.run(_serve(server, sock, memories.jobs, app))
     finally:
         memories.close()
@@ -283,7 +265,6 @@ def run(settings: Settings) -> None:
             with contextlib.suppress(OSError):
                 if os.stat(path).st_ino == inode:
                     path.unlink()
-    log.info("chrysalis daemon stopped cleanly")
 
 
 def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics) -> Daemon:
@@ -346,12 +327,39 @@ async def _serve(server: _Server, sock: socket.socket, jobs: Jobs, app: FastAPI)
             await inspector.close()
 
 
-def main(settings: Settings) -> int:
-    """`run` with errors as one line on stderr and an exit status (the CLI's entry)."""
-    configure_logging(settings)
+# How a start that fails ends: one plain line on stderr and one of these statuses (documented
+# in docs/operations.md). Two, so a service manager can tell a setting to fix (restarting will
+# not help: the unit's RestartPreventExitStatus=2) from a start that may work the next time.
+EXIT_BAD_SETTING = 2  # a setting is malformed: InvalidInput, from the settings or at start
+EXIT_FAILED = 1  # anything else: the data dir or socket in use, a file that cannot be read...
+
+
+def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
+    """`run` for the CLI: 0 after a clean stop; a failed start as ``error: <message>`` on
+    stderr and `EXIT_BAD_SETTING` or `EXIT_FAILED`. A JSON log to a non-terminal (a service's
+    journal) also gets the failure as a log record, where its collector looks."""
+    form = configure_logging(settings.log_level, settings.log_format)
+    for warning in unknown_variables(os.environ if environ is None else environ):
+        log.warning("%s", warning)
     try:
         run(settings)
     except ChrysalisError as exc:
-        log.error("%s", exc.message)
-        return 1
-    return 0
+        status, message = (
+            EXIT_BAD_SETTING if isinstance(exc, InvalidInput) else EXIT_FAILED, exc.message
+        )
+    except OSError as exc:  # e.g. a data dir where we may not write
+        status, message = EXIT_FAILED, f"cannot start: {exc}"
+    else:
+        return 0
+    if form == "json" and not _isatty(sys.stderr):
+        log.error("%s", message)
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+    return status
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
