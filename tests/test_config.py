@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from chrysalis.errors import InvalidInput
-from chrysalisd.config import Settings, default_config_file, default_data_dir, load_settings
+from chrysalisd.config import (
+    Settings,
+    default_config_file,
+    default_data_dir,
+    load_settings,
+    unknown_variables,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -37,10 +43,42 @@ def test_bad_values_name_their_origin(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         load_settings(cfg, {"shutdown_timeout": -1}, {"CHRYSALIS_LOG_LEVEL": "loud"})
     assert err.value.message.startswith("invalid configuration: ")
-    assert f"{cfg}: max_body_bytes: Input should be a valid integer" in err.value.message
-    assert "(got 'lots')" in err.value.message
-    assert "CHRYSALIS_LOG_LEVEL: Input should be 'debug'" in err.value.message
-    assert "--shutdown-timeout: Input should be greater than 0 (got -1)" in err.value.message
+    assert f"{cfg}: max_body_bytes: expected a whole number (got 'lots')" in err.value.message
+    assert (
+        "CHRYSALIS_LOG_LEVEL: expected one of 'debug', 'info', 'warning' or 'error' (got 'loud')"
+        in err.value.message
+    )
+    assert "--shutdown-timeout: expected a number of seconds above 0 (got -1)" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('push_interval = "often"\n', "{cfg}: push_interval: expected a number of seconds (got 'often')"),
+        ("durable = 3\n", "{cfg}: durable: expected true or false (got 3)"),
+        ("[memories.team]\nremote = 5\n", "{cfg}: memories.team.remote: expected text (got 5)"),
+        ('remote = "file:shared"\n', "{cfg}: remote: remote URL 'file:shared': expected file:///"),
+        ('zep_url = "zep.local"\n', "{cfg}: zep_url: expected an http:// or https:// URL"),
+        ("[memories.team]\nsocket = '/x'\n", "{cfg}: memories.team: unknown key 'socket'"),
+    ],
+)
+def test_a_bad_value_is_named_in_plain_words(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text)
+    with pytest.raises(InvalidInput) as err:
+        load_settings(cfg, None, {})
+    assert err.value.message.startswith("invalid configuration: " + message.format(cfg=cfg))
+    assert "Input should" not in err.value.message
+
+
+def test_unknown_variables_are_named_with_the_closest_one() -> None:
+    environ = {"CHRYSALIS_EMBEDER": "x", "CHRYSALIS_SOCKET": "/s", "CHRYSALIS_MEMORY": "team",
+               "CHRYSALIS_NOPE": "1", "OTHER": "1"}  # fmt: skip
+    assert unknown_variables(environ) == [
+        "CHRYSALIS_EMBEDER is set but is not a chrysalis setting: it is ignored; "
+        "did you mean CHRYSALIS_EMBEDDER?",
+        "CHRYSALIS_NOPE is set but is not a chrysalis setting: it is ignored",
+    ]
 
 
 def test_a_secret_is_never_echoed() -> None:
@@ -52,7 +90,7 @@ def test_a_secret_is_never_echoed() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('embeder = "x"\n', "{cfg}: unknown key 'embeder'; known: data_dir, socket"),
+        ('embeder = "x"\n', "{cfg}: unknown key 'embeder'; did you mean 'embedder'? known: "),
         ("x = \n", "{cfg}: not valid TOML: Invalid value"),
         (None, "cannot read config file {cfg}: No such file or directory"),
     ],

@@ -484,8 +484,9 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     known = known_variables()
     out = []
     for name in sorted(n for n in environ if n.startswith(ENV_PREFIX) and n not in known):
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        bare = [k.removeprefix(ENV_PREFIX) for k in known]  # the shared prefix is no likeness
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), bare, n=1, cutoff=0.8)
+        hint = f"; did you mean {ENV_PREFIX}{close[0]}?" if close else ""
         out.append(f"{name} is set but is not a chrysalis setting: it is ignored{hint}")
     return out
 

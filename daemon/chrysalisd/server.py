@@ -47,7 +47,7 @@ from .app import create_app
 from .config import Settings, unknown_variables, zep_api_key
 from .jobs import JobGroup, Jobs
 from .logs import JsonFormatter as JsonFormatter  # re-exported: it lived here
-from .logs import configure_logging
+from .logs import configure_logging, isatty
 from .memories import Memories, close
 from .state import Daemon, Metrics
 
@@ -351,15 +351,9 @@ def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
         status, message = EXIT_FAILED, f"cannot start: {exc}"
     else:
         return 0
-    if form == "json" and not _isatty(sys.stderr):
+    if form == "json" and not isatty(sys.stderr):
         log.error("%s", message)
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     return status
 
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError):
-        return False

@@ -1,5 +1,6 @@
 """The ``chrysalis`` command: the daemon, and a client for it. One module per group of
-commands: `service` (daemon, status, doctor), `memory`, `agent` (persona, skill, mcp),
+commands: `service` (daemon, status, doctor), `lifecycle` (daemon --detach, stop),
+`settings` (config), `memory`, `agent` (persona, skill, mcp),
 `exchange` (export, import), `replication` (sync, demo).
 
 Client commands talk to the daemon over its socket (``--socket`` or ``CHRYSALIS_SOCKET``) and
@@ -17,7 +18,7 @@ import click
 from chrysalis import __version__
 from chrysalis.errors import ChrysalisError
 
-from . import agent, exchange, memories, memory, replication, service
+from . import agent, exchange, lifecycle, memories, memory, replication, service, settings
 
 __all__ = ["main"]
 
@@ -96,7 +97,8 @@ def _anywhere(command: click.Command) -> None:
 
 
 for command in (
-    service.daemon, service.status, service.doctor, service.ui,
+    service.daemon, lifecycle.stop, settings.config, service.status, service.doctor,
+    service.ui,
     memory.remember, memory.recall, memory.fact, memory.forget, memory.ingest,
     agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,

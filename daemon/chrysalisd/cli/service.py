@@ -10,78 +10,49 @@ from urllib.parse import quote
 import click
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, InvalidInput
+from chrysalis.errors import ChrysalisError
 
 from .common import ago, client_for, json_option, print_json
+from .settings import daemon_options, explain
 
 
 @click.command()
+@daemon_options
 @click.option(
-    "--data-dir", type=click.Path(file_okay=False, path_type=Path), help="[env CHRYSALIS_DATA_DIR]"
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="A TOML file [env CHRYSALIS_CONFIG; default $XDG_CONFIG_HOME/chrysalis/config.toml].",
-)
-@click.option(
-    "--embedder",
-    help='"auto", "deterministic", "ollama[:MODEL]" or "sentence-transformers:PATH" '
-    "[env CHRYSALIS_EMBEDDER].",
-)
-@click.option(
-    "--extractor",
-    help='Knowledge from beads: "rules" (offline), "ollama[:MODEL]" or "none" '
-    "[env CHRYSALIS_EXTRACTOR].",
-)
-@click.option(
-    "--remote",
-    help="Sync through file:///shared/folder or s3://bucket/prefix [env CHRYSALIS_REMOTE].",
-)
-@click.option(
-    "--sync-key-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Encrypt what goes to the remote: a file with 64 hex digits or a passphrase "
-    "[env CHRYSALIS_SYNC_KEY_FILE].",
+    "--detach",
+    is_flag=True,
+    help="Run in the background: return once the socket answers; output to "
+    "<data_dir>/daemon.log (stop it with `chrysalis stop`).",
 )
 @click.pass_context
-def daemon(
-    ctx: click.Context,
-    data_dir: Path | None,
-    config_file: Path | None,
-    embedder: str | None,
-    extractor: str | None,
-    remote: str | None,
-    sync_key_file: Path | None,
-) -> None:
-    """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it).
+def daemon(ctx: click.Context, config_file: Path | None, detach: bool, **flags: Any) -> None:
+    """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it), or in
+    the background with --detach.
 
-    Settings come from defaults, then the TOML file, then CHRYSALIS_* variables, then flags.
+    Settings come from defaults, then the TOML file, then CHRYSALIS_* variables, then flags
+    (`chrysalis config` shows them and where each came from). A start that fails prints one
+    `error:` line and exits 2 when a setting is malformed, 1 otherwise (see
+    docs/operations.md).
 
     \b
     Example:
       chrysalis daemon --data-dir ~/agent-memory
+      chrysalis daemon --detach && chrysalis status && chrysalis stop
       chrysalis daemon --remote s3://my-bucket/agent --sync-key-file ~/.config/chrysalis/key
       CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
     """
-    from ..config import load_settings
+    settings = explain(ctx, config_file, flags).settings
+    if detach:
+        from .lifecycle import detach as start_detached
+
+        args = [] if config_file is None else ["--config", str(config_file)]
+        for key, value in flags.items():
+            if value is not None:
+                args += [f"--{key.replace('_', '-')}", str(value)]
+        start_detached(ctx, settings, args)
+        return
     from ..server import main as serve
 
-    socket = ctx.obj.get("socket")
-    overrides = {
-        "data_dir": data_dir,
-        "socket": socket,
-        "embedder": embedder,
-        "extractor": extractor,
-        "remote": remote,
-        "sync_key_file": sync_key_file,
-    }
-    try:
-        settings = load_settings(config_file, overrides)
-    except InvalidInput as exc:
-        click.echo(f"error: {exc.message}", err=True)
-        ctx.exit(2)
     ctx.exit(serve(settings))
 
 
