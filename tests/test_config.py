@@ -54,7 +54,10 @@ def test_bad_values_name_their_origin(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('push_interval = "often"\n', "{cfg}: push_interval: expected a number of seconds (got 'often')"),
+        (
+            'push_interval = "often"\n',
+            "{cfg}: push_interval: expected a number of seconds (got 'often')",
+        ),
         ("durable = 3\n", "{cfg}: durable: expected true or false (got 3)"),
         ("[memories.team]\nremote = 5\n", "{cfg}: memories.team.remote: expected text (got 5)"),
         ('remote = "file:shared"\n', "{cfg}: remote: remote URL 'file:shared': expected file:///"),

@@ -345,7 +345,8 @@ def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
         run(settings)
     except ChrysalisError as exc:
         status, message = (
-            EXIT_BAD_SETTING if isinstance(exc, InvalidInput) else EXIT_FAILED, exc.message
+            EXIT_BAD_SETTING if isinstance(exc, InvalidInput) else EXIT_FAILED,
+            exc.message,
         )
     except OSError as exc:  # e.g. a data dir where we may not write
         status, message = EXIT_FAILED, f"cannot start: {exc}"
@@ -356,4 +357,3 @@ def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     return status
-

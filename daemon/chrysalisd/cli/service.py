@@ -25,7 +25,7 @@ from .settings import daemon_options, explain
     "<data_dir>/daemon.log (stop it with `chrysalis stop`).",
 )
 @click.pass_context
-def daemon(ctx: click.Context, config_file: Path | None, detach: bool, **flags: Any) -> None:
+def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flags: Any) -> None:
     """Run the daemon in the foreground (logs on stderr; SIGTERM or Ctrl-C stops it), or in
     the background with --detach.
 

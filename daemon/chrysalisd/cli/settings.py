@@ -51,8 +51,7 @@ def daemon_options(f: F) -> F:
         ),
         click.option(
             "--remote",
-            help="Sync through file:///shared/folder or s3://bucket/prefix "
-            "[env CHRYSALIS_REMOTE].",
+            help="Sync through file:///shared/folder or s3://bucket/prefix [env CHRYSALIS_REMOTE].",
         ),
         click.option(
             "--sync-key-file",
@@ -91,7 +90,7 @@ def explain(ctx: click.Context, config_file: Path | None, flags: dict[str, Any])
 @daemon_options
 @json_option
 @click.pass_context
-def config(ctx: click.Context, config_file: Path | None, as_json: bool, **flags: Any) -> None:
+def config(ctx: click.Context, /, config_file: Path | None, as_json: bool, **flags: Any) -> None:
     """Print the settings a daemon started here (same flags, variables and file) would use,
     each with where it came from: default, file PATH, env CHRYSALIS_X or flag --x. Secrets
     are never printed: a key file's path is, a Zep API key only as "set". Exits 2 when a
