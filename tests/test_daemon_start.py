@@ -134,11 +134,12 @@ def test_a_second_daemon_on_the_data_dir_fails_in_the_same_form(
         status, err = start(other)  # stderr is a pipe: the JSON log gets the record too
         assert status == 1
         lines = err.splitlines()
-        assert lines[-1].startswith(f"error: data dir {daemon.data_dir} is in use by another")
-        assert json.loads(lines[-2])["msg"] == lines[-1].removeprefix("error: ")
+        assert lines[-2].startswith(f"error: data dir {daemon.data_dir} is in use by another")
+        assert lines[-1] == "hint: data_dir came from flag --data-dir"
+        assert json.loads(lines[-3])["msg"] == lines[-2].removeprefix("error: ")
         status, err = start(other, env={"CHRYSALIS_LOG_FORMAT": "text"})  # a person's form
         assert status == 1 and err.count("is in use by another process") == 1
-        assert err.splitlines()[-1].startswith("error: data dir ")
+        assert err.splitlines()[-2].startswith("error: data dir ")
     finally:
         other.close()
     assert daemon.once("ping") and (daemon.data_dir / "lmdb").is_dir()  # untouched
@@ -150,9 +151,10 @@ def test_a_failed_start_removes_only_the_folders_it_made(tmp_path: Path) -> None
     no_key = ("--remote", f"file://{shared}", "--sync-key-file", str(tmp_path / "no-key"))
     d = DaemonProcess(tmp_path / "made" / "by" / "start")
     status, err = start(d, *no_key, env={"CHRYSALIS_LOG_FORMAT": "text"})
-    assert (status, err.splitlines()[-1]) == (
-        1, f"error: cannot read sync key file {tmp_path / 'no-key'}: No such file or directory"
-    )  # fmt: skip
+    assert (status, err.splitlines()[-2:]) == (1, [
+        f"error: cannot read sync key file {tmp_path / 'no-key'}: No such file or directory",
+        "hint: sync_key_file came from flag --sync-key-file",
+    ])  # fmt: skip
     assert not (tmp_path / "made").exists()
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -211,7 +213,7 @@ def test_every_variable_the_project_names_is_known() -> None:
             if path.is_file() and path.suffix in {"", ".py", ".md", ".sh", ".yaml", ".service"}:
                 text = path.read_text(errors="replace")
                 named |= set(re.findall(r"\bCHRYSALIS_[A-Z][A-Z0-9_]*[A-Z0-9]\b", text))
-    examples = {"CHRYSALIS_X", "CHRYSALIS_EMBEDER"}  # typos the docs and tests make on purpose
+    examples = {"CHRYSALIS_X", "CHRYSALIS_EMBEDER", "CHRYSALIS_NOPE"}  # typos made on purpose
     assert "CHRYSALIS_UI_SCREENSHOTS" in named and "CHRYSALIS_SOCKET" in named
     assert named - examples <= known_variables(), sorted(named - examples - known_variables())
 
@@ -319,6 +321,7 @@ def test_detach_with_a_bad_start_prints_its_error_and_leaves_nothing(tmp_path: P
         assert failed.returncode == 1
         assert failed.stderr == (
             f"error: cannot read sync key file {tmp_path / 'none'}: No such file or directory\n"
+            "hint: sync_key_file came from flag --sync-key-file\n"
         )
         assert not d.data_dir.exists() and not d.socket.exists()
         assert d.cli("stop").returncode == 1  # no daemon left running

@@ -334,10 +334,15 @@ EXIT_BAD_SETTING = 2  # a setting is malformed: InvalidInput, from the settings 
 EXIT_FAILED = 1  # anything else: the data dir or socket in use, a file that cannot be read...
 
 
-def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
+def main(
+    settings: Settings,
+    sources: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
     """`run` for the CLI: 0 after a clean stop; a failed start as ``error: <message>`` on
-    stderr and `EXIT_BAD_SETTING` or `EXIT_FAILED`. A JSON log to a non-terminal (a service's
-    journal) also gets the failure as a log record, where its collector looks."""
+    stderr (then ``hint: <key> came from <source>`` for the settings it names, from
+    ``sources``) and `EXIT_BAD_SETTING` or `EXIT_FAILED`. A JSON log to a non-terminal (a
+    service's journal) also gets the failure as a log record, where its collector looks."""
     form = configure_logging(settings.log_level, settings.log_format)
     for warning in unknown_variables(os.environ if environ is None else environ):
         log.warning("%s", warning)
@@ -354,6 +359,12 @@ def main(settings: Settings, environ: Mapping[str, str] | None = None) -> int:
         return 0
     if form == "json" and not isatty(sys.stderr):
         log.error("%s", message)
-    sys.stderr.write(f"error: {message}\n")
+    lines = [f"error: {message}"]
+    for key in ("data_dir", "socket", "sync_key_file", "zep_api_key_file"):
+        value = getattr(settings, key)
+        forms = () if value is None else {str(value.expanduser()), str(value.absolute())}
+        if sources and any(form in message for form in forms):
+            lines.append(f"hint: {key} came from {sources.get(key, 'default')}")
+    sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
     return status

@@ -84,7 +84,7 @@ def _failed(ctx: click.Context, log: Path, offset: int, status: int, made: Path 
     with open(log, "rb") as f:
         f.seek(offset)
         said = f.read().decode(errors="replace").splitlines()
-    errors = [line for line in said if line.startswith("error: ")] or said[-5:]
+    errors = [line for line in said if line.startswith(("error: ", "hint: "))] or said[-5:]
     for line in errors or [f"error: the daemon exited with status {status}; see {log}"]:
         click.echo(line, err=True)
     if made is not None:  # it was made for this start: leave nothing behind

@@ -41,7 +41,8 @@ def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flag
       chrysalis daemon --remote s3://my-bucket/agent --sync-key-file ~/.config/chrysalis/key
       CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
     """
-    settings = explain(ctx, config_file, flags).settings
+    explained = explain(ctx, config_file, flags)
+    settings = explained.settings
     if detach:
         from .lifecycle import detach as start_detached
 
@@ -53,7 +54,7 @@ def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flag
         return
     from ..server import main as serve
 
-    ctx.exit(serve(settings))
+    ctx.exit(serve(settings, explained.sources))
 
 
 @click.command()
