@@ -142,6 +142,17 @@ def test_a_second_daemon_on_the_data_dir_fails_in_the_same_form(
         assert err.splitlines()[-2].startswith("error: data dir ")
     finally:
         other.close()
+    same_socket = DaemonProcess(tmp_path / "other", env={"CHRYSALIS_SOCKET": str(daemon.socket)})
+    try:
+        status, err = start(same_socket, env={"CHRYSALIS_LOG_FORMAT": "text"})
+        assert (status, err) == (1, (
+            f"error: a daemon is already listening on {daemon.socket}; stop it first (one per "
+            f"socket): chrysalis --socket {daemon.socket} stop\n"
+            "hint: socket came from env CHRYSALIS_SOCKET\n"
+        ))  # fmt: skip
+        assert not same_socket.data_dir.exists()
+    finally:
+        same_socket.close()
     assert daemon.once("ping") and (daemon.data_dir / "lmdb").is_dir()  # untouched
 
 
