@@ -1,4 +1,4 @@
-"""Running the daemon: the socket, its safety, logging, and the lifecycle.
+"""Running the daemon: the socket, its safety, and the lifecycle (its log: `logs`).
 
 - The socket is bound here, not by uvicorn (which chmods sockets it creates to 0666): under a
   0o177 umask, then chmod 0600, so no other user can connect even for an instant.
@@ -12,6 +12,8 @@
 - A socket file that exists is replaced only when nothing answers on it.
 - SIGTERM / SIGINT: stop accepting, let in-flight requests finish (``shutdown_timeout``),
   stop the jobs, close the memory (indexes saved, LMDB synced), remove the socket, exit 0.
+- A start that fails: one ``error:`` line, exit 2 for a malformed setting, 1 otherwise
+  (`main`); the data dir and socket directory are removed if this start made them.
 """
 
 from __future__ import annotations
