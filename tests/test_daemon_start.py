@@ -219,8 +219,8 @@ def test_an_unknown_variable_is_warned_with_the_closest_name(tmp_path: Path) -> 
 
 def test_every_variable_the_project_names_is_known() -> None:
     named: set[str] = set()
-    for folder in ("chrysalis", "daemon", "tests", "bench", "deploy", "docs", ".ci"):
-        for path in (ROOT / folder).rglob("*"):
+    for folder in ("chrysalis", "daemon", "tests", "bench", "deploy", "docs", ".ci", "README.md"):
+        for path in [ROOT / folder, *(ROOT / folder).rglob("*")]:
             if path.is_file() and path.suffix in {"", ".py", ".md", ".sh", ".yaml", ".service"}:
                 text = path.read_text(errors="replace")
                 named |= set(re.findall(r"\bCHRYSALIS_[A-Z][A-Z0-9_]*[A-Z0-9]\b", text))
