@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from typing import Annotated, Any
@@ -9,7 +10,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from chrysalis.models import Bead, RetrievalResult
+from chrysalis.errors import NotFound
+from chrysalis.models import Bead, RetrievalResult, Role
 from chrysalis.routes import REDACTED_HEADER
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
@@ -52,14 +54,48 @@ def append_beads(d: D, body: BeadsIn) -> Response:
     return answer
 
 
-@router.get("/v1/beads", response_model=list[Bead], tags=["beads"])
+@router.get("/v1/beads", response_model=list[Bead], tags=["beads"], responses={400: {}})
 def last_beads(
     d: D,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     session_id: Annotated[str | None, Query(max_length=256)] = None,
+    tag: Annotated[str | None, Query(max_length=256)] = None,
+    role: Annotated[Role | None, Query()] = None,
+    path: Annotated[str | None, Query(max_length=4096)] = None,
+    query: Annotated[str | None, Query(max_length=1000)] = None,
+    after: Annotated[str | None, Query(max_length=64)] = None,
+    before: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    """The newest ``limit`` beads (of one session), oldest first."""
-    return json_list(d.memory.last_beads(limit, session_id=session_id))
+    """The newest ``limit`` beads, oldest first; of one session, and those with a tag, a
+    role, from an ingested path (a file or anything under a directory), holding every word
+    of a query (not by similarity), or stamped after / before a time (ISO 8601 or epoch
+    seconds). Every filter given must hold."""
+    filters = {"tag": tag, "role": role, "path": path, "query": query,
+               "after": _time(after), "before": _time(before)}  # fmt: skip
+    if all(v is None for v in filters.values()):
+        return json_list(d.memory.last_beads(limit, session_id=session_id))
+    chosen = {k: v for k, v in {"session_id": session_id, **filters}.items() if v is not None}
+    ids = d.memory.select_beads(chosen, limit=limit, newest=True).ids
+    beads = []
+    for bead_id in reversed(ids):
+        with contextlib.suppress(NotFound):  # forgotten since it was selected
+            beads.append(d.memory.get_bead(bead_id))
+    return json_list(beads)
+
+
+def _time(value: str | None) -> float | str | None:
+    """Epoch seconds as a number; ISO 8601 as given, for the selector to read."""
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return value
+
+
+@router.get("/v1/sessions", tags=["beads"])
+def sessions(d: D) -> list[dict[str, Any]]:
+    """Each session with its bead count and its first and last bead's time (epoch seconds),
+    the most recently active first. Beads without a session are not counted here."""
+    return d.memory.session_stats()
 
 
 @router.get("/v1/beads/{id}", response_model=Bead, tags=["beads"], responses={404: {}})
