@@ -123,8 +123,24 @@ class AsyncClient(ClientBase):
     async def get_bead(self, id: str) -> Bead:
         return await self._do(Routes.get_bead(id))
 
-    async def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
-        return await self._do(Routes.last_beads(n, session_id))
+    async def last_beads(
+        self,
+        n: int = 50,
+        *,
+        session_id: str | None = None,
+        tag: str | None = None,
+        role: str | None = None,
+        path: str | None = None,
+        query: str | None = None,
+        after: datetime | float | None = None,
+        before: datetime | float | None = None,
+    ) -> list[Bead]:
+        filters = {"tag": tag, "role": role, "path": path, "query": query,
+                   "after": after, "before": before}  # fmt: skip
+        return await self._do(Routes.last_beads(n, session_id, filters))
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        return await self._do(Routes.sessions)
 
     async def forget_receipt(self, id: str) -> ForgetReceipt:
         return await self._do(Routes.forget_receipt(id))

@@ -157,9 +157,29 @@ class Client(ClientBase):
     def get_bead(self, id: str) -> Bead:
         return self._do(Routes.get_bead(id))
 
-    def last_beads(self, n: int = 50, *, session_id: str | None = None) -> list[Bead]:
-        """The newest ``n`` beads (of one session), oldest first."""
-        return self._do(Routes.last_beads(n, session_id))
+    def last_beads(
+        self,
+        n: int = 50,
+        *,
+        session_id: str | None = None,
+        tag: str | None = None,
+        role: str | None = None,
+        path: str | None = None,
+        query: str | None = None,
+        after: datetime | float | None = None,
+        before: datetime | float | None = None,
+    ) -> list[Bead]:
+        """The newest ``n`` beads, oldest first; of one session, with a tag, of a role, from
+        an ingested path (a file or a directory), holding every word of ``query``, stamped
+        after / before a time: every filter given must hold."""
+        filters = {"tag": tag, "role": role, "path": path, "query": query,
+                   "after": after, "before": before}  # fmt: skip
+        return self._do(Routes.last_beads(n, session_id, filters))
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Each session: ``session_id``, ``beads``, ``first_ts`` and ``last_ts`` (epoch
+        seconds), the most recently active first."""
+        return self._do(Routes.sessions)
 
     def forget_receipt(self, id: str) -> ForgetReceipt:
         """Where forgotten bead ``id`` is gone, and where it may remain (`chrysalis.receipt`)."""

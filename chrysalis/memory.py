@@ -264,6 +264,11 @@ class Memory:
         """The distinct session ids of visible beads."""
         return self.reader.sessions()
 
+    def session_stats(self) -> list[dict[str, Any]]:
+        """Each session with its bead count, first and last bead time (epoch seconds), the
+        most recently active first."""
+        return self.reader.session_stats()
+
     def origin(self, kind: str, item_id: str) -> dict[str, Any]:
         """Where an item comes from: the replica and op that made what is shown."""
         return self.reader.origin(kind, item_id)
@@ -284,12 +289,18 @@ class Memory:
         return receipt(self.replica_id, bead_id, record, local_places(self, bead_id, record))
 
     def select_beads(
-        self, selector: Selector | Mapping[str, Any], *, limit: int = MAX_SELECT
+        self,
+        selector: Selector | Mapping[str, Any],
+        *,
+        limit: int = MAX_SELECT,
+        newest: bool = False,
     ) -> Selection:
         """The live beads a selector matches (session_id, path, tag, query, before, after,
-        role; all given must hold): the first ``limit`` ids, oldest first, and the count of
-        all. An empty selector raises `InvalidInput`. See `chrysalis.select`."""
-        return select_beads(self.reader, selector, self._keyword_for(selector), limit=limit)
+        role; all given must hold): the first ``limit`` ids, oldest first (``newest``: the
+        last ``limit``, newest first), and the count of all. An empty selector raises
+        `InvalidInput`. See `chrysalis.select`."""
+        keyword = self._keyword_for(selector)
+        return select_beads(self.reader, selector, keyword, limit=limit, newest=newest)
 
     def forget_where(
         self,

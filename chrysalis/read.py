@@ -224,23 +224,28 @@ class Reader(GraphReads):
         session_id: str | None = None,
         after: float | None = None,
         before: float | None = None,
+        newest: bool = False,
     ) -> tuple[list[str], int]:
         """The visible beads (of one session, if given) for which ``keep(id, data)`` is true,
-        oldest first, read in one transaction: the first ``limit`` ids, and how many matched
-        in all. ``after`` and ``before`` (epoch seconds) only bound the walk; ``keep`` gets
-        each bead's stored data and decides exactly (`chrysalis.select`)."""
+        read in one transaction: the first ``limit`` ids in time order (``newest``: the last
+        ``limit``, newest first), and how many matched in all. ``after`` and ``before`` (epoch
+        seconds) only bound the walk; ``keep`` gets each bead's stored data and decides
+        exactly (`chrysalis.select`)."""
         store, cache = self.store, self.store.decoded
         prefix = b"" if session_id is None else session_id.encode() + b"\0"
         name = "bead_time" if session_id is None else "bead_sess"
         start = prefix + (u64(round(after * 1_000_000)) if after is not None else b"")
-        stop = None if before is None else prefix + u64(round(before * 1_000_000) + 1)
+        stop = prefix + (u64(round(before * 1_000_000) + 1) if before is not None else b"\xff" * 9)
         ids: list[str] = []
         total, skip, epoch = 0, len(prefix) + 16, cache.epoch
         with store.read() as txn, txn.cursor(db=store.dbs[name]) as cur:
-            found = cur.set_range(start)
+            if newest:  # from just before ``stop``, backwards
+                found = cur.prev() if cur.set_range(stop) else cur.last()
+            else:
+                found = cur.set_range(start)
             while found:
                 key = cur.key()
-                if not key.startswith(prefix) or (stop is not None and key >= stop):
+                if not key.startswith(prefix) or not start <= key < stop:
                     break
                 okey, bead_id = key[skip:], cur.value().decode()
                 data = cache.get(okey)
@@ -251,8 +256,29 @@ class Reader(GraphReads):
                     total += 1
                     if len(ids) < limit:
                         ids.append(bead_id)
-                found = cur.next()
+                found = cur.prev() if newest else cur.next()
         return ids, total
+
+    def session_stats(self) -> list[dict[str, Any]]:
+        """Each session of visible beads with its bead count and its first and last bead's
+        time (epoch seconds), the most recently active first. One pass over the session
+        index's keys; no bead is decoded."""
+        stats: dict[bytes, list[int]] = {}
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs["bead_sess"]) as cur:
+            for key in cur.iternext(values=False):
+                session, _, rest = key.partition(b"\0")
+                ts = int.from_bytes(rest[:8], "big")
+                seen = stats.get(session)
+                if seen is None:
+                    stats[session] = [1, ts, ts]
+                else:
+                    seen[0] += 1
+                    seen[2] = ts
+        rows = [
+            {"session_id": s.decode(), "beads": n, "first_ts": first / 1e6, "last_ts": last / 1e6}
+            for s, (n, first, last) in stats.items()
+        ]
+        return sorted(rows, key=lambda r: -r["last_ts"])
 
     @staticmethod
     def bead_origin(stamp: tuple[int, str, int]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import crdt
 from .errors import InvalidInput, NotFound
-from .graph import derived_node_id
+from .graph import derived_node_id, node_id
 from .keys import RECORD_DBS, record_key, unpack
 from .models import Edge, Neighbor, Node
 from .store import Store, Txn
@@ -49,14 +49,14 @@ class GraphReads:
             return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=db)]
 
     def resolve_node(self, id: str) -> str:
-        """``id``, or when no node has it and an extracted entity has that name, the
-        entity's id (`graph.derived_node_id`): ``get_node("Lisbon")`` finds the place."""
-        record = self.record("node", id)
-        if record is not None and crdt.is_present(record):
-            return id
-        derived = derived_node_id(id)
-        record = self.record("node", derived)
-        return derived if record is not None and crdt.is_present(record) else id
+        """``id``; or when no node has it, the node a fact named so (`graph.node_id`:
+        ``get_node("Acme Corp")`` finds ``acme-corp``), or the extracted entity of that name
+        (`graph.derived_node_id`: ``get_node("Lisbon")`` finds the place)."""
+        for candidate in (id, node_id(id), derived_node_id(id)):
+            record = self.record("node", candidate)
+            if record is not None and crdt.is_present(record):
+                return candidate
+        return id
 
     def get_node(self, id: str) -> Node:
         check_id(id, "node")

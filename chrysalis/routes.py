@@ -138,7 +138,7 @@ def bead_body(
     return _drop_none(body)
 
 
-def _time(value: datetime | float | None) -> str | float | None:
+def _time(value: datetime | float | str | None) -> str | float | None:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
@@ -156,6 +156,7 @@ class Routes:
     export: Call[bytes] = Call("GET", "/v1/export", lambda r: r.content)
     doctor: Call[dict[str, Any]] = Call("GET", "/v1/doctor", _json)
     metrics: Call[str] = Call("GET", "/metrics", lambda r: r.text)
+    sessions: Call[list[dict[str, Any]]] = Call("GET", "/v1/sessions", _json)
 
     memories: Call[dict[str, Any]] = Call("GET", "/v1/memories", _json)
     ui: Call[dict[str, Any]] = Call("POST", "/v1/ui", _json)  # the inspector's address
@@ -187,8 +188,14 @@ class Routes:
         return Call("GET", f"/v1/beads/{_seg(id)}", _model("Bead"))
 
     @staticmethod
-    def last_beads(n: int, session_id: str | None) -> Call[list[Bead]]:
-        params = _drop_none({"limit": n, "session_id": session_id})
+    def last_beads(
+        n: int, session_id: str | None, filters: Mapping[str, Any] | None = None
+    ) -> Call[list[Bead]]:
+        """``filters``: tag, role, path, query, after, before (all must hold)."""
+        chosen = {
+            k: _time(v) if k in ("after", "before") else v for k, v in (filters or {}).items()
+        }
+        params = _drop_none({"limit": n, "session_id": session_id, **chosen})
         return Call("GET", "/v1/beads", _list("Bead"), params=params)
 
     @staticmethod
@@ -291,7 +298,7 @@ class Routes:
     def neighbors(
         node_id: str,
         depth: int,
-        as_of: datetime | float | None = None,
+        as_of: datetime | float | str | None = None,
         include_invalid: bool = False,
     ) -> Call[list[Neighbor]]:
         path = f"/v1/kg/nodes/{_seg(node_id)}/neighbors"

@@ -168,9 +168,11 @@ def select_beads(
     indexer: Indexer | None = None,
     *,
     limit: int = MAX_SELECT,
+    newest: bool = False,
 ) -> Selection:
-    """The live beads ``selector`` matches: the first ``limit`` ids, oldest first, and the
-    count of all. A query needs the ``indexer`` (its keyword index)."""
+    """The live beads ``selector`` matches: the first ``limit`` ids, oldest first (``newest``:
+    the last ``limit``, newest first), and the count of all. A query needs the ``indexer``
+    (its keyword index)."""
     selector = as_selector(selector)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_SELECT:
         raise InvalidInput(f"limit must be an int from 0 to {MAX_SELECT}")
@@ -187,6 +189,7 @@ def select_beads(
         session_id=selector.session_id,
         after=selector.after,
         before=selector.before,
+        newest=newest,
     )
     return Selection(ids, matched)
 

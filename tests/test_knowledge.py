@@ -107,6 +107,13 @@ def test_entities_of_every_kind_cite_their_bead(mem: Memory) -> None:
         assert nodes[nid].derived_by == "rules/1"
 
 
+def test_markup_closing_tags_are_not_paths(mem: Memory) -> None:
+    mem.append_bead("A page with <b>bold</b> and </script> in it, from site/pages/index.html.")
+    learned(mem)
+    paths = sorted(slug(n) for n in mem.all_nodes() if n.type == "path")
+    assert paths == ["site-pages-index.html"]
+
+
 def test_one_entity_from_two_beads_is_one_node(mem: Memory) -> None:
     a = mem.append_bead("We talked to Grace Hopper today.", ts=1000)
     b = mem.append_bead("Later, Grace Hopper called back.", ts=1001)

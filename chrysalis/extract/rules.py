@@ -54,7 +54,7 @@ _CONNECT = frozenset({"of", "de", "du", "van", "von", "der", "la", "le"})
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _PATH = re.compile(
-    r"(?<![\w/.])(?:~?/(?:[\w.-]+/)*[\w.-]+|(?:\.{1,2}/)?(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})"
+    r"(?<![\w/.<])(?:~?/(?:[\w.-]+/)*[\w.-]+|(?:\.{1,2}/)?(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})"
     r"(?::\d+)?(?![\w/])"
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")

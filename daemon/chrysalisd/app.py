@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 import chrysalis
 
+from .apidoc import document
 from .guard import Guard
 from .http_errors import add_error_handlers, error_response, status_of
 from .memories import Memories
@@ -47,4 +48,5 @@ def create_app(daemon: Memories | Daemon | None = None) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
+    app.openapi = lambda: document(app)  # type: ignore[method-assign]  # as the daemon answers
     return app

@@ -47,16 +47,24 @@ class BeadIn(_In):
     """A bead to append. Without ``id`` one is generated; without ``ts``, now; without
     ``importance``, one judged from how new its words are to the memory (0.1 to 0.9)."""
 
-    content: Content
-    id: Id | None = None
-    role: Role = "user"
-    session_id: Id | None = None
-    turn_id: Id | None = None
-    ts: Timestamp | None = None
-    importance: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
-    source: ShortText | None = None
-    span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = []
+    content: Content = Field(description="the text to remember (not empty)")
+    id: Id | None = Field(None, description="its id; a new UUIDv7 when absent")
+    role: Role = Field("user", description="who said it")
+    session_id: Id | None = Field(None, description="the conversation it belongs to")
+    turn_id: Id | None = Field(None, description="the turn within the session")
+    ts: Timestamp | None = Field(
+        None, description="when it was said (epoch seconds; now when absent)"
+    )
+    importance: Annotated[float, Field(ge=0.0, le=1.0)] | None = Field(
+        None, description="0 to 1; judged from how new its words are when absent"
+    )
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="labels to filter and forget by"
+    )
+    source: ShortText | None = Field(None, description="where it came from (a tool, a file)")
+    span_refs: Annotated[list[SpanRef], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="the file lines it came from"
+    )
 
 
 class BeadsIn(
@@ -72,20 +80,30 @@ class BeadsIn(
 
 
 class RetrieveIn(_In):
-    query: Annotated[Text, Field(min_length=1)]
-    k: Annotated[int, Field(ge=1, le=1000)] = 10
-    token_budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
-    strategy: Strategy = "fusion"
-    filters: Filters | None = None
-    # When the query is asked (ISO 8601 or epoch seconds; the daemon's clock if absent): a span
-    # the query names, "last weekend", "two weeks ago", is read against it.
-    now: float | Annotated[datetime, Strict(False)] | None = None
-    # The facts walked are those that held then (world time; ISO 8601 or epoch seconds); by
-    # default those that hold now.
-    as_of: float | Annotated[datetime, Strict(False)] | None = None
-    # Several memories in one ranking (their names; the path's memory is not added): each
-    # item's provenance names its memory.
-    memories: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=16)] = []
+    query: Annotated[Text, Field(min_length=1)] = Field(description="what to recall, in words")
+    k: Annotated[int, Field(ge=1, le=1000)] = Field(10, description="at most this many items")
+    token_budget: Annotated[int, Field(ge=1, le=10_000_000)] | None = Field(
+        None, description="stop adding items once their text would pass this many tokens"
+    )
+    strategy: Strategy = Field(
+        "fusion", description="every signal fused, or one alone (emb, keyword, kg, beads)"
+    )
+    filters: Filters | None = Field(None, description="what an item must satisfy")
+    now: float | Annotated[datetime, Strict(False)] | None = Field(
+        None,
+        description="when the query is asked (ISO 8601 or epoch seconds; the daemon's clock if "
+        'absent): a span the query names, "last weekend", is read against it',
+    )
+    as_of: float | Annotated[datetime, Strict(False)] | None = Field(
+        None,
+        description="walk the facts that held then (ISO 8601 or epoch seconds); by default "
+        "those that hold now",
+    )
+    memories: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=16)] = Field(
+        [],
+        description="several memories in one ranking (their names; the path's memory is not "
+        "added): each item's provenance names its memory",
+    )
 
 
 class MemoryIn(_In):
@@ -93,18 +111,28 @@ class MemoryIn(_In):
     ``[memories.NAME]`` table: remote, sync_key_file, zep_url, zep_api_key_file, extractor,
     push_interval, ...). Where it syncs is never inherited from the daemon's settings."""
 
-    name: Annotated[str, Field(min_length=1, max_length=64)]
-    settings: dict[str, Any] = {}
+    name: Annotated[str, Field(min_length=1, max_length=64)] = Field(
+        description="its name, as in /v1/m/{name}/..."
+    )
+    settings: dict[str, Any] = Field(
+        {}, description="its own settings: remote, sync_key_file, zep_url, extractor, ..."
+    )
 
 
 class IngestIn(_In):
     """Exactly one of ``path`` (a file or directory the daemon reads, absolute) or ``text``."""
 
-    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
-    text: str | None = None
-    source: Annotated[str, Field(min_length=1, max_length=512)] | None = None
-    kind: Literal["markdown", "python", "code", "text"] | None = None
-    session_id: Id | None = None
+    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = Field(
+        None, description="a file or directory the daemon reads (absolute)"
+    )
+    text: str | None = Field(None, description="the text itself")
+    source: Annotated[str, Field(min_length=1, max_length=512)] | None = Field(
+        None, description='what the text is called in span refs ("stdin" when absent)'
+    )
+    kind: Literal["markdown", "python", "code", "text"] | None = Field(
+        None, description="how to chunk it; guessed from the file name when absent"
+    )
+    session_id: Id | None = Field(None, description="the session its beads belong to")
 
     @model_validator(mode="after")
     def one_input(self) -> IngestIn:
@@ -166,14 +194,18 @@ class ForgetDone(BaseModel):
 class EdgeIn(_In):
     """An edge between existing nodes; without ``id`` it is named by the triple."""
 
-    source: Id
-    target: Id
-    predicate: Annotated[str, Field(min_length=1, max_length=128)]
-    id: Id | None = None
-    weight: Score = 1.0
-    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
-    valid_at: Timestamp | None = None
-    invalid_at: Timestamp | None = None
+    source: Id = Field(description="the id of the node it starts from")
+    target: Id = Field(description="the id of the node it points to")
+    predicate: Annotated[str, Field(min_length=1, max_length=128)] = Field(
+        description='what the edge says ("works_at")'
+    )
+    id: Id | None = Field(None, description="its id; named by the triple when absent")
+    weight: Score = Field(1.0, description="how strongly it holds")
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="ids of the beads it stands on"
+    )
+    valid_at: Timestamp | None = Field(None, description="when it began to hold (epoch seconds)")
+    invalid_at: Timestamp | None = Field(None, description="when it stopped holding")
 
 
 NodeName = Annotated[str, Field(min_length=1, max_length=MAX_SHORT_CHARS)]
@@ -183,25 +215,33 @@ class FactIn(_In):
     """``subject -[predicate]-> object``: the nodes are named by their text (`chrysalis.graph`),
     made with ``type`` when missing, and the edge by the triple; all in one write."""
 
-    subject: NodeName
-    predicate: Annotated[str, Field(min_length=1, max_length=128)]
-    object: NodeName
-    type: Annotated[str, Field(min_length=1, max_length=64)] = "entity"
-    weight: Score = 1.0
-    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
-    valid_at: Timestamp | None = None
-    invalid_at: Timestamp | None = None
+    subject: NodeName = Field(description='the node it is about, by its text ("Alice")')
+    predicate: Annotated[str, Field(min_length=1, max_length=128)] = Field(
+        description='what the fact says ("works_at")'
+    )
+    object: NodeName = Field(description='the other node, by its text ("Acme Corp")')
+    type: Annotated[str, Field(min_length=1, max_length=64)] = Field(
+        "entity", description="the type of a node made for it"
+    )
+    weight: Score = Field(1.0, description="how strongly it holds")
+    evidence: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="ids of the beads it stands on"
+    )
+    valid_at: Timestamp | None = Field(None, description="when it began to hold (epoch seconds)")
+    invalid_at: Timestamp | None = Field(None, description="when it stopped holding")
 
 
 class SkillIn(_In):
     """A skill; its id is the path's (a body ``id``, if given, must agree)."""
 
-    id: Id | None = None
-    name: ShortText
-    description: Text = ""
-    signature: Text = ""
-    examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
-    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = []
+    id: Id | None = Field(None, description="the path's id, if given")
+    name: ShortText = Field(description="its name")
+    description: Text = Field("", description="what it does")
+    signature: Text = Field("", description="how it is called")
+    examples: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="example uses"
+    )
+    tags: Annotated[list[Tag], Field(max_length=MAX_LIST_ITEMS)] = Field([], description="labels")
 
 
 class NodeIn(Node):
@@ -230,12 +270,20 @@ class PersonaPatch(_In):
     model_config = ConfigDict(json_schema_extra=_no_defaults)
 
     # Only the fields sent are applied (`exclude_unset`): these defaults are never written.
-    name: ShortText = ""
-    description: Text = ""
-    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
-    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = []
-    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = []
-    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = {}
+    name: ShortText = Field("", description="the agent's name")
+    description: Text = Field("", description="who the agent is, in prose")
+    goals: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="what the agent is after (the whole list)"
+    )
+    norms: Annotated[list[Text], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="rules the agent keeps (the whole list)"
+    )
+    skills: Annotated[list[Id], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        [], description="ids of its skills (the whole list)"
+    )
+    traits: Annotated[dict[Tag, ShortText | None], Field(max_length=MAX_LIST_ITEMS)] = Field(
+        {}, description="traits to set, key by key; null deletes one"
+    )
 
 
 class Health(BaseModel):
@@ -248,9 +296,9 @@ class SyncIn(BaseModel):
     """What to do now: push, then pull (both by default), then a snapshot if asked."""
 
     model_config = ConfigDict(extra="forbid")
-    push: bool = True
-    pull: bool = True
-    snapshot: bool = False
+    push: bool = Field(True, description="push this replica's new ops")
+    pull: bool = Field(True, description="pull the other replicas' ops")
+    snapshot: bool = Field(False, description="then write a snapshot to the remote")
     decommission: Id | None = Field(
         None, description="a replica id of a laptop that will not come back"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from typing import Annotated, Any
@@ -9,7 +10,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from chrysalis.models import Bead, RetrievalResult
+from chrysalis.errors import NotFound
+from chrysalis.models import Bead, RetrievalResult, Role
 from chrysalis.routes import REDACTED_HEADER
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
@@ -35,10 +37,11 @@ _REDACTED_DOC = {
     responses={201: {"headers": _REDACTED_DOC}, 400: {}, 409: {}, 413: {}, 422: {}},
 )
 def append_beads(d: D, body: BeadsIn) -> Response:
-    """Append a bead (an object) or many in one commit (an array); returns what was stored.
+    """Append a bead, or a batch in one commit.
 
-    The same id with the same fields again is a no-op; with other fields, 409. A credential
-    in the text is replaced with ``[REDACTED:<kind>]`` before it is stored and named in the
+    A bead is an object, a batch an array; the answer is what was stored. The same id with
+    the same fields again is a no-op; with other fields, 409. A credential in the text is
+    replaced with ``[REDACTED:<kind>]`` before it is stored and named in the
     ``Chrysalis-Redacted`` header (or, with ``secrets = "refuse"``, answered with 422).
     """
     many = isinstance(body.root, list)
@@ -52,18 +55,56 @@ def append_beads(d: D, body: BeadsIn) -> Response:
     return answer
 
 
-@router.get("/v1/beads", response_model=list[Bead], tags=["beads"])
+@router.get("/v1/beads", response_model=list[Bead], tags=["beads"], responses={400: {}})
 def last_beads(
     d: D,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     session_id: Annotated[str | None, Query(max_length=256)] = None,
+    tag: Annotated[str | None, Query(max_length=256)] = None,
+    role: Annotated[Role | None, Query()] = None,
+    path: Annotated[str | None, Query(max_length=4096)] = None,
+    query: Annotated[str | None, Query(max_length=1000)] = None,
+    after: Annotated[str | None, Query(max_length=64)] = None,
+    before: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
-    """The newest ``limit`` beads (of one session), oldest first."""
-    return json_list(d.memory.last_beads(limit, session_id=session_id))
+    """The newest ``limit`` beads that match every filter given, oldest first.
+
+    Filters: a session, a tag, a role, an ingested path (a file or anything under a
+    directory), the words of a query (every one, stemmed; not by similarity), a time range
+    (``after``, ``before``: ISO 8601 or epoch seconds). A bad filter is refused (400)."""
+    filters = {"tag": tag, "role": role, "path": path, "query": query,
+               "after": _time(after), "before": _time(before)}  # fmt: skip
+    if all(v is None for v in filters.values()):
+        return json_list(d.memory.last_beads(limit, session_id=session_id))
+    chosen = {k: v for k, v in {"session_id": session_id, **filters}.items() if v is not None}
+    ids = d.memory.select_beads(chosen, limit=limit, newest=True).ids
+    beads = []
+    for bead_id in reversed(ids):
+        with contextlib.suppress(NotFound):  # forgotten since it was selected
+            beads.append(d.memory.get_bead(bead_id))
+    return json_list(beads)
+
+
+def _time(value: str | None) -> float | str | None:
+    """Epoch seconds as a number; ISO 8601 as given, for the selector to read."""
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return value
+
+
+@router.get("/v1/sessions", tags=["beads"])
+def sessions(d: D) -> list[dict[str, Any]]:
+    """Each session with its bead count and its first and last bead's time.
+
+    Times are epoch seconds; the most recently active session comes first. Beads without a
+    session are not counted here."""
+    return d.memory.session_stats()
 
 
 @router.get("/v1/beads/{id}", response_model=Bead, tags=["beads"], responses={404: {}})
 def get_bead(d: D, id: PathId) -> Response:
+    """One bead by its id."""
     return json_answer(d.memory.get_bead(id))
 
 
@@ -81,7 +122,9 @@ def forget(d: D, id: PathId) -> Response:
     responses={400: {}, 409: {}, 503: {}},
 )
 def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
-    """Forget beads by what they are: a session, an ingested path (a file or everything under
+    """Forget the beads a selector matches (a dry run by default).
+
+    Forget beads by what they are: a session, an ingested path (a file or everything under
     a directory), a tag, a query (beads holding every word of it; never by similarity), a
     time range (``after``, ``before``), a role; every field given must hold, and an empty
     selector is refused (400). A dry run is the default: it answers how many match and the
@@ -102,7 +145,9 @@ def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
 
 @router.post("/v1/retrieve", response_model=RetrievalResult, tags=["retrieval"])
 def retrieve(d: D, m: M, body: RetrieveIn) -> Response:
-    """Fused retrieval: recent beads, vector and keyword hits, graph expansion; each
+    """Recall the items that best answer a query, each with why and whence.
+
+    Fused retrieval: recent beads, vector and keyword hits, graph expansion; each
     item says why it matched (``signals``) and where it came from (``provenance``). With
     ``memories``, one ranking over those memories, each item's provenance naming its own."""
     ask: dict[str, Any] = {
@@ -116,7 +161,9 @@ def retrieve(d: D, m: M, body: RetrieveIn) -> Response:
 
 @router.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})
 def ingest(d: D, body: IngestIn) -> dict[str, Any]:
-    """Files (text, Markdown, source code) or text as beads, chunked on natural boundaries
+    """Ingest files or text as beads, chunked, with span refs.
+
+    Files (text, Markdown, source code) or text as beads, chunked on natural boundaries
     (headings, paragraphs, functions), each with a span ref (path, lines). Unchanged input
     changes nothing; a changed file replaces its old chunks; under a directory, binary
     files are skipped and files gone since the last ingest are forgotten."""

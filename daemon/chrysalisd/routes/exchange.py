@@ -25,14 +25,27 @@ router = APIRouter()
     responses={200: {"content": {"application/x-ndjson": {}}}},
 )
 def export(d: D) -> Response:
-    """Every visible item as JSON Lines: a header, then persona, skills, nodes, edges,
+    """Export every visible item as JSON Lines.
+
+    A header, then persona, skills, nodes, edges,
     beads (one ``{"kind": ..., "item": {...}}`` per line)."""
     return Response(b"".join(export_lines(d.memory)), media_type="application/x-ndjson")
 
 
-@router.post("/v1/import", response_model=ImportResult, tags=["exchange"], responses={507: {}})
+_NDJSON = {"schema": {"type": "string", "description": "JSON Lines made by GET /v1/export"}}
+
+
+@router.post(
+    "/v1/import",
+    response_model=ImportResult,
+    tags=["exchange"],
+    responses={400: {}, 507: {}},
+    openapi_extra={"requestBody": {"required": True, "content": {"application/x-ndjson": _NDJSON}}},
+)
 async def import_(d: D, request: Request) -> ImportResult:
-    """Load JSON Lines made by ``/v1/export``, all or nothing. Every line is checked before
+    """Import JSON Lines made by ``GET /v1/export``, all or nothing.
+
+    Every line is checked before
     anything is written (400 names the first bad line by its number in the body); then what
     is new is written in one transaction. Items already here are left alone, so importing
     the same file twice changes nothing. The body may be streamed (chunked), of any size."""
@@ -46,7 +59,9 @@ async def import_(d: D, request: Request) -> ImportResult:
 
 @router.post("/v1/sync", tags=["sync"], responses={409: {}})
 async def sync_now(d: D, body: SyncIn | None = None) -> dict[str, Any]:
-    """Push our ops to the remote and pull the others' now, without waiting for the
+    """Sync with the remote now: push, then pull.
+
+    Push our ops to the remote and pull the others' now, without waiting for the
     schedule. ``ok`` is false when a step failed; each step says what moved or why not.
     409 when no remote is configured."""
     body = body or SyncIn()

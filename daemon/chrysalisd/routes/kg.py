@@ -28,11 +28,13 @@ def add_node(d: D, body: NodeIn) -> Response:
 
 @router.get("/v1/kg/nodes/{id}", response_model=Node, tags=["kg"], responses={404: {}})
 def get_node(d: D, id: PathId) -> Response:
+    """One node by its id."""
     return json_answer(d.memory.get_node(id))
 
 
 @router.delete("/v1/kg/nodes/{id}", status_code=204, tags=["kg"], responses={404: {}})
 def remove_node(d: D, id: PathId) -> Response:
+    """Remove a node by its id."""
     d.memory.remove_node(id)
     return Response(status_code=204)
 
@@ -50,7 +52,9 @@ def neighbors(
     as_of: Annotated[float | datetime | None, Query()] = None,
     include_invalid: bool = False,
 ) -> Response:
-    """Nodes within ``depth`` hops, each with the edge taken and its direction, over the facts
+    """The nodes near a node, over the facts that hold.
+
+    Nodes within ``depth`` hops, each with the edge taken and its direction, over the facts
     that hold now; ``as_of`` (ISO 8601 or epoch seconds): those that held then;
     ``include_invalid``: every fact, superseded or ended ones too."""
     found = d.memory.neighbors(id, depth=depth, as_of=as_of, include_invalid=include_invalid)
@@ -69,7 +73,9 @@ def add_edge(d: D, body: EdgeIn) -> Response:
 
 @router.post("/v1/kg/facts", status_code=201, response_model=Edge, tags=["kg"], responses={400: {}})
 def add_fact(d: D, body: FactIn) -> Response:
-    """Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
+    """Record a fact; the nodes it names are made as needed.
+
+    Record ``subject -[predicate]-> object`` in one atomic write: the nodes missing
     (named by their text, so "Alice" in two facts is one node) and the edge (the same fact
     twice is one edge). Existing nodes keep their type and name. Answers the edge."""
     edge = d.memory.add_fact(
@@ -81,18 +87,22 @@ def add_fact(d: D, body: FactIn) -> Response:
 
 @router.get("/v1/kg/edges/{id}", response_model=Edge, tags=["kg"], responses={404: {}})
 def get_edge(d: D, id: PathId) -> Response:
+    """One edge by its id."""
     return json_answer(d.memory.get_edge(id))
 
 
 @router.delete("/v1/kg/edges/{id}", status_code=204, tags=["kg"], responses={404: {}})
 def remove_edge(d: D, id: PathId) -> Response:
+    """Remove an edge by its id."""
     d.memory.remove_edge(id)
     return Response(status_code=204)
 
 
 @router.get("/v1/kg/graph", tags=["kg"])
 def graph(d: D, limit: Annotated[int, Query(ge=1, le=5000)] = 500) -> dict[str, Any]:
-    """The graph to draw: up to ``limit`` nodes (the most connected first) and every edge
+    """The knowledge graph to draw: the most connected nodes and their edges.
+
+    The graph to draw: up to ``limit`` nodes (the most connected first) and every edge
     between them, facts that stopped holding included (``valid_at``, ``invalid_at`` say
     when each held). ``truncated`` says whether nodes were left out."""
     nodes = d.memory.all_nodes()

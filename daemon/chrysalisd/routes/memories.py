@@ -17,14 +17,18 @@ Name = Annotated[str, Path(description="a memory's name", max_length=64)]
 
 @router.get("/v1/memories", tags=["memories"])
 def list_memories(m: M) -> dict[str, Any]:
-    """Every memory this daemon serves, default first: its data dir, replica id, remote,
+    """The memories this daemon serves.
+
+    Every memory this daemon serves, default first: its data dir, replica id, remote,
     whether it is encrypted, its Zep server and how many beads it holds."""
     return {"memories": [m.describe(name) for name in m.names()]}
 
 
 @router.post("/v1/memories", status_code=201, tags=["memories"], responses={400: {}, 409: {}})
 def create_memory(m: M, body: MemoryIn) -> JSONResponse:
-    """A new memory with settings of its own (remote, sync_key_file, zep_*, extractor,
+    """Create a named memory with settings of its own.
+
+    A new memory with settings of its own (remote, sync_key_file, zep_*, extractor,
     intervals; never inherited: where it syncs is its own), kept in its data dir; 409 when
     the name is taken."""
     m.create(body.name, body.settings)
@@ -33,12 +37,15 @@ def create_memory(m: M, body: MemoryIn) -> JSONResponse:
 
 @router.get("/v1/memories/{name}", tags=["memories"], responses={404: {}})
 def show_memory(m: M, name: Name) -> dict[str, Any]:
+    """One memory: its data dir, replica id, remote, Zep and bead count."""
     return m.describe(name)
 
 
 @router.delete("/v1/memories/{name}", tags=["memories"], responses={400: {}, 404: {}, 409: {}})
 def drop_memory(m: M, name: Name) -> dict[str, Any]:
-    """Forget everything the memory holds (forget ops that reach its remote and its other
+    """Drop a memory: forget all it holds, everywhere, and delete it.
+
+    Forget everything the memory holds (forget ops that reach its remote and its other
     laptops), push and clean the remote, retire this replica there, close the memory and
     delete its data dir. It waits for the requests still in the memory (409 if they run on
     past 30 s: nothing dropped). The receipt: ``forgotten_beads``; ``remote`` (``push``,

@@ -25,12 +25,15 @@ async def ping() -> str:
 
 @router.get("/v1/health", response_model=Health, tags=["meta"])
 async def health(d: D) -> Health:
+    """The daemon's version and this memory's replica id."""
     return Health(status="ok", version=VERSION, replica_id=d.memory.replica_id)
 
 
 @router.get("/v1/status", tags=["meta"])
 def status(d: D, m: M) -> dict[str, Any]:
-    """The memory's name, replica_id, state_digest, counts, index state, embedder, knowledge
+    """The memory's state: counts, indexes, knowledge, jobs and sync.
+
+    The memory's name, replica_id, state_digest, counts, index state, embedder, knowledge
     (the extractor, ops behind, what it derived and retracted, its budget and last error), jobs
     and sync state; ``memories`` names every memory the daemon serves."""
     return {**d.status(), "memories": m.names()}
@@ -44,7 +47,9 @@ def metrics(d: D) -> Response:
 
 @router.get("/v1/doctor", tags=["status"])
 def doctor(d: D) -> dict[str, Any]:
-    """Checks with advice: the data dir, the indexes against LMDB, the embedder (Ollama),
+    """Run the daemon's checks, each with advice.
+
+    Checks with advice: the data dir, the indexes against LMDB, the embedder (Ollama),
     the remote (reachable, writable, format, clock skew), sync and the Zep mirror. Each
     is ``{check, status: ok|warn|error, detail, fix}``; ``ok`` is false on any error."""
     from ..doctor import daemon_checks

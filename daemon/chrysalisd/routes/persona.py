@@ -16,6 +16,7 @@ router = APIRouter()
 
 @router.get("/v1/persona", response_model=Persona, tags=["persona"])
 def get_persona(d: D) -> Response:
+    """The agent's persona."""
     return json_answer(d.memory.get_persona())
 
 
@@ -27,7 +28,9 @@ def put_persona(d: D, body: PersonaIn) -> Response:
 
 @router.patch("/v1/persona", response_model=Persona, tags=["persona"], responses={400: {}})
 def update_persona(d: D, body: PersonaPatch) -> Response:
-    """Change only the fields given, in one write, so concurrent changes to other fields
+    """Change only the persona fields given.
+
+    Change only the fields given, in one write, so concurrent changes to other fields
     (here or on other laptops) are kept; an empty object changes nothing."""
     fields = body.model_dump(exclude_unset=True)
     if not fields:
@@ -37,11 +40,13 @@ def update_persona(d: D, body: PersonaPatch) -> Response:
 
 @router.get("/v1/skills", response_model=list[Skill], tags=["skills"])
 def list_skills(d: D) -> Response:
+    """Every skill."""
     return json_list(d.memory.list_skills())
 
 
 @router.get("/v1/skills/{id}", response_model=Skill, tags=["skills"], responses={404: {}})
 def get_skill(d: D, id: PathId) -> Response:
+    """One skill by its id."""
     return json_answer(d.memory.get_skill(id))
 
 
@@ -55,5 +60,6 @@ def put_skill(d: D, id: PathId, body: SkillIn) -> Response:
 
 @router.delete("/v1/skills/{id}", status_code=204, tags=["skills"], responses={404: {}})
 def delete_skill(d: D, id: PathId) -> Response:
+    """Delete a skill by its id."""
     d.memory.delete_skill(id)
     return Response(status_code=204)

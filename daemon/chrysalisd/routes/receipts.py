@@ -20,7 +20,9 @@ router = APIRouter()
     responses={404: {}, 409: {}},
 )
 def receipt(d: D, id: PathId) -> Response:
-    """The forget receipt of bead ``id``: each place (this replica's files, every other
+    """Where a forgotten bead's content is gone, and where it may remain.
+
+    The forget receipt of bead ``id``: each place (this replica's files, every other
     replica, the remote's segments, snapshots and blobs, Zep) is ``gone``, ``pending`` (who
     must act), ``marked``, ``in use`` (a live bead has the same bytes) or ``unknown``.
     ``clean``: every place is gone; ``settled``: none is pending. 404 for a bead never seen

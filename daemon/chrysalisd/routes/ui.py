@@ -11,7 +11,9 @@ router = APIRouter()
 
 @router.post("/v1/ui", tags=["meta"])
 async def open_ui(request: Request) -> dict[str, Any]:
-    """Open the inspector on 127.0.0.1 (once per daemon start; later calls answer the same
+    """Open the memory inspector and answer its address.
+
+    Open the inspector on 127.0.0.1 (once per daemon start; later calls answer the same
     address) and answer ``{"url", "port"}``. The URL carries this start's token: it is for the
     socket's user only, and never logged."""
     from ..inspector import InspectorServer
