@@ -146,7 +146,7 @@ class Retriever:
                 else Filters.model_validate(dict(filters or {}))
             )
         except ValidationError as exc:
-            raise from_pydantic(exc, "filters") from None
+            raise from_pydantic(exc, "filters", within="filters") from None
         notes: list[str] = []
         span = when.window(query, _epoch(now)) if strategy == "fusion" else None
         if strategy != "beads" and not self.indexer.wait_keyword(KEYWORD_WAIT):
