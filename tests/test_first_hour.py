@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,35 @@ def test_recall_wraps_the_text_and_shows_file_and_lines(
     assert refs == [
         {"path": str((tmp_path / "notes.md").resolve()), "start_line": 1, "end_line": 5}
     ]
+
+
+def test_status_says_pending_and_an_idle_peer_is_seen_recently(tmp_path: Path) -> None:
+    """Two laptops on one file:// remote: b writes nothing and only pulls, yet a sees it
+    alive (a heartbeat each pull), and status counts what is pending, never `?`."""
+    (tmp_path / "remote").mkdir()
+    remote = f"file://{tmp_path / 'remote'}"
+    fast = {"CHRYSALIS_PULL_INTERVAL": "1", "CHRYSALIS_PUSH_INTERVAL": "1"}
+    a = DaemonProcess(tmp_path / "a", env=fast)
+    b = DaemonProcess(tmp_path / "b", env=fast)
+    try:
+        a.start("--remote", remote)
+        out = a.cli("status")
+        assert re.search(r"\n  pending \d+ ops to push", out.stdout), out.stdout
+        assert "?" not in out.stdout
+        b.start("--remote", remote)
+        b_id = b.once("status")["replica_id"]
+        time.sleep(4)  # b's first pull wrote its heartbeat; since then, idle pulls only
+
+        def b_seen_ago() -> float:
+            peers = a.once("status")["sync"]["remote"]["peers"]
+            seen = next((p["last_seen"] for p in peers if p["replica"] == b_id), None)
+            return time.time() - seen if seen else 1e9
+
+        deadline = time.monotonic() + 10
+        while b_seen_ago() > 2.5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert b_seen_ago() <= 2.5  # not "seen 14m ago" while b runs
+        assert re.search(rf"peer    {b_id} on .*, seen \ds ago", a.cli("status").stdout)
+    finally:
+        a.close()
+        b.close()
