@@ -49,8 +49,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .explain import sentence, sentences
-
 
 class ChrysalisError(Exception):
     """Base of every error Chrysalis raises on purpose."""
@@ -287,6 +285,8 @@ def from_pydantic(exc: Any, what: str, *, batch: bool = False, within: str = "")
     (`explain.sentences`): ``content must not be empty``; in a ``batch`` (a list of
     ``what``), ``bead 2: content must not be empty``. ``within``: the object the fields are
     in (``filters``). ``details``: ``[{"loc", "msg", "type"}]``, ``msg`` in plain words."""
+    from .explain import sentence, sentences  # here: a client that imports errors never needs it
+
     found = exc.errors(include_url=False)  # with the inputs: their lengths are told, never them
     if not batch:  # a list of one: its index says nothing
         found = [{**e, "loc": _unindexed(e.get("loc", ()))} for e in found]
