@@ -279,21 +279,38 @@ def error_class(code: str) -> type[ChrysalisError]:
     return BY_CODE.get(code, ChrysalisError)
 
 
-def from_pydantic(exc: Any, what: str) -> InvalidInput:
-    """Turn a pydantic ``ValidationError`` into an `InvalidInput` naming each bad field."""
-    problems = []
-    too_large = False
-    for err in exc.errors(include_url=False, include_input=False):
-        loc = ".".join(str(p) for p in err.get("loc", ())) or what
-        msg = err.get("msg", "")
-        if err.get("type") == "string_unicode":  # pydantic's word for a lone surrogate
-            msg = "text contains a lone surrogate (not valid Unicode)"
-        problems.append(f"{loc}: {msg}")
-        if err.get("type") in {"string_too_long", "too_long", "bytes_too_long"}:
-            too_large = True
-    cls = PayloadTooLarge if too_large else InvalidInput
+def from_pydantic(exc: Any, what: str, *, batch: bool = False, within: str = "") -> InvalidInput:
+    """A pydantic ``ValidationError`` as an `InvalidInput` (`PayloadTooLarge` for a field over
+    its size limit) in plain words, naming each bad field as the user wrote it
+    (`explain.sentences`): ``content must not be empty``; in a ``batch`` (a list of
+    ``what``), ``bead 2: content must not be empty``. ``within``: the object the fields are
+    in (``filters``). ``details``: ``[{"loc", "msg", "type"}]``, ``msg`` in plain words."""
+    from .explain import sentence, sentences  # here: a client that imports errors never needs it
+
+    found = exc.errors(include_url=False)  # with the inputs: their lengths are told, never them
+    if not batch:  # a list of one: its index says nothing
+        found = [{**e, "loc": _unindexed(e.get("loc", ()))} for e in found]
+    item = what if batch else None
+    too_large = any(e.get("type") in TOO_LARGE for e in found)
     details = [
-        {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
-        for e in exc.errors(include_url=False, include_input=False)
+        {
+            "loc": list(e.get("loc", ())),
+            "msg": sentence(e, item=item, within=within, whole=what),
+            "type": e.get("type"),
+        }
+        for e in found
     ]
-    return cls(f"invalid {what}: " + "; ".join(problems), details=details)
+    cls = PayloadTooLarge if too_large else InvalidInput
+    return cls(_joined(sentences(found, item=item, within=within, whole=what)), details=details)
+
+
+def _unindexed(loc: Any) -> tuple[Any, ...]:
+    return tuple(loc[1:]) if loc and isinstance(loc[0], int) else tuple(loc)
+
+
+TOO_LARGE = frozenset({"string_too_long", "too_long", "bytes_too_long"})
+
+
+def _joined(parts: list[str]) -> str:
+    """At most five problems in a message (``details`` has them all)."""
+    return "; ".join(parts[:5]) + ("; ..." if len(parts) > 5 else "")

@@ -299,7 +299,8 @@ def ingest_path(
     file named by its absolute path.
 
     A file given by name that is binary or not UTF-8 raises `InvalidInput` naming it; under
-    a directory such files are skipped (``on_skip(path, why)`` is told). Files ingested
+    a directory such files are skipped (``on_skip(path, why)`` is told; ``why`` does not
+    repeat the path). Files ingested
     from this directory before that are now gone (deleted, hidden, binary) have their
     beads forgotten. A file refused by the secrets policy (`SecretRefused`) raises when
     given by name and is skipped under a directory. ``progress(done, total)`` is called in
@@ -347,8 +348,8 @@ def ingest_path(
             source = _check_source(_source_of(f))
             text = read_text_file(f)
         except (InvalidInput, NotFound) as exc:
-            if on_skip is not None:
-                on_skip(f, exc.message)
+            if on_skip is not None:  # the why alone: the path is told beside it
+                on_skip(f, exc.message.removeprefix(f"{f}: "))
         else:
             try:
                 result = ingest_text(

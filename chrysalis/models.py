@@ -1,9 +1,8 @@
 """The data model (DESIGN §3) as strict pydantic v2 models, and the wire form of ops.
 
-Everything that enters the store passes through these models: types are not coerced
-(a string is not an int), ids are safe as LMDB keys and file names, text has no lone
-surrogates, and every field has a size limit. ``python -m chrysalis.models``
-regenerates the JSON Schemas in ``schemas/``.
+Everything that enters the store passes through these models: types are not coerced (a string
+is not an int), ids are safe as LMDB keys and file names, text has no lone surrogates, every
+field has a size limit (`limits`). ``python -m chrysalis.models`` regenerates ``schemas/``.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ from pydantic import (
 )
 from pydantic import Tag as UnionTag
 
+from .limits import MAX_CONTENT_CHARS
+
 # Limits. Content over BLOB_THRESHOLD bytes is stored beside LMDB, content-addressed.
-MAX_CONTENT_CHARS = 8 * 1024 * 1024
 MAX_TEXT_CHARS = 64 * 1024
 MAX_SHORT_CHARS = 512
 MAX_LINE = 2**31 - 1  # line numbers in span refs (every int we store must fit in 64 bits)

@@ -23,10 +23,12 @@ def check_id(value: Any, what: str) -> str:
 
 def validate(model: Any, value: Any, what: str) -> Any:
     """``value`` validated by a pydantic model or `TypeAdapter`; `InvalidInput` naming each
-    bad field otherwise."""
+    bad field otherwise, in plain words (a list of more than one: each by its number,
+    ``bead 2: content must not be empty``)."""
     try:
         if isinstance(model, TypeAdapter):
             return model.validate_python(value)
         return model.model_validate(value)
     except ValidationError as exc:
-        raise from_pydantic(exc, what) from None
+        batch = isinstance(value, list) and len(value) > 1
+        raise from_pydantic(exc, what, batch=batch) from None

@@ -266,7 +266,7 @@ def test_messages_name_what_is_wrong(http: httpx.Client) -> None:
         return str(http.request(method, path, **kw).json()["error"]["message"])
 
     assert "malformed JSON" in message("POST", "/v1/beads", content=b"{bad")
-    assert "body.k" in message("POST", "/v1/retrieve", json={"query": "x", "k": -1})
+    assert message("POST", "/v1/retrieve", json={"query": "x", "k": -1}) == "k must be at least 1"
     assert "colour" in message("POST", "/v1/beads", json={"content": "x", "colour": "red"})
     assert "line 2" in message(
         "POST",
@@ -277,6 +277,59 @@ def test_messages_name_what_is_wrong(http: httpx.Client) -> None:
     assert "Origin" in message("GET", "/v1/health", headers={"Origin": "null"})
     assert "PATCH is not allowed" in message("PATCH", "/v1/beads")
     assert "no route GET /v1/nowhere" in message("GET", "/v1/nowhere")
+
+
+PLAIN: list[tuple[str, str, dict[str, Any], str]] = [
+    ("POST", "/v1/retrieve", {"json": {"query": ""}}, "query must not be empty"),
+    ("POST", "/v1/retrieve", {"json": {"query": "x", "k": 0}}, "k must be at least 1"),
+    ("POST", "/v1/retrieve", {"json": {"query": "x", "k": 10**12}}, "k must be at most 1,000"),
+    ("POST", "/v1/retrieve", {"json": {"query": "x", "k": "ten"}}, "k must be a whole number"),
+    (
+        "POST", "/v1/retrieve", {"json": {"query": "x", "strategy": "magic"}},
+        "strategy must be 'fusion', 'emb', 'keyword', 'kg' or 'beads'",
+    ),
+    (
+        "POST", "/v1/retrieve", {"json": {"query": "x", "now": "soon"}},
+        "now must be a number or a date and time (ISO 8601)",
+    ),
+    (
+        "POST", "/v1/retrieve", {"json": {"query": "x", "filters": {"colour": "red"}}},
+        "filters.colour is not a known field",
+    ),
+    ("POST", "/v1/beads", {"json": {"content": ""}}, "content must not be empty"),
+    ("POST", "/v1/beads", {"json": {}}, "content is required"),
+    ("POST", "/v1/beads", {"content": b""}, "the request body is required"),
+    ("POST", "/v1/beads", {"json": {"content": "x", "colour": 1}}, "colour is not a known field"),
+    ("POST", "/v1/beads", {"json": {"content": "x", "importance": "hi"}}, "importance must be a number"),
+    (
+        "POST", "/v1/beads", {"json": [{"content": "fine"}, {"content": ""}]},
+        "bead 2: content must not be empty",
+    ),
+    ("POST", "/v1/beads", {"json": [{"content": "fine"}, 7]}, "bead 2 must be an object"),
+    (
+        "POST", "/v1/beads", {"json": {"content": "y" * (MAX_CONTENT_CHARS + 1)}},
+        "content is too long: 8,388,609 characters, at most 8,388,608",
+    ),
+    (
+        "POST", "/v1/beads", {"json": {"content": "x", "tags": [f"t{i}" for i in range(300)]}},
+        "tags has too many items: 300, at most 256",
+    ),
+    ("POST", "/v1/beads", {"content": b"{bad"}, "malformed JSON at character 1: "
+     "Expecting property name enclosed in double quotes"),
+    ("GET", "/v1/beads?limit=0", {}, "limit must be at least 1"),
+    ("GET", "/v1/beads?limit=abc", {}, "limit must be a whole number"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("method", "path", "kw", "said"), PLAIN, ids=[p[3] for p in PLAIN])
+def test_messages_are_plain_words(
+    http: httpx.Client, method: str, path: str, kw: dict[str, Any], said: str
+) -> None:
+    """Not pydantic's "body.query: String should have at least 1 character"."""
+    err = http.request(method, path, **kw).json()["error"]
+    assert err["message"] == said
+    for detail in err["details"]:  # each problem in plain words too
+        assert not any(w in detail["msg"] for w in ("should", "Value error", "body.")), detail
 
 
 def test_a_curl_style_form_body_is_read_as_json(http: httpx.Client, tmp_path: Path) -> None:

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chrysalis.errors import PayloadTooLarge
+from chrysalis.limits import MAX_CONTENT_CHARS
 
 from .daemon_process import DaemonProcess
 
@@ -43,3 +51,120 @@ def test_remember_is_a_note_from_the_cli_as_from_mcp(daemon: DaemonProcess) -> N
     assert json.loads(out.stdout)["role"] == "note"
     turn = daemon.cli("remember", "hello there", "--role", "user", "--json")
     assert json.loads(turn.stdout)["role"] == "user"
+
+
+def run(d: DaemonProcess, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in ``cwd`` (paths shown relative to it), with more environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "chrysalisd", *args],
+        env={**d.env, **env}, cwd=cwd, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_errors_are_plain_words_not_pydantics(daemon: DaemonProcess) -> None:
+    for args, said in (
+        (("recall", ""), "query must not be empty"),
+        (("recall", "tea", "-k", "0"), "k must be at least 1"),
+        (("remember", ""), "content must not be empty"),
+        (("remember", "x", "--tag", ""), "tags[0] must not be empty"),
+    ):
+        out = daemon.cli(*args)
+        assert (out.returncode, out.stderr) == (1, f"error: {said}\n"), args
+
+
+def test_remember_refuses_text_over_the_limit_before_sending_it(daemon: DaemonProcess) -> None:
+    before = daemon.request_counts()
+    out = daemon.cli("remember", "-", input="w" * (MAX_CONTENT_CHARS + 1))
+    assert out.returncode == 1
+    assert out.stderr == (
+        "error: the text is too long for one bead: 8,388,609 characters, at most 8,388,608; "
+        "use chrysalis ingest FILE (it chunks long text)\n"
+    )
+    daemon.cli("status")  # one request the daemon surely sees, so the count is current
+    sent = daemon.requests_since(before)
+    assert not [r for r in sent if r[0] == "POST"], sent  # refused before anything was sent
+    with daemon.client() as c, pytest.raises(PayloadTooLarge) as err:
+        c.remember("w" * (MAX_CONTENT_CHARS + 1))  # the daemon's own answer, in plain words
+    assert err.value.message == "content is too long: 8,388,609 characters, at most 8,388,608"
+
+
+def test_a_big_ingest_says_what_it_is_doing(daemon: DaemonProcess, tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("a line of words about quokkas\n\n" * 40_000)  # 1.24 MB
+    out = run(daemon, "ingest", "big.txt", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "ingesting big.txt (1.2 MB)…\n"
+    assert out.stdout.startswith("1 file(s), ")
+    quiet = run(daemon, "ingest", "big.txt", "--json", cwd=tmp_path)
+    assert quiet.stderr == "" and json.loads(quiet.stdout)["unchanged"] > 0
+
+
+def test_ingest_tells_each_skipped_file_once(daemon: DaemonProcess, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Tea\n\nGreen, in the morning.\n")
+    (folder / "b.bin").write_bytes(b"\x00\x01\x02binary")
+    (folder / "c.txt").write_bytes(b"caf\xe9 in latin-1\n")
+    out = run(daemon, "ingest", "notes", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    skipped = [line for line in out.stderr.splitlines() if line.startswith("skipped")]
+    assert skipped == [
+        "skipped notes/b.bin: binary file (NUL byte at offset 0), not ingested",
+        "skipped notes/c.txt: not UTF-8 text (invalid byte at offset 3), not ingested",
+    ]
+
+
+def test_recall_wraps_the_text_and_shows_file_and_lines(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    words = " ".join(f"quokka{i}" for i in range(120))  # one long paragraph, lines 3 to 5
+    (tmp_path / "notes.md").write_text(
+        f"# Quokkas\n\n{words[:300]}\n{words[300:600]}\n{words[600:]}\n"
+    )
+    assert run(daemon, "ingest", "notes.md", cwd=tmp_path).returncode == 0
+    out = run(daemon, "recall", "quokka7", "-k", "1", "--strategy", "keyword", cwd=tmp_path,
+              COLUMNS="60")  # fmt: skip
+    lines = out.stdout.splitlines()
+    assert re.fullmatch(r" 1\. \[bead\] \d+\.\d{3}  notes\.md:1-5", lines[0]), lines[0]
+    assert len(lines) == 5 and lines[4].startswith("    why: ")  # 3 lines of text, then why
+    assert all(len(line) <= 60 for line in lines[1:4]) and lines[3].endswith(" …")
+    assert lines[1].startswith("    # Quokkas quokka0 quokka1")  # no "/abs/path/notes.md: "
+    full = run(daemon, "recall", "quokka7", "-k", "1", "--strategy", "keyword", "--full",
+               cwd=tmp_path, COLUMNS="60")  # fmt: skip
+    assert "quokka119" in full.stdout and "…" not in full.stdout
+    as_json = json.loads(run(daemon, "recall", "quokka7", "-k", "1", "--json", cwd=tmp_path).stdout)
+    refs = as_json["items"][0]["provenance"]["span_refs"]
+    assert refs == [
+        {"path": str((tmp_path / "notes.md").resolve()), "start_line": 1, "end_line": 5}
+    ]
+
+
+def test_status_says_pending_and_an_idle_peer_is_seen_recently(tmp_path: Path) -> None:
+    """Two laptops on one file:// remote: b writes nothing and only pulls, yet a sees it
+    alive (a heartbeat each pull), and status counts what is pending, never `?`."""
+    (tmp_path / "remote").mkdir()
+    remote = f"file://{tmp_path / 'remote'}"
+    fast = {"CHRYSALIS_PULL_INTERVAL": "1", "CHRYSALIS_PUSH_INTERVAL": "1"}
+    a = DaemonProcess(tmp_path / "a", env=fast)
+    b = DaemonProcess(tmp_path / "b", env=fast)
+    try:
+        a.start("--remote", remote)
+        out = a.cli("status")
+        assert re.search(r"\n  pending \d+ ops to push", out.stdout), out.stdout
+        assert "?" not in out.stdout
+        b.start("--remote", remote)
+        b_id = b.once("status")["replica_id"]
+        time.sleep(4)  # b's first pull wrote its heartbeat; since then, idle pulls only
+
+        def b_seen_ago() -> float:
+            peers = a.once("status")["sync"]["remote"]["peers"]
+            seen = next((p["last_seen"] for p in peers if p["replica"] == b_id), None)
+            return time.time() - seen if seen else 1e9
+
+        deadline = time.monotonic() + 10
+        while b_seen_ago() > 2.5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert b_seen_ago() <= 2.5  # not "seen 14m ago" while b runs
+        assert re.search(rf"peer    {b_id} on .*, seen \ds ago", a.cli("status").stdout)
+    finally:
+        a.close()
+        b.close()

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def test_a_crash_between_put_and_cursor_resends_nothing(
     a.close()
     a = open_memory("a")
     sa = Sync(a, url)
-    assert sa.status()["pending_ops"] is None  # not connected yet
+    assert sa.status()["pending_ops"] == 1  # not connected yet: from the cursor kept here
     moved = sa.push()  # meets its segment under the same name: counts it, sends nothing
     assert (moved["ops"], moved["objects"]) == (1, 0)
     assert sa.status()["pending_ops"] == 0
@@ -410,3 +411,42 @@ def test_compaction_waits_for_every_live_replica_until_decommission(
     sa.pull(force=True)
     peers = {p["replica"]: p for p in sa.status()["peers"]}
     assert peers[old.replica_id]["decommissioned"]
+
+
+def test_pending_is_known_before_the_first_run(open_memory: Opener, remote_url: Any) -> None:
+    url = remote_url()
+    a = open_memory("a")
+    write_some(a, "a")
+    sa = Sync(a, url)
+    st = sa.status()  # never opened from this data dir: every op of ours is to push
+    assert (st["pending_ops"], st["reached"]) == (a.version_vector()[a.replica_id], False)
+    sa.push()
+    st = sa.status()
+    assert (st["pending_ops"], st["reached"]) == (0, True)
+    a.append_bead("one more", id="later")
+    st = Sync(a, url).status()  # a new start, before its first run: the cursor is in LMDB
+    assert (st["pending_ops"], st["reached"]) == (1, True)
+
+
+def test_an_idle_replica_that_only_pulls_is_seen_alive(open_memory: Opener, tmp_path: Path) -> None:
+    (tmp_path / "remote").mkdir()
+    url = f"file://{tmp_path / 'remote'}"
+    a, b = open_memory("a"), open_memory("b")  # data dirs side by side
+    sa, sb = Sync(a, url, heartbeat_every=0.2), Sync(b, url, heartbeat_every=0.2)
+    write_some(a, "a")
+    sa.push()
+    sb.pull()
+    sa.pull()
+
+    def b_seen_by_a() -> float:
+        return float(next(p["last_seen"] for p in sa.status()["peers"]))
+
+    first = b_seen_by_a()
+    for _ in range(2):
+        time.sleep(0.3)
+        sb.pull()  # nothing new: b pushes nothing, it only pulls
+        sa.pull()  # nothing new for a either
+        assert b_seen_by_a() > first and time.time() - b_seen_by_a() < 0.5
+        first = b_seen_by_a()
+    hb = json.loads((tmp_path / "remote" / "replicas" / f"{b.replica_id}.json").read_text())
+    assert time.time() - hb["time"] < 0.5

@@ -2,7 +2,7 @@
 scored, de-duplicated, fitted to a token budget, and explained.
 
 Every item says why it is there (``signals``: each signal's value in [0, 1]) and where it came
-from (``provenance``: origin replica and op, source, edges walked).
+from (``provenance``: origin replica and op, source, span refs, edges walked).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class Retriever:
                 else Filters.model_validate(dict(filters or {}))
             )
         except ValidationError as exc:
-            raise from_pydantic(exc, "filters") from None
+            raise from_pydantic(exc, "filters", within="filters") from None
         notes: list[str] = []
         span = when.window(query, _epoch(now)) if strategy == "fusion" else None
         if strategy != "beads" and not self.indexer.wait_keyword(KEYWORD_WAIT):
@@ -426,6 +426,8 @@ class Retriever:
                 prov = {"source": bead.source, **reader.bead_origin(stamp)}
                 if bead.session_id:
                     prov["session_id"] = bead.session_id
+                if bead.span_refs:  # an ingested chunk: its file and lines
+                    prov["span_refs"] = [r.model_dump() for r in bead.span_refs]
                 if bead.derived_by:  # a session summary: what wrote it, from how many turns
                     prov["derived_by"] = bead.derived_by
                     prov["derived_from"] = len(bead.derived_from)

@@ -58,6 +58,7 @@ class Sync:
         host: str | None = None,
         segment_ops: int = SEGMENT_OPS,
         blob_grace: float = protocol.BLOB_GRACE,
+        heartbeat_every: float = protocol.HEARTBEAT_EVERY,
     ) -> None:
         self.memory = memory
         self.local = Local(memory)
@@ -67,6 +68,7 @@ class Sync:
         self.host = host or socket.gethostname()
         self.segment_ops = segment_ops
         self.blob_grace = blob_grace  # an unused blob put more recently than this stays
+        self._heartbeat_every = heartbeat_every
         self.last_scrub: dict[str, Any] | None = None
         self.format: dict[str, Any] | None = None
         self.health = Health()
@@ -88,7 +90,7 @@ class Sync:
                 fmt, key = open_format(self.remote, self._secret, self.local.replica_id, known)
                 self.local.set_known_format(url, fmt)
                 s = Session(self.remote, self.local, fmt, key, self.health)
-                hb = Heartbeats(s, self.host)
+                hb = Heartbeats(s, self.host, self._heartbeat_every)
                 self._bound = _Open(
                     s,
                     hb,
@@ -246,6 +248,19 @@ class Sync:
         """Retire this replica itself (its data dir goes away: its memory is dropped here)."""
         return self._connect().heartbeats.retire()
 
+    @property
+    def heartbeat_every(self) -> float:
+        """How often (seconds) a pull that finds nothing new still writes our heartbeat and
+        reads the others', so an idle laptop shows as alive: the daemon sets its pull
+        interval (default `protocol.HEARTBEAT_EVERY`, an hour)."""
+        return self._heartbeat_every
+
+    @heartbeat_every.setter
+    def heartbeat_every(self, seconds: float) -> None:
+        self._heartbeat_every = seconds
+        if self._bound is not None:
+            self._bound.heartbeats.every = seconds
+
     def heartbeat(self) -> None:
         """Publish who we are and exactly which ops we hold (gates compaction)."""
         self._connect().heartbeats.beat()
@@ -259,8 +274,12 @@ class Sync:
     def status(self) -> dict[str, Any]:
         me = self.local.replica_id
         vv = self.local.version_vector()
+        # Our cursor is kept in LMDB under the remote's id, so it is known without asking the
+        # remote (before the first run, or while it cannot be reached); never opened from
+        # this data dir, the remote holds none of our ops yet.
+        known = self.format or self.local.known_format(self.remote.url)
         try:
-            pushed = self.pushed(me) if self.format else None
+            pushed = self.local.pushed(str(known["id"]), me) if known else 0
         except ChrysalisError:
             pushed = None
         h = self.health
@@ -270,6 +289,7 @@ class Sync:
             "replica": me,
             "pushed": pushed,
             "pending_ops": None if pushed is None else max(0, vv.get(me, 0) - pushed),
+            "reached": known is not None,  # ever opened from this data dir
             "last_push": h.last_push.as_dict(),
             "last_pull": h.last_pull.as_dict(),
             "last_error": h.last_error,
@@ -278,10 +298,14 @@ class Sync:
             "rejected": [{"key": k, "error": v} for k, v in sorted(h.rejected.items())],
             "gaps": {r: dict(g) for r, g in sorted(h.gaps.items())},
             "tampered": [{"key": k, "what": v} for k, v in sorted(h.tampered.items())],
-            "peers": protocol.peer_rows(self.peers, me, vv),
+            "peers": protocol.peer_rows(self._seen(), me, vv),
             "requests": dict(self.remote.requests),
             "forget": self._forget_status(),
         }
+
+    def _seen(self) -> dict[str, dict[str, Any]]:
+        """The heartbeats read last (a full pull's, or an idle pull's fresher read)."""
+        return {} if self._bound is None else self._bound.puller.seen
 
     def _forget_status(self) -> dict[str, Any] | None:
         """What forgets left to do in this remote (no request), or None before it opened."""

@@ -29,9 +29,12 @@ def missing_blobs(s: Session) -> list[str]:
 class Heartbeats:
     """Ours written, everyone's read. Thread-safe."""
 
-    def __init__(self, session: Session, host: str) -> None:
+    def __init__(
+        self, session: Session, host: str, every: float = protocol.HEARTBEAT_EVERY
+    ) -> None:
         self.s = session
         self.host = host
+        self.every = every  # an idle replica's heartbeat is rewritten this often (seconds)
         self._lock = threading.Lock()
         self._last = 0.0  # monotonic time of our last heartbeat
         self._scrubbed: dict[str, int] | None = None  # the scrub our last heartbeat reported
@@ -81,8 +84,8 @@ class Heartbeats:
         return self.s.local.scrubbed_vv() != (self._scrubbed or {})
 
     def due(self) -> bool:
-        """Has an idle hour passed since ours was last written (by this process)?"""
-        return protocol.heartbeat_due(time.monotonic(), self._last)
+        """Has ``every`` passed since ours was last written (by this process)?"""
+        return protocol.heartbeat_due(time.monotonic(), self._last, self.every)
 
     def own(self) -> Any:
         """Ours as the remote has it; None if there is none, it is damaged, or (with a sync

@@ -250,9 +250,9 @@ def idle(marker: bytes | None, seen: bytes | None, *, force: bool) -> bool:
     return not force and marker is not None and marker == seen
 
 
-def heartbeat_due(now: float, last: float) -> bool:
-    """An idle replica's heartbeat is older than `HEARTBEAT_EVERY` (monotonic seconds)."""
-    return now - last > HEARTBEAT_EVERY
+def heartbeat_due(now: float, last: float, every: float = HEARTBEAT_EVERY) -> bool:
+    """An idle replica's heartbeat is older than ``every`` (monotonic seconds)."""
+    return now - last > every
 
 
 # ---- snapshots (§10) -------------------------------------------------------------------------

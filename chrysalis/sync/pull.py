@@ -31,6 +31,10 @@ class Puller:
         self.s = session
         self.heartbeats = heartbeats
         self.peers: dict[str, dict[str, Any]] = {}  # the heartbeats the last full pull read
+        # The heartbeats read last (a full pull, or an idle one once per heartbeat interval):
+        # status shows when each peer was last seen from these; nothing else uses them.
+        self.seen: dict[str, dict[str, Any]] = {}
+        self._seen_at = 0.0
         self._marker_seen: bytes | None = None
         self._full_at = float("-inf")  # monotonic time of the last full pull
         self._gaps_told: dict[str, tuple[int, int]] = {}  # the holes our last heartbeat named
@@ -48,8 +52,12 @@ class Puller:
             marker = None
         overdue = time.monotonic() - self._full_at > FULL_PULL_EVERY
         if not overdue and protocol.idle(marker, self._marker_seen, force=force):
+            # Nothing new, but say we are alive, and see who else is, at most once per
+            # heartbeat interval each: a PUT, and a LIST and a GET per replica.
             if self.heartbeats.due():
                 self.heartbeats.beat()
+            if protocol.heartbeat_due(time.monotonic(), self._seen_at, self.heartbeats.every):
+                self.seen, self._seen_at = self.heartbeats.read_all(), time.monotonic()
             return True
         self._full_at = time.monotonic()
         self._check_format()
@@ -68,7 +76,8 @@ class Puller:
                 continue
             complete &= self._pull_replica(replica, sorted(segs), hbs, out)
         self._forget_settled_rejections(segments, hbs)
-        self.peers = hbs
+        self.peers = self.seen = hbs
+        self._seen_at = self._full_at
         self._note_reported_gaps(hbs)
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
         missing = missing_blobs(s)

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from chrysalis import errors
+from chrysalis.explain import REQUEST_PARTS, sentence, sentences
 
 log = logging.getLogger("chrysalisd.http")
 
@@ -70,30 +71,28 @@ def add_error_handlers(app: FastAPI) -> None:
         return error_response(500, "internal", message)
 
 
-_TOO_LONG = {"string_too_long", "too_long", "bytes_too_long"}
-
-
 def _validation_error(problems: Any) -> Response:
-    details = []
-    parts = []
-    too_large = False
+    """A request pydantic refused, in plain words (`chrysalis.explain`): ``query must not be
+    empty``, ``bead 2: content must not be empty``; 413 when a field is over its size limit."""
+    found = []
     for err in problems:
-        loc = [str(p) for p in err.get("loc", ())]
-        if loc[:1] == ["body"] and loc[1:2] in (["one"], ["many"]):
-            del loc[1]  # the union's tag for a bead or a batch; not a field
-        where = ".".join(loc) or "body"
-        msg = err.get("msg", "invalid")
-        kind = err.get("type", "")
-        if kind == "json_invalid":
-            ctx = err.get("ctx") or {}
-            where = "body"
-            at = f" at character {loc[1]}" if len(loc) > 1 else ""
-            msg = f"malformed JSON{at}: {ctx.get('error', msg)}"
-        if kind == "string_unicode":
-            msg = "text contains a lone surrogate (not valid Unicode)"
-        too_large |= kind in _TOO_LONG
-        parts.append(f"{where}: {msg}")
-        details.append({"loc": loc, "msg": msg, "type": kind})
+        loc = list(err.get("loc", ()))
+        if loc[:1] and loc[0] in REQUEST_PARTS and err.get("type") != "json_invalid":
+            loc = loc[1:]  # where in the request: the field's name says enough
+        found.append({**err, "loc": loc})
+    # a batch of beads is the body's "many" member (routes/beads.py): its items are beads
+    item = "bead" if any(e["loc"][:1] == ["many"] for e in found) else None
+    whole = "the request body"
+    details = [
+        {
+            "loc": [str(p) for p in e["loc"]],
+            "msg": sentence(e, item=item, whole=whole),
+            "type": e.get("type", ""),
+        }
+        for e in found
+    ]
+    parts = sentences(found, item=item, whole=whole)
+    message = "; ".join(parts[:5]) + ("; ..." if len(parts) > 5 else "")
+    too_large = any(e.get("type") in errors.TOO_LARGE for e in found)
     status, code = (413, "too_large") if too_large else (400, "invalid")
-    message = "invalid request: " + "; ".join(parts[:5]) + ("; ..." if len(parts) > 5 else "")
     return error_response(status, code, message, json.loads(json.dumps(details, default=str)))

@@ -188,7 +188,8 @@ def import_locomo(
     try:
         BEADS.validate_python(rows)
     except ValidationError as exc:
-        raise from_pydantic(exc, f"LoCoMo bead from {Path(path).name}") from None
+        err = from_pydantic(exc, "bead", batch=True)
+        raise type(err)(f"{Path(path).name}: {err.message}", details=err.details) from None
 
     target = client_or_memory
     append: Callable[[list[dict[str, Any]]], Sequence[Bead]]

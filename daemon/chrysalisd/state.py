@@ -199,6 +199,10 @@ class Daemon:
         """Push, pull, snapshot and compact on the configured schedule."""
         self.sync = sync
         s = self.settings
+        # Each pull, even one that finds nothing, writes our heartbeat and reads the others'
+        # (a live idle laptop shows as just seen): a run comes every 0.9 to 1.1 intervals
+        # (the jobs' jitter), so "due" after three quarters of one is once a run.
+        sync.heartbeat_every = s.pull_interval * 0.75
         add, pausing = self.jobs.add, self._pausing
         add("push", pausing("push", self._push), s.push_interval, first=2.0)
         add("pull", pausing("pull", sync.pull), s.pull_interval, first=1.0)

@@ -46,3 +46,12 @@ def ago(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f}m"
     return f"{seconds / 3600:.1f}h"
+
+
+def shown(path: str) -> str:
+    """``path`` as a person at this shell wants it: relative to the working directory when it
+    is under it (``docs/notes.md``), else as it is."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
+import textwrap
+import threading
+import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import InvalidInput
+from chrysalis.errors import InvalidInput, PayloadTooLarge
+from chrysalis.limits import MAX_CONTENT_CHARS
 
 from . import forget_where
-from .common import client_for, json_option, print_json
+from .common import client_for, json_option, print_json, shown
 from .receipts import show_receipt, wait_option
 
 
@@ -47,6 +54,9 @@ def remember(
 ) -> None:
     """Store TEXT as a bead ("-" reads it from stdin) and print its id.
 
+    One bead holds at most 8,388,608 characters (longer text is refused before it is
+    sent: ``chrysalis ingest`` chunks it).
+
     A credential in TEXT (an API key, a token, a private key, a password in a URL) is
     replaced with [REDACTED:<kind>] by the daemon before it is stored, and named on stderr
     (daemon setting `secrets`: redact, refuse or off).
@@ -56,8 +66,14 @@ def remember(
       chrysalis remember "deploys go out on Tuesdays" --session ops --tag process
       git log -1 | chrysalis remember - --role tool --json
     """
+    content = sys.stdin.read() if text == "-" else text
+    if len(content) > MAX_CONTENT_CHARS:  # refused at once, not after sending 10 MB
+        raise PayloadTooLarge(
+            f"the text is too long for one bead: {len(content):,} characters, at most "
+            f"{MAX_CONTENT_CHARS:,}; use chrysalis ingest FILE (it chunks long text)"
+        )
     body = {
-        "content": sys.stdin.read() if text == "-" else text, "id": id_, "role": role,
+        "content": content, "id": id_, "role": role,
         "session_id": session, "importance": importance, "tags": list(tags),
     }  # fmt: skip
     call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
@@ -73,6 +89,9 @@ def remember(
         click.echo(f"remembered {bead['id']} ({bead['role']}{where})")
 
 
+LINES = 3  # of an item's text in recall, without --full
+
+
 @click.command()
 @click.argument("query")
 @click.option("-k", type=int, default=10, show_default=True, help="How many items.")
@@ -83,12 +102,23 @@ def remember(
     show_default=True,
     type=click.Choice(["fusion", "emb", "keyword", "kg", "beads"]),
 )
+@click.option("--full", is_flag=True, help=f"Each item's whole text (else {LINES} lines).")
 @json_option
 @click.pass_context
 def recall(
-    ctx: click.Context, query: str, k: int, budget: int | None, strategy: str, as_json: bool
+    ctx: click.Context,
+    query: str,
+    k: int,
+    budget: int | None,
+    strategy: str,
+    full: bool,
+    as_json: bool,
 ) -> None:
     """Find what the memory holds about QUERY, and say why each item matched.
+
+    Each item: its rank, kind and score; where an ingested chunk came from
+    (``docs/notes.md:12-30``); its text, wrapped to the terminal (3 lines, ``--full`` for
+    all); then why it matched (each signal), the replica it came from and its id.
 
     \b
     Example:
@@ -101,9 +131,18 @@ def recall(
         return
     if not result["items"]:
         click.echo("nothing found")
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
     for n, item in enumerate(result["items"], start=1):
-        text = " ".join(item["text"].split())
-        click.echo(f"{n:>2}. [{item['kind']}] {item['score']:.3f}  {text[:110]}")
+        head = f"{n:>2}. [{item['kind']}] {item['score']:.3f}  "
+        text, where = _text_and_where(item)
+        if where:
+            click.echo(head + where)
+            head = "    "
+        lines = textwrap.wrap(text, width, initial_indent=head, subsequent_indent="    ")
+        if not full and len(lines) > LINES:
+            lines = lines[:LINES]
+            lines[-1] = lines[-1][: width - 2].rstrip() + " …"
+        click.echo("\n".join(lines) or head.rstrip())
         ranked = sorted(item["signals"].items(), key=lambda kv: -kv[1])
         why = ", ".join(f"{name} {value:.2f}" for name, value in ranked)
         origin = item["provenance"].get("origin_replica")
@@ -111,6 +150,24 @@ def recall(
         click.echo(f"    why: {why}{source} · id {item['id']}")
     for note in result["notes"]:
         click.echo(f"note: {note}", err=True)
+
+
+def _text_and_where(item: dict[str, Any]) -> tuple[str, str]:
+    """An item's text on one line, and ``path:start-end`` of each span ref (an ingested
+    chunk's file and lines; the path relative to the working directory under it). The
+    text's ``source: `` prefix is left out when the span refs say where."""
+    text = " ".join(item["text"].split())
+    prov = item.get("provenance") or {}
+    refs = prov.get("span_refs") or []
+    where = ", ".join(
+        f"{shown(r['path'])}:{r['start_line']}"
+        + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
+        for r in refs
+    )
+    source = prov.get("source")
+    if where and source and text.startswith(f"{source}: "):
+        text = text[len(source) + 2 :]
+    return text, where
 
 
 @click.command()
@@ -265,7 +322,9 @@ def ingest(
             merged["skipped_files"] = folder["skipped_files"]
             replies.append(merged)
         else:
-            replies.append(client.ingest(path=str(path), **opts))
+            size = path.stat().st_size if path.is_file() else 0
+            with _working(f"ingesting {arg} ({size / 1e6:.1f} MB)", hidden=as_json or size < BIG):
+                replies.append(client.ingest(path=str(path), **opts))
     counts = ("chunks", "added", "unchanged", "removed", "redacted")
     totals = {k: sum(r.get(k, 0) for r in replies) for k in counts}
     if as_json:
@@ -273,7 +332,7 @@ def ingest(
         return
     for reply in replies:
         for skip in reply["skipped_files"]:
-            click.echo(f"skipped {skip['path']}: {skip['why']}", err=True)
+            click.echo(f"skipped {shown(skip['path'])}: {skip['why']}", err=True)
     files = sum(len(r["files"]) for r in replies)
     click.echo(
         f"{files} file(s), {totals['chunks']} chunks: {totals['added']} added, "
@@ -281,3 +340,33 @@ def ingest(
     )
     if totals["redacted"]:
         click.echo(f"redacted {totals['redacted']} secret(s) before storing them", err=True)
+
+
+BIG = 1_000_000  # bytes: a file this big takes seconds to chunk and embed; say so meanwhile
+
+
+@contextlib.contextmanager
+def _working(label: str, *, hidden: bool) -> Iterator[None]:
+    """``label…`` on stderr while the block runs (the daemon answers an ingest only when it is
+    done); on a terminal, with the seconds going by, then how long it took."""
+    if hidden:
+        yield
+        return
+    click.echo(f"{label}…", err=True, nl=not sys.stderr.isatty())
+    if not sys.stderr.isatty():
+        yield
+        return
+    start, done = time.monotonic(), threading.Event()
+
+    def tick() -> None:
+        while not done.wait(1.0):
+            click.echo(f"\r{label}… {time.monotonic() - start:.0f} s", err=True, nl=False)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+        click.echo(f"\r{label}… {time.monotonic() - start:.1f} s", err=True)

@@ -142,8 +142,13 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
             out.append(
                 f"  {verb}    {ago(time.time() - last['at'])} ago, {state}, {last['ops']} ops"
             )
-    pending = "?" if r["pending_ops"] is None else f"{r['pending_ops']:,}"
-    out.append(f"  pending {pending} ops to push; {r['consecutive_errors']} errors in a row")
+    if r["pending_ops"] is None:  # the data dir could not be read: the status says why
+        pending = "pending unknown (this laptop's cursor could not be read)"
+    else:
+        pending = f"pending {r['pending_ops']:,} ops to push"
+        if not r.get("reached", True):
+            pending += " (the remote has not been reached yet)"
+    out.append(f"  {pending}; {r['consecutive_errors']} errors in a row")
     if r["stopped"]:
         out.append(f"  STOPPED {r['stopped']}")
     for rej in r["rejected"]:
