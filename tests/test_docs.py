@@ -244,4 +244,4 @@ def test_every_folder_remote_shown_says_to_make_the_folder() -> None:
             assert f"mkdir -p {folder}" in text, folder
             shown += 1
     assert shown >= 3
-    assert "A `file://` folder must exist before the daemon starts" in README
+    assert "A `file://` folder must exist: `mkdir -p" in README
