@@ -8,7 +8,6 @@ import os
 import shutil
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -16,7 +15,7 @@ import click
 from chrysalis.client import Routes
 from chrysalis.errors import InvalidInput, NotFound
 
-from .common import client_for, json_option, print_json
+from .common import client_for, json_option, print_json, span_text
 
 ROLES = ["user", "assistant", "system", "tool", "note"]
 
@@ -26,18 +25,6 @@ def when(ts: float | None, seconds: bool = False) -> str:
     if ts is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M", time.localtime(ts))
-
-
-def span_text(ref: dict[str, Any]) -> str:
-    """A span ref as ``path:start-end`` (``path:n`` for one line), the path relative to the
-    working directory when it lies under it, as editors and terminals link it."""
-    path = ref["path"]
-    with_cwd = Path(path)
-    if with_cwd.is_absolute():
-        with contextlib.suppress(ValueError):  # not under it: absolute
-            path = str(with_cwd.relative_to(Path.cwd()))
-    start, end = ref["start_line"], ref["end_line"]
-    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
 
 
 def _width() -> int | None:

@@ -55,3 +55,10 @@ def shown(path: str) -> str:
         return str(Path(path).relative_to(Path.cwd()))
     except ValueError:
         return path
+
+
+def span_text(ref: dict[str, Any]) -> str:
+    """A span ref as ``path:start-end`` (``path:n`` for one line), its path `shown`: as editors
+    and terminals link it."""
+    start, end = ref["start_line"], ref["end_line"]
+    return f"{shown(ref['path'])}:{start}" + (f"-{end}" if end != start else "")

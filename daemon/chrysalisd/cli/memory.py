@@ -20,7 +20,7 @@ from chrysalis.errors import InvalidInput, PayloadTooLarge
 from chrysalis.limits import MAX_CONTENT_CHARS
 
 from . import forget_where
-from .common import client_for, json_option, print_json, shown
+from .common import client_for, json_option, print_json, shown, span_text
 from .receipts import show_receipt, wait_option
 
 
@@ -159,11 +159,7 @@ def _text_and_where(item: dict[str, Any]) -> tuple[str, str]:
     text = " ".join(item["text"].split())
     prov = item.get("provenance") or {}
     refs = prov.get("span_refs") or []
-    where = ", ".join(
-        f"{shown(r['path'])}:{r['start_line']}"
-        + (f"-{r['end_line']}" if r["end_line"] != r["start_line"] else "")
-        for r in refs
-    )
+    where = ", ".join(span_text(r) for r in refs)
     source = prov.get("source")
     if where and source and text.startswith(f"{source}: "):
         text = text[len(source) + 2 :]
