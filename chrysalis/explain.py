@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .limits import ID_PATTERN, ID_RULE
+
 __all__ = ["REQUEST_PARTS", "field_name", "sentence", "sentences"]
 
 # Where FastAPI says a request's bad value was: the first part of its ``loc``.
@@ -141,6 +143,8 @@ def _predicate(err: Mapping[str, Any]) -> str | None:
     if kind in ("literal_error", "enum"):
         return f"must be {ctx.get('expected', 'one of the allowed values')}"
     if kind == "string_pattern_mismatch":
+        if ctx.get("pattern") == ID_PATTERN:
+            return f"is not an id: an id is {ID_RULE}"
         return f"does not match the pattern {ctx.get('pattern')}"
     if _DATETIME.match(kind):
         return "must be a date and time (ISO 8601)"

@@ -36,7 +36,8 @@ from .chunking import (
     read_text_file,
 )
 from .errors import InvalidInput, NotFound, SecretRefused
-from .models import ID_PATTERN, MAX_SHORT_CHARS
+from .limits import ID_PATTERN, ID_RULE
+from .models import MAX_SHORT_CHARS
 from .secrets_scan import describe, redact
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ def _ingest(
     if session_id is None:
         session_id = _session_for(source)
     elif not isinstance(session_id, str) or not _ID.match(session_id):
-        raise InvalidInput(f"invalid session id {str(session_id)[:80]!r}: ids match {ID_PATTERN}")
+        raise InvalidInput(f"invalid session id {str(session_id)[:80]!r}: an id is {ID_RULE}")
     key = _meta_key("ingest", source)
     prev = memory.store.get_meta(key)
     prev = prev if isinstance(prev, dict) else {}

@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic import Tag as UnionTag
 
-from .limits import MAX_CONTENT_CHARS
+from .limits import ID_PATTERN, MAX_CONTENT_CHARS
 
 # Limits. Content over BLOB_THRESHOLD bytes is stored beside LMDB, content-addressed.
 MAX_TEXT_CHARS = 64 * 1024
@@ -42,7 +42,6 @@ MAX_DIMS = 8192
 MAX_HLC = (1 << 63) - 1
 TS_MAX = 32_503_680_000.0  # 3000-01-01, far enough; keeps the time index key in 8 bytes
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 REPLICA_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 DOT_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}:[1-9][0-9]{0,18}$"
 

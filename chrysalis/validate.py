@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import InvalidInput, from_pydantic
-from .models import ID_PATTERN
+from .limits import ID_PATTERN, ID_RULE
 
 _ID = re.compile(ID_PATTERN)
 
@@ -17,7 +17,7 @@ _ID = re.compile(ID_PATTERN)
 def check_id(value: Any, what: str) -> str:
     """Ids reach LMDB keys: a bad one is the caller's error, never a store failure."""
     if not isinstance(value, str) or not _ID.match(value):
-        raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: ids match {ID_PATTERN}")
+        raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: an id is {ID_RULE}")
     return value
 
 

@@ -90,14 +90,14 @@ FACT = {"subject": "Alice", "predicate": "knows", "object": "Bob"}
 @pytest.mark.parametrize(
     ("body", "where"),
     [
-        ({**FACT, "subject": ""}, "body.subject"),
+        ({**FACT, "subject": ""}, "subject must not be empty"),
         ({**FACT, "subject": "   "}, "subject must be non-empty"),
-        ({**FACT, "predicate": ""}, "body.predicate"),
-        ({"subject": "Alice", "object": "Bob"}, "body.predicate"),
-        ({**FACT, "weight": "a lot"}, "body.weight"),
-        ({**FACT, "evidence": ["a b"]}, "body.evidence.0"),
-        ({**FACT, "colour": "red"}, "body.colour"),
-        ({**FACT, "valid_at": "soon"}, "body.valid_at"),
+        ({**FACT, "predicate": ""}, "predicate must not be empty"),
+        ({"subject": "Alice", "object": "Bob"}, "predicate is required"),
+        ({**FACT, "weight": "a lot"}, "weight"),
+        ({**FACT, "evidence": ["a b"]}, "evidence[0] is not an id: an id is 1 to 128 letters"),
+        ({**FACT, "colour": "red"}, "colour"),
+        ({**FACT, "valid_at": "soon"}, "valid_at"),
     ],
 )
 def test_a_bad_fact_is_400_and_writes_nothing(
@@ -144,12 +144,12 @@ def test_a_bad_patch_is_400_and_writes_nothing(http: httpx.Client) -> None:
     http.patch("/v1/persona", json={"name": "Before"}).raise_for_status()
     persona, before = http.get("/v1/persona").json(), digest(http)
     for body, where in [
-        ({"name": None}, "body.name"),
-        ({"name": "After", "goals": [5]}, "body.goals.0"),  # one bad field: nothing applied
-        ({"goals": "be good"}, "body.goals"),
-        ({"traits": {"": "x"}}, "body.traits"),
-        ({"id": "other"}, "body.id"),
-        ({"colour": "red"}, "body.colour"),
+        ({"name": None}, "name must be a string"),
+        ({"name": "After", "goals": [5]}, "goals[0]"),  # one bad field: nothing applied
+        ({"goals": "be good"}, "goals"),
+        ({"traits": {"": "x"}}, "traits"),
+        ({"id": "other"}, "id"),
+        ({"colour": "red"}, "colour"),
         ([{"name": "x"}], "body"),
     ]:
         r = http.patch("/v1/persona", json=body)

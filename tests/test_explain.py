@@ -36,6 +36,16 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "k must be at least 1",
     ),
     (
+        {"type": "string_pattern_mismatch", "loc": ("session_id",), "msg": "",
+         "ctx": {"pattern": r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"}},
+        "session_id is not an id: an id is 1 to 128 letters, digits or . _ : @ -, the first a "
+        "letter or digit",
+    ),
+    (
+        {"type": "string_pattern_mismatch", "loc": ("name",), "msg": "", "ctx": {"pattern": "^x$"}},
+        "name does not match the pattern ^x$",
+    ),
+    (
         {"type": "less_than_equal", "loc": ("importance",), "msg": "", "ctx": {"le": 1.0}},
         "importance must be at most 1",
     ),

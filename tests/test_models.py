@@ -60,7 +60,10 @@ BAD_BEADS = [  # each refused in plain words, naming the field as the caller wro
         "tags[1] contains a lone surrogate (not valid Unicode)",
     ),
     ({"ts": 1.0, "content": "x", "extra": 1}, "extra is not a known field"),
-    ({"ts": 1.0, "content": "x", "session_id": "../etc/passwd"}, "session_id does not match"),
+    (
+        {"ts": 1.0, "content": "x", "session_id": "../etc/passwd"},
+        "session_id is not an id: an id is 1 to 128",
+    ),
 ]
 
 

@@ -39,7 +39,8 @@ from pydantic_settings import (
 
 from chrysalis.client import default_socket_path
 from chrysalis.errors import InvalidInput
-from chrysalis.models import ID_PATTERN, REPLICA_PATTERN
+from chrysalis.limits import ID_PATTERN
+from chrysalis.models import REPLICA_PATTERN
 from chrysalis.remotes import check_url
 from chrysalis.validity import DEFAULT_FUNCTIONAL
 
