@@ -168,3 +168,15 @@ def test_status_says_pending_and_an_idle_peer_is_seen_recently(tmp_path: Path) -
     finally:
         a.close()
         b.close()
+
+
+def test_memory_is_offered_only_where_it_means_something() -> None:
+    from click.testing import CliRunner
+
+    from chrysalisd.cli import main
+
+    runner = CliRunner()
+    for command in ("daemon", "stop", "config"):  # the daemon as a whole
+        assert "--memory" not in runner.invoke(main, [command, "--help"]).output, command
+    for command in ("status", "ls", "recall"):
+        assert "--memory" in runner.invoke(main, [command, "--help"]).output, command

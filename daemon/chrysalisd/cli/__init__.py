@@ -63,6 +63,10 @@ def main(ctx: click.Context, socket: Path | None, memory_name: str | None) -> No
     ctx.ensure_object(dict).update(socket=socket, memory=memory_name)
 
 
+# Commands about the daemon as a whole, not one memory: no --memory after them.
+SERVER_WIDE = {"daemon", "stop", "config"}
+
+
 def _anywhere(command: click.Command) -> None:
     """Let ``--socket`` and ``--memory`` also come after the command (``chrysalis status
     --socket X``), as people type them; they set what the options before it set."""
@@ -88,7 +92,7 @@ def _anywhere(command: click.Command) -> None:
                 help="The daemon's socket (also before the command).",
             )
         )  # fmt: skip
-    if "--memory" not in taken and command.name != "daemon":
+    if "--memory" not in taken and command.name not in SERVER_WIDE:
         command.params.append(
             click.Option(
                 ["--memory"], expose_value=False, callback=keep("memory"),
