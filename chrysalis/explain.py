@@ -169,6 +169,9 @@ def sentence(
         path = f"{within}.{path}" if path else within
     subject = path or head or whole or item or "the value"
     text = _said(err, path, subject)
+    if kind == "extra_forbidden" and whole and path and not any(c in path for c in ".["):
+        # a top-level field: say whose fields are known (a nested one's path says it)
+        text += f" of {whole if whole.startswith(('the ', 'a ')) else 'a ' + whole}"
     return f"{head}: {text}" if head and not text.startswith(head) else text
 
 

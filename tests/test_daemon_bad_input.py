@@ -299,7 +299,7 @@ PLAIN: list[tuple[str, str, dict[str, Any], str]] = [
     ("POST", "/v1/beads", {"json": {"content": ""}}, "content must not be empty"),
     ("POST", "/v1/beads", {"json": {}}, "content is required"),
     ("POST", "/v1/beads", {"content": b""}, "the request body is required"),
-    ("POST", "/v1/beads", {"json": {"content": "x", "colour": 1}}, "colour is not a known field"),
+    ("POST", "/v1/beads", {"json": {"content": "x", "colour": 1}}, "colour is not a known field of the request body"),
     ("POST", "/v1/beads", {"json": {"content": "x", "importance": "hi"}}, "importance must be a number"),
     (
         "POST", "/v1/beads", {"json": [{"content": "fine"}, {"content": ""}]},

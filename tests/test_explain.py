@@ -148,7 +148,7 @@ def test_from_pydantic_speaks_plainly_and_never_echoes_the_value() -> None:
     assert "s3cret" not in str(err.details)
     err = from_pydantic(_refused({"content": "x", "role": "x", "colour": "x", "y": 1}), "thing")
     assert err.message == (
-        "role must be 'user' or 'note'; colour must be 'red'; y is not a known field"
+        "role must be 'user' or 'note'; colour must be 'red'; y is not a known field of a thing"
     )
     batch = _refused([{"content": "ok"}, {"content": " "}])
     assert from_pydantic(batch, "thing", batch=True).message == "thing 2: content must not be empty"

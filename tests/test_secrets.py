@@ -204,7 +204,7 @@ def test_the_daemon_setting_names_its_key() -> None:
     assert load_settings(None, None, {"CHRYSALIS_SECRETS": "refuse"}).secrets == "refuse"
     with pytest.raises(InvalidInput) as err:
         load_settings(None, None, {"CHRYSALIS_SECRETS": "maybe"})
-    assert "CHRYSALIS_SECRETS: Input should be 'redact', 'refuse' or 'off'" in err.value.message
+    assert "CHRYSALIS_SECRETS: expected one of 'redact', 'refuse' or 'off'" in err.value.message
 
 
 # ---- import and ingest -----------------------------------------------------------------------
