@@ -294,13 +294,17 @@ class Memory:
         *,
         limit: int = MAX_SELECT,
         newest: bool = False,
+        count_all: bool = True,
     ) -> Selection:
         """The live beads a selector matches (session_id, path, tag, query, before, after,
         role; all given must hold): the first ``limit`` ids, oldest first (``newest``: the
-        last ``limit``, newest first), and the count of all. An empty selector raises
-        `InvalidInput`. See `chrysalis.select`."""
+        last ``limit``, newest first), and the count of all (``count_all=False``: only of
+        those found; the walk stops at ``limit``). An empty selector raises `InvalidInput`.
+        See `chrysalis.select`."""
         keyword = self._keyword_for(selector)
-        return select_beads(self.reader, selector, keyword, limit=limit, newest=newest)
+        return select_beads(
+            self.reader, selector, keyword, limit=limit, newest=newest, count_all=count_all
+        )
 
     def forget_where(
         self,

@@ -225,10 +225,12 @@ class Reader(GraphReads):
         after: float | None = None,
         before: float | None = None,
         newest: bool = False,
+        count_all: bool = True,
     ) -> tuple[list[str], int]:
         """The visible beads (of one session, if given) for which ``keep(id, data)`` is true,
         read in one transaction: the first ``limit`` ids in time order (``newest``: the last
-        ``limit``, newest first), and how many matched in all. ``after`` and ``before`` (epoch
+        ``limit``, newest first), and how many matched in all (``count_all=False``: the walk
+        stops at ``limit``, and the count is of those found). ``after`` and ``before`` (epoch
         seconds) only bound the walk; ``keep`` gets each bead's stored data and decides
         exactly (`chrysalis.select`)."""
         store, cache = self.store, self.store.decoded
@@ -256,6 +258,8 @@ class Reader(GraphReads):
                     total += 1
                     if len(ids) < limit:
                         ids.append(bead_id)
+                    if not count_all and len(ids) >= limit:
+                        break
                 found = cur.prev() if newest else cur.next()
         return ids, total
 

@@ -169,10 +169,12 @@ def select_beads(
     *,
     limit: int = MAX_SELECT,
     newest: bool = False,
+    count_all: bool = True,
 ) -> Selection:
     """The live beads ``selector`` matches: the first ``limit`` ids, oldest first (``newest``:
-    the last ``limit``, newest first), and the count of all. A query needs the ``indexer``
-    (its keyword index)."""
+    the last ``limit``, newest first), and the count of all (``count_all=False``: of those
+    found, the walk stopping at ``limit``). A query needs the ``indexer`` (its keyword
+    index)."""
     selector = as_selector(selector)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_SELECT:
         raise InvalidInput(f"limit must be an int from 0 to {MAX_SELECT}")
@@ -190,6 +192,7 @@ def select_beads(
         after=selector.after,
         before=selector.before,
         newest=newest,
+        count_all=count_all,
     )
     return Selection(ids, matched)
 

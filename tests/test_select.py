@@ -46,6 +46,17 @@ def test_each_field_selects(seeded: Memory) -> None:
     assert ids(seeded, session_id="nobody") == []
 
 
+def test_newest_walks_backwards_and_can_stop_at_the_limit(seeded: Memory) -> None:
+    newest = seeded.select_beads({"role": "user"}, limit=2, newest=True)
+    assert (newest.ids, newest.matched) == (["a5", "a4"], 3)  # newest first; all counted
+    quick = seeded.select_beads({"role": "user"}, limit=2, newest=True, count_all=False)
+    assert (quick.ids, quick.matched) == (["a5", "a4"], 2)  # stopped once it had two
+    bounded = seeded.select_beads({"tag": "pref", "before": T0 + 30}, newest=True)
+    assert bounded.ids == ["a1"]  # the time bounds hold walking backwards too
+    in_session = seeded.select_beads({"session_id": "ops", "after": T0 + 20}, newest=True)
+    assert in_session.ids == ["a4"]
+
+
 def test_query_needs_every_word_stemmed_not_similarity(seeded: Memory) -> None:
     assert ids(seeded, query="tea") == ["a1", "a2"]  # "teas" too: stemmed
     assert ids(seeded, query="GREEN tea") == ["a1"]  # every word, any case

@@ -77,7 +77,7 @@ def last_beads(
     if all(v is None for v in filters.values()):
         return json_list(d.memory.last_beads(limit, session_id=session_id))
     chosen = {k: v for k, v in {"session_id": session_id, **filters}.items() if v is not None}
-    ids = d.memory.select_beads(chosen, limit=limit, newest=True).ids
+    ids = d.memory.select_beads(chosen, limit=limit, newest=True, count_all=False).ids
     beads = []
     for bead_id in reversed(ids):
         with contextlib.suppress(NotFound):  # forgotten since it was selected
