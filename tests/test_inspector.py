@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from chrysalis import Memory
 from chrysalis.errors import NotFound
+from chrysalis.sync import Sync
 
 from .daemon_process import DaemonProcess
 
@@ -60,9 +62,16 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
         c.add_fact("Alice", "likes", "copper kettles")
         c.add_fact("Bob", "works at", "Orchard", valid_at=1_690_000_000, invalid_at=1_760_000_000)
         c.add_fact("Bob", "knows", "Alice")
-        c.create_memory("team")
+        # team syncs through a folder with a second laptop, so its Laptops view has a peer
+        remote = root / "remote"
+        remote.mkdir()
+        c.create_memory("team", remote=f"file://{remote}")
+    with Memory.open(root / "other-laptop", sync=False) as other:
+        other.append_bead("the other laptop keeps the violin room keys", id="keys")
+        Sync(other, f"file://{remote}").push()
     with d.client(memory="team") as team:
         team.remember("the team standup is at nine in the violin room", id="standup")
+        team.sync()
     yield d
     d.stop()
     d.close()
@@ -165,7 +174,7 @@ def test_the_views_in_a_browser(
     ready(page, "laptops")
     replica = daemon.once("status")["replica_id"]
     assert replica in page.locator("main").text_content()
-    page.screenshot(path=str(shots / "laptops.png"), full_page=True)
+    assert "No remote: this memory lives on this laptop only." in page.locator("main").inner_text()
     assert page.errors == [], page.errors
 
 
@@ -192,10 +201,27 @@ def test_one_view_per_memory(page: Any, address: str) -> None:
     ready(page, "timeline")
     page.select_option("#memory", "team")
     page.wait_for_selector('.bead[data-id="standup"]')
-    assert page.locator(".bead").count() == 1
+    assert page.locator(".bead").count() == 2  # and the other laptop's, pulled
     page.goto(address + "&memory=team")  # `chrysalis --memory team ui` opens it there
     page.wait_for_selector('.bead[data-id="standup"]')
     assert page.locator("#memory").input_value() == "team"
+
+
+def test_laptops_shows_the_remote_and_the_other_laptop(
+    page: Any, address: str, daemon: DaemonProcess, shots: Path
+) -> None:
+    page.goto(address + "&memory=team#laptops")
+    ready(page, "laptops")
+    with daemon.client(memory="team") as team:
+        remote = team.status()["sync"]["remote"]
+    text = page.locator("main").inner_text()
+    assert remote["url"] in text and "0 ops to push" in text
+    peers = page.locator("table.peers tr").all_inner_texts()
+    assert len(peers) == 2 and len(remote["peers"]) == 1  # a header and the other laptop
+    other = remote["peers"][0]
+    assert other["replica"] in peers[1] and "\t0\t" in peers[1]  # its lag: nothing missing
+    page.screenshot(path=str(shots / "laptops.png"), full_page=True)
+    assert page.errors == [], page.errors
 
 
 # ---- the attacks ------------------------------------------------------------------------

@@ -301,7 +301,8 @@ async function laptops() {
       h("dl", { class: "meta" }, [
         ["last push", r.last_push.at ? `${ago(r.last_push.at)}, ${r.last_push.ok ? "ok" : "failed: " + r.last_push.error}` : "not yet"],
         ["last pull", r.last_pull.at ? `${ago(r.last_pull.at)}, ${r.last_pull.ok ? "ok" : "failed: " + r.last_pull.error}` : "not yet"],
-        ["pending", r.pending_ops === null ? "unknown until the remote answers" : `${r.pending_ops} ops to push`],
+        ["pending", r.pending_ops === null ? "unknown until the remote answers" :
+          `${r.pending_ops} ops to push` + (r.reached === false ? " (the remote has not been reached yet)" : "")],
         ["errors in a row", String(r.consecutive_errors)],
         ["stopped", r.stopped || "no"],
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
