@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
 import time
@@ -15,9 +14,8 @@ import click
 from chrysalis.client import Routes
 from chrysalis.errors import InvalidInput, NotFound
 
-from .common import client_for, json_option, print_json, span_text
-
-ROLES = ["user", "assistant", "system", "tool", "note"]
+from .common import client_for, epoch_or_text, json_option, print_json, span_text
+from .forget_where import filter_options, selector_of
 
 
 def when(ts: float | None, seconds: bool = False) -> str:
@@ -33,24 +31,10 @@ def _width() -> int | None:
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
-def _time(value: str | None) -> float | str | None:
-    """Epoch seconds as a number; anything else (ISO 8601) as given, for the daemon to read."""
-    try:
-        return None if value is None else float(value)
-    except ValueError:
-        return value
-
-
 @click.command("ls")
 @click.option("-n", "limit", type=click.IntRange(1, 1000), default=20, show_default=True,
               help="How many beads (the newest).")  # fmt: skip
-@click.option("--session", "session_id", help="Beads of this session.")
-@click.option("--tag", help="Beads with this tag.")
-@click.option("--role", type=click.Choice(ROLES), help="Beads of this role.")
-@click.option("--path", help="Beads ingested from this file, or from any file under this folder.")
-@click.option("--query", help="Beads holding every word of this (not by similarity).")
-@click.option("--after", help="Beads stamped after this (ISO 8601 or epoch seconds).")
-@click.option("--before", help="Beads stamped before this (ISO 8601 or epoch seconds).")
+@filter_options
 @click.option("--sessions", "list_sessions", is_flag=True,
               help="List the sessions instead: beads in each, first and last time.")  # fmt: skip
 @json_option
@@ -95,16 +79,15 @@ def ls(
                     f"{when(r['last_ts'])}"
                 )
         return
-    if path is not None:  # the daemon matches absolute paths, as ingest recorded them
-        path = os.path.abspath(os.path.expanduser(path))
-    filters = {"tag": tag, "role": role, "path": path, "query": query,
-               "after": _time(after), "before": _time(before)}  # fmt: skip
+    filters = selector_of(  # a path made absolute: the daemon matches it as ingest recorded it
+        {"tag": tag, "role": role, "path": path, "query": query, "after": after, "before": before}
+    )
     beads = client.raw(Routes.last_beads(limit, session_id, filters))
     if as_json:
         print_json(beads)
         return
     if not beads:
-        click.echo("no beads match" if any(filters.values()) or session_id else "no beads yet")
+        click.echo("no beads match" if filters or session_id else "no beads yet")
         return
     width = _width()
     for b in beads:
@@ -205,7 +188,7 @@ def neighbors(
     """
     client = client_for(ctx)
     start = client.raw(Routes.get_node(node))
-    found = client.raw(Routes.neighbors(start["id"], depth, _time(as_of), include_invalid))
+    found = client.raw(Routes.neighbors(start["id"], depth, epoch_or_text(as_of), include_invalid))
     if as_json:
         print_json({"node": start, "neighbors": found})
         return

@@ -62,3 +62,12 @@ def span_text(ref: dict[str, Any]) -> str:
     and terminals link it."""
     start, end = ref["start_line"], ref["end_line"]
     return f"{shown(ref['path'])}:{start}" + (f"-{end}" if end != start else "")
+
+
+def epoch_or_text(value: str | None) -> float | str | None:
+    """A time flag: epoch seconds as a number; anything else (ISO 8601) as given, for the
+    daemon to read."""
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return value

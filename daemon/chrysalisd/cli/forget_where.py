@@ -18,24 +18,14 @@ import click
 from chrysalis.client import Routes
 from chrysalis.errors import SelectionChanged
 
-from .common import client_for, print_json
+from .common import client_for, epoch_or_text, print_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 SELECTOR_FLAGS = "--session, --path, --tag, --query, --before, --after, --role"
 
 
-def _time(value: str | None) -> float | str | None:
-    """Epoch seconds as a number; anything else (ISO 8601) as given, for the daemon to read."""
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return value
-
-
-def selector_options(f: F) -> F:
-    """The selector flags, ``--dry-run``, ``--yes`` and ``--json``."""
+def filter_options(f: F) -> F:
+    """The selector's flags: what `forget` forgets and `ls` lists (every one given must hold)."""
     options = [
         click.option("--session", "session_id", help="Beads of this session."),
         click.option(
@@ -50,6 +40,16 @@ def selector_options(f: F) -> F:
         click.option("--before", help="Beads stamped before this (ISO 8601 or epoch seconds)."),
         click.option("--after", help="Beads stamped after this (ISO 8601 or epoch seconds)."),
         click.option("--role", type=click.Choice(["user", "assistant", "system", "tool", "note"])),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def selector_options(f: F) -> F:
+    """The selector flags, ``--dry-run``, ``--yes`` and ``--json``."""
+    options = [
+        filter_options,
         click.option("--dry-run", is_flag=True, help="Only show what matches; forget nothing."),
         click.option("--yes", "-y", is_flag=True, help="Do not ask before forgetting."),
         click.option("--json", "as_json", is_flag=True, help="Print JSON."),
@@ -66,7 +66,7 @@ def selector_of(values: dict[str, Any]) -> dict[str, Any]:
         chosen["path"] = str(Path(chosen["path"]).expanduser().absolute())
     for name in ("before", "after"):
         if name in chosen:
-            chosen[name] = _time(chosen[name])
+            chosen[name] = epoch_or_text(chosen[name])
     return chosen
 
 
