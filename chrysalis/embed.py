@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .errors import EmbedderUnavailable, InvalidInput
+from .loopback import check_loopback_service
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +150,8 @@ class OllamaEmbedder(Embedder):
         rows: list[Sequence[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
+            # per batch: a port left free while Ollama restarts can be taken meanwhile
+            check_loopback_service(self.host, "Ollama", EmbedderUnavailable)
             try:
                 response = self._client.embed(model=self.model, input=batch)
             except ConnectionError as exc:

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ExtractorUnavailable, InvalidInput
+from ..loopback import check_loopback_service
 from ..models import Bead
 from . import Entity, Extraction, Fact
 from .summary import MAX_BEADS, MIN_BEADS, Summary, header
@@ -364,6 +365,7 @@ class OllamaExtractor:
         import httpx
 
         host = _safe_host(self.host)
+        check_loopback_service(self.host, "Ollama", ExtractorUnavailable)
         try:
             response = self._client.chat(
                 model=self.model,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MirrorError as MirrorError  # re-exported: it lives in errors.py
 from ..errors import NotFound
 from ..events import Change, events_of
+from ..loopback import check_loopback_service
 from ..search.assisted import assisted_retrieve as assisted_retrieve  # re-exported
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ class OpLogMirror(Mirror):
 
     def _guarded(self, what: str, lock: threading.Lock, fn: Any) -> dict[str, Any]:
         try:
+            # every push and pull: a self-hosted service's port can be taken while it is down
+            check_loopback_service(self.base_url, self.kind, MirrorError)
             with lock:
                 result: dict[str, Any] = fn()
         except Exception as exc:

@@ -1,0 +1,122 @@
+"""Who serves a port on this machine's loopback, before we send it a memory's text.
+
+Ollama (embeddings, extraction) and a self-hosted Zep usually listen on 127.0.0.1. Any local
+user may bind a port there, so when the real service is not running another user can take its
+port and receive every bead we would have sent it. Before a request, `check_loopback_service`
+asks the kernel who owns the listening socket (Linux: ``/proc/net/tcp`` and ``tcp6``, whose
+``uid`` column is the listener's owner) and refuses unless it is us, root (system services,
+``docker-proxy``) or a service account named for the job (``ollama``, which Ollama's installer
+creates). Where the kernel cannot tell (no ``/proc``: macOS, the BSDs), it does not refuse:
+docs/security.md says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import pwd
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import ChrysalisError, Forbidden
+
+__all__ = ["check_loopback_service", "listener_uids", "loopback_address"]
+
+TRUSTED_SERVICE_USERS = ("ollama",)
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+_PROC_NET = Path("/proc/net")
+
+
+def loopback_address(url: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``url`` when it names this machine's loopback (``127.0.0.0/8``,
+    ``::1``, ``localhost``), else None (a remote host is not a local user's to take)."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    if host == "localhost":
+        return host, port
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    return (host, port) if ip.is_loopback else None
+
+
+def _addresses(host: str) -> set[str]:
+    """The hex forms ``/proc/net/tcp[6]`` gives a listener that accepts ``host``: the host
+    itself and the wildcard (a socket bound to 0.0.0.0 or :: also answers on loopback)."""
+    names = {"00000000", "0" * 32}
+    hosts = ["127.0.0.1", "::1"] if host == "localhost" else [host]
+    for h in hosts:
+        packed = socket.inet_pton(socket.AF_INET6 if ":" in h else socket.AF_INET, h)
+        if len(packed) == 4:
+            names.add(packed[::-1].hex().upper())  # little-endian on the x86 and arm kernels
+            mapped = b"\0" * 10 + b"\xff\xff" + packed  # ::ffff:a.b.c.d, per 32-bit word
+        else:
+            mapped = packed
+        names.add("".join(mapped[i : i + 4][::-1].hex().upper() for i in range(0, 16, 4)))
+    return names
+
+
+def listener_uids(host: str, port: int) -> set[int] | None:
+    """The uids owning a TCP socket that listens on ``host:port`` (empty: nobody listens);
+    None when this platform does not say (no ``/proc/net/tcp``)."""
+    tables = [_PROC_NET / "tcp", _PROC_NET / "tcp6"]
+    if not any(t.exists() for t in tables):
+        return None
+    wanted = _addresses(host)
+    uids: set[int] = set()
+    for table in tables:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 8 or fields[3] != _LISTEN:
+                continue
+            address, _, hex_port = fields[1].partition(":")
+            if int(hex_port, 16) == port and address in wanted:
+                uids.add(int(fields[7]))
+    return uids
+
+
+def _trusted() -> set[int]:
+    uids = {os.getuid(), 0}
+    for name in TRUSTED_SERVICE_USERS:
+        with contextlib.suppress(KeyError):
+            uids.add(pwd.getpwnam(name).pw_uid)
+    return uids
+
+
+def check_loopback_service(url: str, what: str, error: type[ChrysalisError] = Forbidden) -> None:
+    """Raise ``error`` (`Forbidden` unless the caller names its own kind) when ``url`` is on
+    loopback and the socket listening there belongs to another user (not us, root or a trusted
+    service account): sending would hand our text to them. Nothing listening, a remote host,
+    or a platform that cannot tell: no refusal (the request itself then fails or goes where it
+    was configured to)."""
+    where = loopback_address(url)
+    if where is None:
+        return
+    uids = listener_uids(*where)
+    if not uids:
+        return
+    strangers = uids - _trusted()
+    if strangers:
+        owner = ", ".join(sorted(_name(u) for u in strangers))
+        raise error(
+            f"{what} at {where[0]}:{where[1]} is served by another user ({owner}), not you: "
+            f"refusing to send it anything (start {what} as yourself, or set its address)"
+        )
+
+
+def _name(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
