@@ -116,8 +116,8 @@ def test_the_kernel_names_the_listener_of_a_loopback_port(
 
 
 def test_a_wildcard_and_an_ipv6_listener_are_found_too(
-    mallory: pwd.struct_passwd,
-    logs: Path,  # noqa: F811
+    mallory: pwd.struct_passwd,  # noqa: F811
+    logs: Path,
 ) -> None:
     for bind, asked in [("0.0.0.0", "127.0.0.1"), ("::1", "::1"), ("::", "127.0.0.1")]:
         s = Squatter(mallory, logs / f"{bind.replace(':', '_')}.log", bind=bind)
@@ -184,3 +184,23 @@ def test_our_own_service_and_a_free_port_are_not_refused() -> None:
         port = free.getsockname()[1]
     check_loopback_service(f"http://127.0.0.1:{port}", "Ollama")  # nothing there: no refusal
     check_loopback_service("https://api.getzep.com", "Zep")  # not loopback: not a local user's
+
+
+def test_an_s3_endpoint_on_a_squatted_port_gets_no_object(
+    squatter: Squatter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chrysalis.errors import RemoteUnavailable
+    from chrysalis.remotes import open_remote
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # so boto3 would sign and send
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+    remote = open_remote(f"s3://bucket/p?endpoint_url=http://127.0.0.1:{squatter.port}&retries=1")
+    try:
+        with pytest.raises(RemoteUnavailable, match="another user"):
+            remote.put("segments/x", b"the op log in the clear")
+        with pytest.raises(RemoteUnavailable, match="another user"):
+            remote.list()
+    finally:
+        remote.close()
+    assert squatter.received() == []

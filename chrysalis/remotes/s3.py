@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import InvalidInput
+from ..loopback import check_loopback_service
 from . import (
     ObjectInfo,
     Remote,
@@ -57,9 +58,10 @@ class S3Remote(Remote):
         timeout = float(query.get("timeout", 10))
         attempts = int(query.get("retries", 4))
         session = boto3.session.Session(profile_name=query.get("profile"))
+        self.endpoint = query.get("endpoint_url")
         self.client = session.client(
             "s3",
-            endpoint_url=query.get("endpoint_url"),
+            endpoint_url=self.endpoint,
             region_name=query.get("region"),
             config=Config(
                 connect_timeout=timeout,
@@ -73,6 +75,14 @@ class S3Remote(Remote):
         self._client_error = ClientError
         self._boto_error = BotoCoreError
 
+    def _start(self, verb: str) -> None:
+        """Count the call; first, when the endpoint is on loopback, make sure another local
+        user has not taken its port (they would get every object, and without a sync key the
+        text itself)."""
+        self.count(verb)
+        if self.endpoint is not None:
+            check_loopback_service(self.endpoint, "the S3 endpoint", RemoteUnavailable)
+
     def _key(self, key: str) -> str:
         return self.prefix + check_key(key)
 
@@ -83,7 +93,7 @@ class S3Remote(Remote):
         return RemoteUnavailable(f"{self.url}: {verb} {key!r} failed: {code or exc}")
 
     def get(self, key: str) -> bytes:
-        self.count("get")
+        self._start("get")
         try:
             reply = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
             return reply["Body"].read()  # type: ignore[no-any-return]
@@ -93,14 +103,14 @@ class S3Remote(Remote):
             raise self._fail("get", key, exc) from exc
 
     def put(self, key: str, data: bytes) -> None:
-        self.count("put")
+        self._start("put")
         try:
             self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
         except (self._client_error, self._boto_error) as exc:
             raise self._fail("put", key, exc) from exc
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
-        self.count("put")
+        self._start("put")
         try:
             self.client.put_object(
                 Bucket=self.bucket, Key=self._key(key), Body=data, IfNoneMatch="*"
@@ -112,7 +122,7 @@ class S3Remote(Remote):
         return True
 
     def list(self, prefix: str = "") -> list[ObjectInfo]:
-        self.count("list")
+        self._start("list")
         out: list[ObjectInfo] = []
         try:
             pages = self.client.get_paginator("list_objects_v2").paginate(
@@ -135,7 +145,7 @@ class S3Remote(Remote):
         return sorted(out, key=lambda o: o.key)
 
     def delete(self, key: str) -> None:
-        self.count("delete")
+        self._start("delete")
         try:
             self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
         except (self._client_error, self._boto_error) as exc:
