@@ -102,14 +102,16 @@ def _decode(raw: bytes, name: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text_file(path: str | os.PathLike[str]) -> str:
-    """A file's text; `InvalidInput` naming the file when it is binary or not UTF-8."""
-    return _decode(_read_bytes(Path(path)), os.fspath(path))
+def read_text_file(path: str | os.PathLike[str], *, follow: bool = True) -> str:
+    """A file's text; `InvalidInput` naming the file when it is binary or not UTF-8, or
+    (``follow=False``) when it has become a symlink since it was checked."""
+    return _decode(_read_bytes(Path(path), follow), os.fspath(path))
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, follow: bool = True) -> bytes:
+    flags = os.O_RDONLY | (0 if follow else os.O_NOFOLLOW)
     try:
-        with path.open("rb") as f:
+        with open(os.open(path, flags), "rb") as f:
             head = f.read(_SNIFF)
             if b"\0" in head:
                 return head  # binary: no need to read the rest

@@ -282,6 +282,22 @@ def forget_source(memory: Memory, source: str) -> IngestResult:
     return IngestResult(source, 0, 0, 0, len(old_ids), not prev, str(kind), [])
 
 
+def _inside(path: Path, base: Path) -> Path:
+    """``path`` resolved, when that is still under ``base``: a link in a tree someone else
+    made (a clone, an unpacked archive) must not pull in ``~/.ssh/id_ed25519``; the owner
+    who means the file ingests it by name."""
+    try:
+        real = path.resolve(strict=True)
+    except OSError:
+        raise NotFound(f"{path}: a link to nothing") from None
+    if not real.is_relative_to(base):
+        raise InvalidInput(
+            f"{path}: a link to {real}, outside the directory being ingested (skipped: "
+            "ingest that file by name if you mean it)"
+        )
+    return real
+
+
 def _source_of(path: Path) -> str:
     return str(path.resolve())
 
@@ -330,6 +346,7 @@ def ingest_path(
         return [result]
 
     files = list(iter_files(root))
+    base = root.resolve()
     sizes = []
     for f in files:
         try:
@@ -346,8 +363,9 @@ def ingest_path(
                 progress(base + (size * d // t if t else size), total)
 
         try:
-            source = _check_source(_source_of(f))
-            text = read_text_file(f)
+            real = _inside(f, base)
+            source = _check_source(str(real))
+            text = read_text_file(real, follow=False)
         except (InvalidInput, NotFound) as exc:
             if on_skip is not None:  # the why alone: the path is told beside it
                 on_skip(f, exc.message.removeprefix(f"{f}: "))

@@ -515,3 +515,27 @@ def test_ingest_through_the_daemon_and_the_cli(tmp_path: Path) -> None:
             c.ingest(path="docs/guide.md")  # refused by the route, naming the problem
     finally:
         daemon.close()
+
+
+def test_a_symlink_planted_in_a_directory_does_not_pull_in_a_file_from_outside(
+    open_memory: Callable[..., Memory], tmp_path: Path
+) -> None:
+    """A tree the owner ingests (a clone, an unpacked archive) may hold a link someone else
+    put there, to ``~/.ssh`` or ``~/.aws``: its target is outside what the owner asked for,
+    so it is skipped and said so; a link inside the tree is read as its target."""
+    mem = open_memory("m")
+    private = tmp_path / "home" / "vault.txt"
+    private.parent.mkdir()
+    private.write_text("the vault combination is thirty-one four fifteen\n")
+    root = tmp_path / "clone"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "guide.md").write_text("# Guide\n\nHow to deploy.\n")
+    (root / "notes.md").symlink_to(private)
+    (root / "guide-link.md").symlink_to(root / "docs" / "guide.md")
+    (root / "docs" / "up.md").symlink_to("../../home/vault.txt")  # relative, climbing out
+    skipped: list[tuple[str, str]] = []
+    results = ingest_path(mem, root, on_skip=lambda p, why: skipped.append((p.name, why)))
+    assert sorted(n for n, _ in skipped) == ["notes.md", "up.md"]
+    assert all("outside" in why for _, why in skipped)
+    assert {Path(r.source).name for r in results} == {"guide.md"}  # the link read as its target
+    assert not any("vault" in b.content for b in mem.all_beads())
