@@ -290,7 +290,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
 
 
 def test_detach_status_stop_and_again(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "data")
+    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_DATA_DIR": str(tmp_path / "data")})
     try:
         out = d.cli("daemon", "--detach", "--data-dir", str(d.data_dir))
         assert out.returncode == 0, out.stderr
@@ -308,7 +308,8 @@ def test_detach_status_stop_and_again(tmp_path: Path) -> None:
         assert not d.socket.exists()
         nothing = d.cli("stop")
         assert (nothing.returncode, nothing.stderr) == (
-            1, f"error: no daemon answers on {d.socket}: nothing to stop\n"
+            1, f"error: no daemon answers on {d.socket}, and no process holds the data dir "
+            f"{d.data_dir}: nothing to stop\n",
         )  # fmt: skip
         assert d.cli("daemon", "--detach", "--data-dir", str(d.data_dir)).returncode == 0
         assert d.once("status")["counts"]["beads"] == 1
