@@ -17,7 +17,9 @@ warnings up to its socket answering): a misspelt variable must not pass unseen.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -46,8 +48,9 @@ LOG_NAME = "daemon.log"
 def detach(ctx: click.Context, settings: Settings, args: list[str]) -> None:
     """Start ``chrysalis daemon ARGS`` in a new session, its output appended to
     ``<data_dir>/daemon.log`` (0600), and return once its socket answers (exit 0) or it has
-    failed (its ``error:`` line, its exit status). A data dir this made is removed again
-    when the start fails."""
+    failed (its ``error:`` line, its exit status). Either way the warnings it logged as it
+    started are printed first, ``warning: ...`` on stderr, as a foreground start shows them.
+    A data dir this made is removed again when the start fails."""
     path = settings.socket.expanduser().absolute()
     running = _answering(path)
     if running is not None:
@@ -79,6 +82,8 @@ def detach(ctx: click.Context, settings: Settings, args: list[str]) -> None:
         if child.poll() is not None:
             _failed(ctx, log, offset, child.returncode, made)
         if _answering(path) is not None:
+            for warning in _warnings(_said(log, offset)):
+                click.echo(f"warning: {warning}", err=True)
             click.echo(f"daemon running, pid {child.pid}, socket {path}, log {log}")
             return
         time.sleep(0.1)
@@ -91,9 +96,9 @@ def detach(ctx: click.Context, settings: Settings, args: list[str]) -> None:
 
 
 def _failed(ctx: click.Context, log: Path, offset: int, status: int, made: Path | None) -> None:
-    with open(log, "rb") as f:
-        f.seek(offset)
-        said = f.read().decode(errors="replace").splitlines()
+    said = _said(log, offset)
+    for warning in _warnings(said):  # a misspelt variable may be why it failed
+        click.echo(f"warning: {warning}", err=True)
     errors = [line for line in said if line.startswith(("error: ", "hint: "))] or said[-5:]
     for line in errors or [f"error: the daemon exited with status {status}; see {log}"]:
         click.echo(line, err=True)
@@ -102,6 +107,34 @@ def _failed(ctx: click.Context, log: Path, offset: int, status: int, made: Path 
 
         shutil.rmtree(made, ignore_errors=True)
     ctx.exit(status or EXIT_FAILED)
+
+
+def _said(log: Path, offset: int) -> list[str]:
+    """The lines the daemon has written to ``log`` since ``offset``."""
+    with open(log, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace").splitlines()
+
+
+_TEXT_RECORD = re.compile(r"^\d\d:\d\d:\d\d warning  (.*)$")  # logs.TextFormatter's form
+
+
+def _warnings(said: list[str]) -> list[str]:
+    """The messages of the warning records among ``said`` (the daemon's log in either form:
+    JSON to a file by default, text when ``log_format = "text"``), what a foreground start
+    shows on the terminal."""
+    out = []
+    for line in said:
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("level") == "warning":
+                out.append(str(record.get("msg")))
+        elif m := _TEXT_RECORD.match(line):
+            out.append(m[1])
+    return out
 
 
 def _answering(path: Path) -> dict[str, Any] | None:
