@@ -263,3 +263,21 @@ def test_data_dir_must_be_the_answering_daemons(tmp_path: Path, daemon: DaemonPr
     )  # fmt: skip
     assert daemon.cli("stop", "--data-dir", str(daemon.data_dir)).returncode == 0
     assert daemon.proc.wait(30) == 0
+
+
+def test_without_peer_credentials_no_process_is_vouched_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the platform cannot say who listens on a socket, nobody is named (so `stop`
+    refuses, as for a server that went away)."""
+    from chrysalisd.holders import Unverified, socket_peer
+
+    sock = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(sock))
+        listener.listen(1)
+        assert socket_peer(sock).pid == os.getpid()
+        monkeypatch.delattr(socket, "SO_PEERCRED", raising=False)
+        monkeypatch.setattr(sys, "platform", "sunos5")
+        with pytest.raises(Unverified, match=r"this platform \(sunos5\) does not say who holds"):
+            socket_peer(sock)
