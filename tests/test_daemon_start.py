@@ -224,7 +224,8 @@ def test_every_variable_the_project_names_is_known() -> None:
             if path.is_file() and path.suffix in {"", ".py", ".md", ".sh", ".yaml", ".service"}:
                 text = path.read_text(errors="replace")
                 named |= set(re.findall(r"\bCHRYSALIS_[A-Z][A-Z0-9_]*[A-Z0-9]\b", text))
-    examples = {"CHRYSALIS_X", "CHRYSALIS_EMBEDER", "CHRYSALIS_NOPE"}  # typos made on purpose
+    # typos made on purpose
+    examples = {"CHRYSALIS_X", "CHRYSALIS_EMBEDER", "CHRYSALIS_NOPE", "CHRYSALIS_SYNCKEYFILE"}
     assert "CHRYSALIS_UI_SCREENSHOTS" in named and "CHRYSALIS_SOCKET" in named
     assert named - examples <= known_variables(), sorted(named - examples - known_variables())
 
@@ -290,7 +291,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
 
 
 def test_detach_status_stop_and_again(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "data")
+    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_DATA_DIR": str(tmp_path / "data")})
     try:
         out = d.cli("daemon", "--detach", "--data-dir", str(d.data_dir))
         assert out.returncode == 0, out.stderr
@@ -308,7 +309,8 @@ def test_detach_status_stop_and_again(tmp_path: Path) -> None:
         assert not d.socket.exists()
         nothing = d.cli("stop")
         assert (nothing.returncode, nothing.stderr) == (
-            1, f"error: no daemon answers on {d.socket}: nothing to stop\n"
+            1, f"error: no daemon answers on {d.socket}, and no process holds the data dir "
+            f"{d.data_dir}: nothing to stop\n",
         )  # fmt: skip
         assert d.cli("daemon", "--detach", "--data-dir", str(d.data_dir)).returncode == 0
         assert d.once("status")["counts"]["beads"] == 1
@@ -337,4 +339,41 @@ def test_detach_with_a_bad_start_prints_its_error_and_leaves_nothing(tmp_path: P
         assert not d.data_dir.exists() and not d.socket.exists()
         assert d.cli("stop").returncode == 1  # no daemon left running
     finally:
+        d.close()
+
+
+@pytest.mark.parametrize("form", ["json", "text"])
+def test_detach_prints_the_start_warnings_on_the_terminal(tmp_path: Path, form: str) -> None:
+    """A misspelt CHRYSALIS_SYNC_KEY_FILE and a remote: the daemon starts unencrypted, and
+    `--detach` says so on stderr before it returns, not only in daemon.log (issue 28, G15),
+    whichever form the log has; a start that fails shows them too, before its error."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    key = tmp_path / "sync.key"
+    key.write_text("correct horse battery staple")
+    typo = {"CHRYSALIS_SYNCKEYFILE": str(key), "CHRYSALIS_LOG_FORMAT": form}
+    d = DaemonProcess(tmp_path / "data", env=typo)
+    misspelt = (
+        "warning: CHRYSALIS_SYNCKEYFILE is set but is not a chrysalis setting: it is ignored; "
+        "did you mean CHRYSALIS_SYNC_KEY_FILE?\n"
+    )
+    try:
+        remote = ("--remote", f"file://{shared}")
+        out = d.cli("daemon", "--detach", "--data-dir", str(d.data_dir), *remote)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("daemon running, pid ")
+        assert out.stderr == misspelt + (
+            f"warning: remote file://{shared} has no sync key (sync_key_file): what this "
+            "laptop pushes there is not encrypted, readable by anyone who can read the remote\n"
+        )
+        assert d.cli("stop").returncode == 0
+        no_key = ("--sync-key-file", str(tmp_path / "none"))
+        failed = d.cli("daemon", "--detach", "--data-dir", str(d.data_dir), *remote, *no_key)
+        assert failed.returncode == 1
+        assert failed.stderr == misspelt + (
+            f"error: cannot read sync key file {tmp_path / 'none'}: No such file or directory\n"
+            "hint: sync_key_file came from flag --sync-key-file\n"
+        )
+    finally:
+        d.cli("stop")
         d.close()

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.daemon_process import DaemonProcess
 
@@ -56,3 +62,47 @@ def test_doctor_names_the_problem_and_the_fix(tmp_path: Path) -> None:
     code, checks = doctor(d)
     assert code == 1 and checks["daemon"]["status"] == "error"
     assert "chrysalis daemon" in checks["daemon"]["fix"]
+
+
+# ---- a shared socket directory: never "chmod /tmp" (issue 28, G14) ---------------------------
+
+
+@pytest.mark.parametrize("shared", ["/tmp", "/dev/shm"])
+def test_doctor_never_advises_chmod_on_a_shared_directory(tmp_path: Path, shared: str) -> None:
+    if not Path(shared).is_dir():
+        pytest.skip(f"no {shared} here")
+    sock = Path(shared) / f"chr-doctor-{secrets.token_hex(4)}.sock"
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    env.pop("CHRYSALIS_SOCKET", None)
+    run = [sys.executable, "-m", "chrysalisd", "--socket", str(sock), "doctor"]
+    out = subprocess.run([*run, "--json"], env=env, capture_output=True, text=True, timeout=60)
+    checks = {c["check"]: c for c in json.loads(out.stdout)["checks"]}
+    mode = stat.S_IMODE(Path(shared).stat().st_mode)
+    private = tmp_path / "run" / "chrysalis" / "chrysalis.sock"
+    assert checks["socket dir"] == {
+        "check": "socket dir", "status": "warn",
+        "detail": f"{shared} is a shared directory (mode {mode:o}): other users can see the "
+        "socket's name and make files beside it",
+        "fix": f"leave {shared}'s mode alone (other users and programs need it); give the socket "
+        f"a private directory: `chrysalis --socket {private} daemon` (the daemon makes "
+        f"{private.parent} mode 700)",
+    }  # fmt: skip
+    text = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    assert "chmod" not in text.stdout + text.stderr
+    assert f"--socket {private}" in text.stdout
+
+
+def test_doctor_on_a_shared_data_dir_advises_a_folder_of_its_own(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # a team drop folder, like /tmp
+    d = DaemonProcess(shared).start()
+    try:
+        _, checks = doctor(d)
+    finally:
+        d.close()
+    assert checks["data dir"]["status"] == "warn"
+    assert checks["data dir"]["detail"].startswith(f"{shared} is a shared directory (mode 1777)")
+    assert "chmod" not in checks["data dir"]["fix"]
+    assert "--data-dir" in checks["data dir"]["fix"]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777  # and nobody changed it

@@ -7,6 +7,7 @@ real ``/tmp/chrysalis-$UID``."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pwd
 import shutil
@@ -405,6 +406,27 @@ def test_without_peer_credentials_the_client_refuses_plainly(
         assert peer_uid(a) is None
         with pytest.raises(Forbidden, match="neither SO_PEERCRED nor LOCAL_PEERCRED"):
             check_peer(a, "/x.sock")
+
+
+def test_doctor_on_another_users_directory_advises_a_private_one(
+    mallory: pwd.struct_passwd, tmp_path: Path
+) -> None:
+    """Never "chmod" a directory that is not ours: use one of our own."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o777)
+    theirs.chmod(0o777)
+    os.chown(theirs, mallory.pw_uid, mallory.pw_gid)
+    tmp_path.chmod(0o755)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    out = cli(env, "--socket", str(theirs / "c.sock"), "doctor", "--json")
+    check = next(c for c in json.loads(out.stdout)["checks"] if c["check"] == "socket dir")
+    private = tmp_path / "run" / "chrysalis" / "chrysalis.sock"
+    assert (out.returncode, check["status"]) == (1, "error")
+    assert check["detail"] == f"{theirs} belongs to uid {mallory.pw_uid}, not you"
+    assert check["fix"] == (
+        f"do not use it: give the socket a private directory: `chrysalis --socket {private} "
+        f"daemon` (the daemon makes {private.parent} mode 700)"
+    )
 
 
 # ---- our own daemon still works ----------------------------------------------------------

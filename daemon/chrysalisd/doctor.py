@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chrysalis.errors import ChrysalisError, FormatTampered
+from chrysalis.transport import who
 
 if TYPE_CHECKING:
     from .state import Daemon
@@ -59,6 +60,16 @@ def _data_dir(daemon: Daemon) -> dict[str, str]:
         return check(
             "data dir", "error", f"{path}: only {free >> 20} MiB free (floor {floor >> 20} MiB)",
             "free disk space; writes fail when the disk is full",
+        )  # fmt: skip
+    if mode & 0o077 and is_shared(path, path.stat()):
+        from .config import default_data_dir  # here: the CLI's doctor starts without pydantic
+
+        return check(
+            "data dir", "warn", f"{path} is a shared directory (mode {mode:o}): other users "
+            "can see and make files in the memory's folder",
+            f"leave {path}'s mode alone (other users and programs need it); keep the memory in "
+            f"a folder of its own: `chrysalis daemon --data-dir {default_data_dir()}` (the "
+            "daemon makes a new data dir mode 700)",
         )  # fmt: skip
     if mode & 0o077:
         return check(
@@ -272,8 +283,32 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     return out
 
 
+# Directories other users and programs rely on: their mode is never ours to change.
+SHARED_DIRS = frozenset({"/tmp", "/var/tmp", "/dev/shm"})
+
+
+def is_shared(directory: Path, st: os.stat_result) -> bool:
+    """Whether ``directory`` (``st`` its stat) is not this user's alone to chmod: ``/tmp``,
+    ``/var/tmp``, ``/dev/shm``, a directory someone else owns, or a sticky world-writable one
+    (what a shared ``/tmp`` looks like)."""
+    sticky_open = st.st_mode & stat.S_ISVTX and st.st_mode & stat.S_IWOTH
+    named = {str(directory), os.path.realpath(directory)} & SHARED_DIRS
+    return bool(named or sticky_open or st.st_uid != os.getuid())
+
+
+def private_socket() -> Path:
+    """A socket path in a directory of this user's alone: ``$XDG_RUNTIME_DIR/chrysalis`` (a
+    per-user 0700 tmpfs where there is one), else ``/tmp/chrysalis-$UID``; the daemon makes
+    the ``chrysalis`` folder 0700 when it creates it."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "chrysalis" if runtime else Path(f"/tmp/chrysalis-{os.getuid()}")
+    return base / "chrysalis.sock"
+
+
 def local_checks(socket: Path) -> list[dict[str, str]]:
-    """What the CLI can see without the daemon: the socket and its directory."""
+    """What the CLI can see without the daemon: the socket and its directory. A shared
+    directory (`is_shared`) gets the advice to use a private one (`private_socket`), never
+    to change its mode."""
     out = []
     directory = socket.parent
     if not directory.exists():
@@ -285,11 +320,31 @@ def local_checks(socket: Path) -> list[dict[str, str]]:
         ]  # fmt: skip
     st = directory.stat()
     mode = stat.S_IMODE(st.st_mode)
-    if st.st_uid != os.getuid():
+    private = private_socket()
+    move = (
+        f"give the socket a private directory: `chrysalis --socket {private} daemon` (the "
+        f"daemon makes {private.parent} mode 700)"
+    )
+    if st.st_uid not in (os.getuid(), 0):  # the daemon refuses it (server.prepare_socket_dir)
+        fix = (
+            "remove it (as its owner), or " + move
+            if directory == private.parent
+            else f"do not use it: {move}"
+        )
+        out.append(
+            check("socket dir", "error", f"{directory} belongs to uid {st.st_uid}, not you", fix)
+        )
+    elif is_shared(directory, st):
+        what = (
+            "is a shared directory"
+            if st.st_uid == os.getuid() or mode & stat.S_IWOTH
+            else f"belongs to {who(st.st_uid)}, not you"
+        )
         out.append(
             check(
-                "socket dir", "error", f"{directory} belongs to uid {st.st_uid}, not you",
-                "remove it (as its owner) or use another --socket",
+                "socket dir", "warn", f"{directory} {what} (mode {mode:o}): other users can "
+                "see the socket's name and make files beside it",
+                f"leave {directory}'s mode alone (other users and programs need it); {move}",
             )
         )  # fmt: skip
     elif mode & 0o077:

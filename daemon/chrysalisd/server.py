@@ -288,6 +288,12 @@ def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics)
     try:
         daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
         if settings.remote:
+            if settings.sync_key_file is None:  # often a misspelt variable: say it at start
+                log.warning(
+                    "%sremote %s has no sync key (sync_key_file): what this laptop pushes "
+                    "there is not encrypted, readable by anyone who can read the remote",
+                    "" if name == "default" else f"memory {name}: ", settings.remote,
+                )  # fmt: skip
             remote = open_remote(settings.remote)
             key, grace = settings.sync_key_file, settings.blob_grace
             daemon.attach_sync(Sync(memory, remote, key_file=key, blob_grace=grace))
