@@ -41,7 +41,6 @@ import pytest
 from chrysalis.routes import Routes
 
 from .daemon_process import DaemonProcess
-from .test_inspector import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory, shared
 
 __all__ = ["mallory", "shared"]  # fixtures, used by name
@@ -190,13 +189,28 @@ def _token_of(given: str) -> str:
     return found.group(1)
 
 
+# Another user with a sign-in address: trade it, keep whatever it grants, read the beads.
 TRADE = r"""
-import sys, urllib.error, urllib.request
-try:
-    with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
-        print(r.status, r.read().decode()[:300])
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode()[:300])
+import json, re, sys, urllib.error, urllib.request
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kw):
+        return None
+opener = urllib.request.build_opener(Stay)
+def get(url, headers):
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers), timeout=10) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+status, headers, body = get(sys.argv[1], {})
+grant = {}
+if headers.get("Set-Cookie"):
+    grant["Cookie"] = headers["Set-Cookie"].split(";")[0]
+found = re.search(r'name="chrysalis-session" content="([^"]+)"', body)
+if found:
+    grant["X-Chrysalis-Session"] = found.group(1)
+api, _, beads = get(sys.argv[2] + "/api/v1/beads", grant)
+print(json.dumps({"trade": status, "said": body[:300], "api": api, "beads": beads[:300]}))
 """
 
 
@@ -205,11 +219,14 @@ def test_a_sign_in_token_works_once(daemon: DaemonProcess, mallory: pwd.struct_p
     with signed_in(url) as owner:
         assert owner.get(base_of(url) + "/api/v1/status").status_code == 200
     # the same address again, by another user who saw it (over a shoulder, in a history)
-    proc = as_user(mallory, SYSTEM_PYTHON, "-I", "-c", TRADE, url, stdout=subprocess.PIPE)
+    proc = as_user(
+        mallory, SYSTEM_PYTHON, "-I", "-c", TRADE, url, base_of(url), stdout=subprocess.PIPE
+    )
     out, _ = proc.communicate(timeout=30)
-    status, _, body = out.decode().partition(" ")
-    assert status == "401", out
-    assert "used already" in body and "chrysalis ui" in body
+    got = json.loads(out)
+    assert "lantern" not in got["beads"], "another user traded a used sign-in and read the beads"
+    assert got["trade"] == 401 and got["api"] == 401, got
+    assert "used already" in got["said"] and "chrysalis ui" in got["said"], got
     assert sign_in_address(daemon) != sign_in_address(daemon)  # each call mints its own
 
 
@@ -294,6 +311,8 @@ def test_a_page_on_another_port_gets_nothing(
     daemon: DaemonProcess, mallory: pwd.struct_passwd, shared: Path, owners_file: Path
 ) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
+    from .test_inspector import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS  # skipped without playwright
+
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
     log, portfile, page_file = shared / "evil.log", shared / "evil.port", shared / "evil.html"
