@@ -1,8 +1,10 @@
 """The memory inspector (`chrysalis ui`) in a real headless browser: Debian's chromium driven by
-Playwright, against a daemon the test starts. Open the printed address, see the timeline,
-search and read each result's signals, open a bead and its span refs, open the graph, forget
-a bead and watch its receipt turn clean, switch memories. And the attacks: no token, a wrong
-or old token, a foreign Host (DNS rebinding), a foreign Origin, a CORS read: all refused.
+Playwright, against a daemon the test starts. Sign in through the page `chrysalis ui` hands the
+browser (or the address --no-browser prints), see the timeline, search and read each result's
+signals, open a bead and its span refs, open the graph, forget a bead and watch its receipt
+turn clean, switch memories. And the attacks: no session, a wrong or old token, a foreign Host
+(DNS rebinding), a foreign Origin, a CORS read: all refused (the red team's attacks of issue 28
+are in test_inspector_attacks).
 
 ``CHRYSALIS_UI_SCREENSHOTS=docs/ui`` makes the run write each view's screenshot there (they
 are checked in when they change); otherwise they go to the test's tmp dir.
@@ -13,7 +15,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,14 +82,36 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     d.close()
 
 
-@pytest.fixture(scope="module")
-def address(daemon: DaemonProcess) -> str:
-    out = daemon.cli("ui", "--no-browser", "--json")
+def sign_in(daemon: DaemonProcess, *flags: str) -> str:
+    """A fresh one-time sign-in address, as ``chrysalis [flags] ui --no-browser`` prints it."""
+    out = daemon.cli(*flags, "ui", "--no-browser", "--json")
     assert out.returncode == 0, out.stderr
     url: str = json.loads(out.stdout)["url"]
-    assert url.startswith("http://127.0.0.1:") and "token=" in url
-    assert urlsplit(url).query.split("=", 1)[1] not in daemon.output()  # never logged
+    assert url.startswith("http://127.0.0.1:") and "/signin?token=" in url
+    assert urlsplit(url).query.split("=", 1)[1].split("&")[0] not in daemon.output()  # not logged
     return url
+
+
+@pytest.fixture
+def address(daemon: DaemonProcess) -> str:
+    return sign_in(daemon)
+
+
+@pytest.fixture
+def signin_page(daemon: DaemonProcess, tmp_path: Path) -> str:
+    """What `chrysalis ui` hands the browser: a local page that posts its one-time token."""
+    given, browser = tmp_path / "given", tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {given}\n')
+    browser.chmod(0o700)
+    out = subprocess.run(
+        [sys.executable, "-m", "chrysalisd", "ui"],
+        env={**daemon.env, "BROWSER": str(browser)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0 and "open in your browser" in out.stdout, out.stderr
+    page = given.read_text()
+    assert page.startswith("file:///") and "token" not in page
+    return page
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +123,7 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def page(address: str) -> Iterator[Any]:
+def page() -> Iterator[Any]:
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1200, "height": 800})
@@ -117,12 +144,16 @@ def ready(page: Any, view: str) -> None:
 
 
 def test_the_views_in_a_browser(
-    page: Any, address: str, daemon: DaemonProcess, shots: Path
+    page: Any, signin_page: str, daemon: DaemonProcess, shots: Path
 ) -> None:
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(address)
+    page.goto(signin_page)  # it posts the token and lands on the inspector, signed in
     ready(page, "timeline")
-    assert "token" not in page.url  # traded for a cookie, out of the address bar
+    assert urlsplit(page.url).path == "/" and not urlsplit(page.url).query
+    assert page.context.cookies() == []  # the session is in sessionStorage, not a cookie
+    assert page.locator('meta[name="chrysalis-session"]').count() == 0  # nor left in the page
+    page.reload()  # a reload keeps the session (this tab's own)
+    ready(page, "timeline")
     sessions = page.locator("section.session")
     assert set(sessions.evaluate_all("els => els.map(e => e.dataset.session)")) == {
         "morning", "evening", "docs"
@@ -196,13 +227,13 @@ def test_forget_from_the_page_shows_its_receipt_turn_clean(
     assert page.errors == [], page.errors
 
 
-def test_one_view_per_memory(page: Any, address: str) -> None:
+def test_one_view_per_memory(page: Any, address: str, daemon: DaemonProcess) -> None:
     page.goto(address)
     ready(page, "timeline")
     page.select_option("#memory", "team")
     page.wait_for_selector('.bead[data-id="standup"]')
     assert page.locator(".bead").count() == 2  # and the other laptop's, pulled
-    page.goto(address + "&memory=team")  # `chrysalis --memory team ui` opens it there
+    page.goto(sign_in(daemon, "--memory", "team"))  # `chrysalis --memory team ui` opens it there
     page.wait_for_selector('.bead[data-id="standup"]')
     assert page.locator("#memory").input_value() == "team"
 
@@ -210,7 +241,7 @@ def test_one_view_per_memory(page: Any, address: str) -> None:
 def test_laptops_shows_the_remote_and_the_other_laptop(
     page: Any, address: str, daemon: DaemonProcess, shots: Path
 ) -> None:
-    page.goto(address + "&memory=team#laptops")
+    page.goto(sign_in(daemon, "--memory", "team") + "#laptops")
     ready(page, "laptops")
     with daemon.client(memory="team") as team:
         remote = team.status()["sync"]["remote"]
@@ -231,38 +262,40 @@ def test_laptops_shows_the_remote_and_the_other_laptop(
 def signed_in(address: str) -> Iterator[httpx.Client]:
     with httpx.Client(timeout=10.0) as client:
         r = client.get(address)
-        assert r.status_code == 303 and r.headers["location"] == "/"
-        cookie = r.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert r.status_code == 200 and "set-cookie" not in r.headers
+        found = re.search(r'<meta name="chrysalis-session" content="([^"]+)">', r.text)
+        assert found, r.text
+        client.headers["X-Chrysalis-Session"] = found.group(1)
         yield client
 
 
 def test_requests_without_the_token_or_from_elsewhere_are_refused(
     address: str, daemon: DaemonProcess
 ) -> None:
-    base = address.split("?")[0].rstrip("/")
     port = urlsplit(address).port
+    base = f"http://127.0.0.1:{port}"
     with httpx.Client(timeout=10.0) as stranger:
-        for path in ("/", "/api/v1/status", "/api/v1/beads", "/static/app.js"):
+        for path in ("/api/v1/status", "/api/v1/beads", "/api/v1/memories"):
             r = stranger.get(base + path)
             assert r.status_code == 401, (path, r.status_code)
             assert "chrysalis ui" in r.json()["error"]["message"]
-        wrong = stranger.get(base + "/?token=" + "A" * 43)
-        assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
-        assert stranger.get(base + "/api/v1/status").status_code == 401
+            guessed = stranger.get(base + path, headers={"X-Chrysalis-Session": "A" * 43})
+            assert guessed.status_code == 401, (path, guessed.status_code)
+        for path in ("/", "/static/app.js"):  # the app itself holds nothing secret
+            r = stranger.get(base + path)
+            assert r.status_code == 200 and '<meta name="chrysalis-session"' not in r.text
+        wrong = stranger.get(base + "/signin?token=" + "A" * 43)
+        assert wrong.status_code == 401 and "chrysalis-session" not in wrong.text
+        assert "run `chrysalis ui` again" in wrong.json()["error"]["message"]
 
     with signed_in(address) as me:
         assert me.get(base + "/api/v1/status").json()["replica_id"]
         # DNS rebinding: a page of evil.example that resolves to 127.0.0.1 sends its own Host
         rebound = me.get(base + "/api/v1/beads", headers={"Host": f"evil.example:{port}"})
         assert rebound.status_code == 403 and "lantern" not in rebound.text
-        # another site's page posting with the cookie: its Origin gives it away
+        # another site's page sending the session: its Origin gives it away
         before = daemon.once("status")["counts"]["beads"]
-        forged = me.post(
-            base + "/api/v1/beads",
-            json={"content": "planted by another site"},
-            headers={"Origin": "http://evil.example"},
-        )
+        forged = me.delete(base + "/api/v1/beads/kettle", headers={"Origin": "http://evil.example"})
         assert forged.status_code == 403
         assert daemon.once("status")["counts"]["beads"] == before
         # no CORS, ever: no other origin may read an answer
@@ -276,12 +309,12 @@ def test_requests_without_the_token_or_from_elsewhere_are_refused(
         assert preflight.status_code == 403
         # the page's own requests go through, without the Origin the socket API refuses
         own = me.post(
-            base + "/api/v1/beads",
-            json={"content": "written from the page", "id": "from-page"},
+            base + "/api/v1/retrieve",
+            json={"query": "lantern", "k": 3},
             headers={"Origin": f"http://127.0.0.1:{port}"},
         )
-        assert own.status_code == 201, own.text
-        assert me.post(base + "/api/v1/ui").status_code == 404  # the address: socket only
+        assert own.status_code == 200, own.text
+        assert me.post(base + "/api/v1/ui").status_code == 403  # a sign-in: socket only
         page = me.get(base + "/")
         assert "default-src 'self'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY"
@@ -297,11 +330,12 @@ def test_an_old_token_stops_working_when_the_daemon_restarts(tmp_path: Path) -> 
         assert first != second
         old, new = urlsplit(first), urlsplit(second)
         with httpx.Client(timeout=10.0) as c:
-            r = c.get(f"http://127.0.0.1:{new.port}/?{old.query}")
-            assert r.status_code == 401 and "set-cookie" not in r.headers
+            r = c.get(f"http://127.0.0.1:{new.port}/signin?{old.query}")
+            assert r.status_code == 401 and "chrysalis-session" not in r.text
+            assert "not one this daemon gave" in r.json()["error"]["message"]
             if old.port != new.port:  # and the old listener is gone
                 with pytest.raises(httpx.ConnectError):
-                    c.get(f"http://127.0.0.1:{old.port}/?{old.query}")
+                    c.get(f"http://127.0.0.1:{old.port}/signin?{old.query}")
     finally:
         d.stop()
         d.close()

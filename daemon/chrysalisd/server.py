@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -129,6 +130,17 @@ def claim_socket_path(path: Path) -> None:
     )
 
 
+def raise_fd_limit() -> None:
+    """The soft limit on open files raised to the hard one (a systemd user unit starts at
+    1,024): the inspector's listener is capped, but connections, indexes and LMDB share what
+    is left. Leaves it as it is where the OS refuses."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else 65536  # macOS says "infinity"
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def bind_socket(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
@@ -231,6 +243,7 @@ def _first_missing(path: Path) -> Path | None:
 def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
     """Open the memories, bind, serve (``serving`` gets True when it starts to)."""
     started = time.perf_counter()
+    raise_fd_limit()
     memories = Memories(settings, open_memory, Jobs(retry_max=settings.retry_max))
     sock: socket.socket | None = None
     try:

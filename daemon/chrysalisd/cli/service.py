@@ -228,12 +228,16 @@ def _memory_checks(client: Client, memory: str | None) -> list[dict[str, str]]:
 
 
 @click.command()
-@click.option("--no-browser", is_flag=True, help="Print the address; do not open a browser.")
+@click.option("--no-browser", is_flag=True, help="Print a sign-in address; do not open a browser.")
 @json_option
 @click.pass_context
 def ui(ctx: click.Context, no_browser: bool, as_json: bool) -> None:
-    """Open the memory inspector: the daemon serves it on 127.0.0.1, and its address (with
-    this daemon start's token: keep it to yourself) is printed and opened in a browser.
+    """Open the memory inspector: the daemon serves it on 127.0.0.1, and this opens it in
+    your browser, signed in. Each run gives a new sign-in that works once, for 90 seconds.
+
+    The browser is handed a private local page (0600) that signs in: the sign-in never
+    appears in a command line other users could read. With --no-browser the sign-in
+    address is printed for you to open (keep it to yourself; it works once).
 
     \b
     Example:
@@ -246,8 +250,15 @@ def ui(ctx: click.Context, no_browser: bool, as_json: bool) -> None:
     if as_json:
         print_json({**found, "url": url})
         return
-    click.echo(f"the memory inspector: {url}")
     if not no_browser:
         import webbrowser
 
-        webbrowser.open(url)
+        from .signin import write_signin_page
+
+        page = write_signin_page(found["signin"], found["token"], memory, found["expires_in"])
+        if webbrowser.open(page.as_uri()):
+            click.echo("the memory inspector is open in your browser")
+            return
+        click.echo("no browser could be opened: open this address yourself", err=True)
+    click.echo(f"the memory inspector (this address works once, for {found['expires_in']:.0f} s):")
+    click.echo(f"  {url}")

@@ -1,4 +1,4 @@
-"""``POST /v1/ui``: open the memory inspector (`chrysalisd.inspector`) and get its address."""
+"""``POST /v1/ui``: open the memory inspector (`chrysalisd.inspector`) and get a sign-in."""
 
 from __future__ import annotations
 
@@ -11,16 +11,25 @@ router = APIRouter()
 
 @router.post("/v1/ui", tags=["meta"])
 async def open_ui(request: Request) -> dict[str, Any]:
-    """Open the memory inspector and answer its address.
+    """Open the memory inspector and answer a one-time sign-in for it.
 
-    Open the inspector on 127.0.0.1 (once per daemon start; later calls answer the same
-    address) and answer ``{"url", "port"}``. The URL carries this start's token: it is for the
+    Open the inspector on 127.0.0.1 (once per daemon start; it accepts connections before
+    this answers) and mint a sign-in token that works once, within ``expires_in`` seconds.
+    Answers ``{"url", "signin", "token", "port", "expires_in"}``: ``url`` signs in when
+    opened (``signin?token=...``); ``signin`` takes the token as a form POST. It is for the
     socket's user only, and never logged."""
-    from ..inspector import InspectorServer
+    from ..inspector import TOKEN_TTL, InspectorServer
 
     state = request.app.state
     if getattr(state, "inspector", None) is None:
         state.inspector = InspectorServer(request.app)
-        state.inspector.start()
     inspector: InspectorServer = state.inspector
-    return {"url": inspector.app.url, "port": inspector.app.port}
+    await inspector.start()
+    token = inspector.app.mint()
+    return {
+        "url": inspector.app.url(token),
+        "signin": inspector.app.signin,
+        "token": token,
+        "port": inspector.app.port,
+        "expires_in": TOKEN_TTL,
+    }

@@ -6,6 +6,26 @@ const memorySelect = document.getElementById("memory");
 const errorBox = document.getElementById("error");
 let memory = "default";
 
+// ---- the session ------------------------------------------------------------------------
+// Signing in answers this page with the session in a <meta>; it moves to sessionStorage
+// (this origin's alone: another port of 127.0.0.1 cannot read it) and leaves the DOM and the
+// address bar. It goes out as a header on every API call: a page of another origin cannot
+// send that header without a CORS preflight, which the inspector never answers. No cookie.
+
+function takeMeta(name) {
+  const el = document.querySelector(`meta[name="${name}"]`);
+  if (!el) return null;
+  el.remove();
+  return el.content;
+}
+
+const fresh = takeMeta("chrysalis-session");
+if (fresh) sessionStorage.setItem("session", fresh);
+const opened = takeMeta("chrysalis-memory");
+if (opened) sessionStorage.setItem("memory", opened);
+if (location.pathname !== "/") history.replaceState(null, "", "/" + location.hash);
+const session = sessionStorage.getItem("session");
+
 // ---- helpers ----------------------------------------------------------------------------
 
 function h(tag, attrs = {}, ...children) {
@@ -39,13 +59,14 @@ function api(path) {
   return prefix + path;
 }
 
-async function call(method, path, body) {
-  const init = { method, headers: {} };
+async function call(method, path, body, whole = api(path)) {
+  if (!session) throw new Error("not signed in: run `chrysalis ui` (it opens the inspector in your browser and signs you in)");
+  const init = { method, headers: { "x-chrysalis-session": session } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const r = await fetch(api(path), init);
+  const r = await fetch(whole, init);
   if (r.status === 204) return null;
   const data = await r.json().catch(() => null);
   if (!r.ok) {
@@ -346,8 +367,8 @@ async function route() {
 }
 
 async function start() {
-  const memories = (await (await fetch("/api/v1/memories")).json()).memories;
-  const wanted = new URLSearchParams(location.search).get("memory") || sessionStorage.getItem("memory");
+  const memories = (await call("GET", "", undefined, "/api/v1/memories")).memories;
+  const wanted = sessionStorage.getItem("memory");
   memory = memories.some((m) => m.name === wanted) ? wanted : "default";
   fill(memorySelect, ...memories.map((m) => h("option", { value: m.name }, `${m.name} (${m.beads})`)));
   memorySelect.value = memory;
