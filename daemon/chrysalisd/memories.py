@@ -48,7 +48,7 @@ Opener = Callable[[str, Settings, JobGroup, Metrics], Daemon]
 def route_memory(scope: MutableMapping[str, Any]) -> None:
     """``/v1/m/<name>/rest`` becomes ``/v1/rest`` with the name in ``scope["state"]``; any
     other path is left as it is (it means default)."""
-    found = _ROUTED.match(scope["path"])
+    found = _ROUTED.fullmatch(scope["path"])
     if found is None:
         return
     name, rest = found.group(1), found.group(2) or ""
@@ -175,6 +175,7 @@ class Memories:
         """Forget everything memory ``name`` holds (every bead, as forget ops that reach its
         remote and, through it, its other laptops), push and clean the remote, then close it
         and delete its data dir. What was done, place by place."""
+        check_memory_name(name)
         if name == DEFAULT_MEMORY:
             raise InvalidInput("the default memory cannot be dropped; forget its beads instead")
         with self._lock:
