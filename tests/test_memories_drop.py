@@ -14,7 +14,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from chrysalis.errors import NotFound
+from chrysalis.errors import NotFound, Unavailable
 from chrysalis.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess
 
@@ -180,3 +180,33 @@ def _replica(d: DaemonProcess, memory: str) -> str:
     with d.client(memory=memory) as c:
         replica: str = c.status()["replica_id"]
         return replica
+
+
+def test_a_drop_the_remote_cannot_take_changes_nothing(tmp_path: Path) -> None:
+    """With its remote unreachable, a drop would erase only this laptop's copy and let the
+    others push it all back into a memory made again there: it is refused (503, plain words),
+    the memory serves on with its jobs, and once the remote is back the CLI drops it."""
+    folder = tmp_path / "remote"
+    folder.mkdir()
+    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    try:
+        with d.client() as c:
+            c.create_memory("team", remote=f"file://{folder}")
+        with d.client(memory="team") as c:
+            c.remember(f"{BEAD} is on the agenda", id="t1")
+            assert c.sync()["remote"]["ok"]
+        folder.rename(tmp_path / "unmounted")
+        with d.client(timeout=60.0) as c, pytest.raises(Unavailable, match="was not dropped"):
+            c.drop_memory("team")
+        with d.client(memory="team") as c:
+            assert c.get_bead("t1").content.startswith(BEAD)
+            assert "team/push" in {j["name"] for j in c.status()["jobs"]}
+        (tmp_path / "unmounted").rename(folder)
+        out = d.cli("memory", "drop", "team", "--yes")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "dropped memory team: 1 beads" in out.stdout
+        assert "emptied" in out.stdout and "drop marker dropped/" in out.stdout, out.stdout
+        assert [p for p in folder.rglob("*") if p.is_file()][0].parent.name == "dropped"
+    finally:
+        d.stop()
+        d.close()
