@@ -315,10 +315,6 @@ class Sync:
         log.info("%s: memory dropped, %s objects removed", self.remote.url, done["objects_removed"])
         return done
 
-    def retire(self) -> dict[str, Any]:
-        """Retire this replica itself (its data dir goes away: its memory is dropped here)."""
-        return self._connect().heartbeats.retire()
-
     @property
     def heartbeat_every(self) -> float:
         """How often (seconds) a pull that finds nothing new still writes our heartbeat and

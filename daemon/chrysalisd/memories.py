@@ -77,6 +77,7 @@ class Memories:
         self._open = opener
         self._hosts: dict[str, Daemon] = {}
         self._lock = threading.RLock()
+        self._closed = False  # the daemon is stopping: an erased memory is not opened again
         self.metrics.registry.register(Figures(self.in_use))
 
     @classmethod
@@ -252,8 +253,11 @@ class Memories:
         else:
             shutil.rmtree(directory, ignore_errors=True)
         log.warning("memory %s erased here (dropped on another laptop): %s", name, erased)
-        if name == DEFAULT_MEMORY or name in self.settings.memories:
-            self._add(name, host.settings)
+        if (name == DEFAULT_MEMORY or name in self.settings.memories) and not self._closed:
+            try:
+                self._add(name, host.settings)
+            except Exception:  # this thread's end: say it in the log, the daemon serves on
+                log.exception("memory %s: cannot open it again, empty, after its erase", name)
 
     def retrieve_across(
         self, names: list[str], query: str, *, k: int, token_budget: int | None, **ask: Any
@@ -290,6 +294,7 @@ class Memories:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             hosts, self._hosts = list(self._hosts.values()), {}
         for host in reversed(hosts):
             close(host)
