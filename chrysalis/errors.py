@@ -20,6 +20,8 @@ they occur, with ``raise Mapped(msg) from exc``::
     │   ├── SelectionChanged  a forget's match is not the count previewed (HTTP 409)
     │   ├── CloneDetected     another copy of this data dir pushes as us  (HTTP 409)
     │   ├── Decommissioned    this replica was retired; push stops        (HTTP 409)
+    │   ├── MemoryDropped     the memory was dropped from its remote by
+    │                         one of its laptops; this copy is erased     (HTTP 409)
     │   ├── SyncKeyError      the sync key is missing or not the remote's (HTTP 409)
     │   └── FormatTampered    format.json missing or altered on a remote
     │                         that holds data: repair, never recreate     (HTTP 409)
@@ -148,6 +150,13 @@ class Decommissioned(Conflict):
     code = "decommissioned"
 
 
+class MemoryDropped(Conflict):
+    """One of the memory's laptops dropped it: the remote holds its drop marker. Sync stops
+    for good (nothing is pushed back) and this copy is to be erased."""
+
+    code = "memory_dropped"
+
+
 class SyncKeyError(Conflict):
     """The sync key is missing, unreadable, or not the one the remote was made with."""
 
@@ -264,7 +273,8 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
     for cls in (
         ChrysalisError, InvalidInput, PayloadTooLarge, MethodNotAllowed, SecretRefused, Forbidden,
         NotFound,
-        Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, SyncKeyError,
+        Conflict, DotConflict, DataDirLocked, CloneDetected, Decommissioned, MemoryDropped,
+        SyncKeyError,
         FormatTampered, SelectionChanged,
         Unavailable, EmbedderUnavailable, ExtractorUnavailable, NotReady, ClosedError,
         DaemonNotRunning, StoreError,

@@ -191,7 +191,7 @@ def _ingest(
         raise InvalidInput(f"unknown kind {kind!r}: one of {', '.join(KINDS)}")
     if session_id is None:
         session_id = _session_for(source)
-    elif not isinstance(session_id, str) or not _ID.match(session_id):
+    elif not isinstance(session_id, str) or not _ID.fullmatch(session_id):
         raise InvalidInput(f"invalid session id {str(session_id)[:80]!r}: an id is {ID_RULE}")
     key = _meta_key("ingest", source)
     prev = memory.store.get_meta(key)

@@ -33,6 +33,7 @@ from .forget import ERASURES_KEY, forget_record
 from .keys import unpack
 from .oplog import version_vector
 from .store import Store, Txn
+from .validate import check_id
 
 if TYPE_CHECKING:
     from .read import Reader
@@ -195,7 +196,8 @@ def _erasures(txn: Txn, store: Store) -> int:
 
 def record_of(memory: Held, bead_id: str) -> dict[str, Any]:
     """What this replica erased of ``bead_id``. Raises NotFound (never seen here) or
-    Conflict (it is live)."""
+    Conflict (it is live); InvalidInput for a malformed id."""
+    check_id(bead_id, "bead")
     state = memory.reader.bead_states([bead_id])[bead_id]
     if state == "absent":
         raise NotFound(f"bead {bead_id} is unknown here: nothing to report")

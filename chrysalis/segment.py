@@ -50,6 +50,7 @@ class Kind(IntEnum):
     BLOB = 3
     KEY_CHECK = 4
     HEARTBEAT = 5  # with a sync key only: a plaintext remote's heartbeats are JSON
+    DROP = 6  # a memory's drop marker (sync/drop.py)
 
 
 def encode(kind: Kind, payload: Any, *, object_key: str, key: bytes | None) -> bytes:

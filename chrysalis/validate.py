@@ -11,12 +11,12 @@ from pydantic import TypeAdapter, ValidationError
 from .errors import InvalidInput, from_pydantic
 from .limits import ID_PATTERN, ID_RULE
 
-_ID = re.compile(ID_PATTERN)
+_ID = re.compile(ID_PATTERN)  # fullmatch: `match` lets a trailing newline through
 
 
 def check_id(value: Any, what: str) -> str:
     """Ids reach LMDB keys: a bad one is the caller's error, never a store failure."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise InvalidInput(f"invalid {what} id {str(value)[:80]!r}: an id is {ID_RULE}")
     return value
 

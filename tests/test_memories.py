@@ -68,7 +68,7 @@ def test_a_created_memory_is_there_after_a_restart_and_dropped_with_a_receipt(
         with pytest.raises(InvalidInput, match="default memory cannot be dropped"):
             c.drop_memory("default")
         receipt = c.drop_memory("notes")
-        assert receipt["forgotten_beads"] == 1 and receipt["remote"] is None
+        assert receipt["erased"]["beads"] == 1 and receipt["remote"] is None
         assert receipt["data_dir"] == {"path": str(directory), "removed": True}
         assert not directory.exists()
         assert [m["name"] for m in c.memories()] == ["default"]
@@ -202,9 +202,11 @@ def test_a_drop_waits_for_the_requests_in_the_memory_and_refuses_the_later_ones(
         for t in threads:
             t.join(timeout=60)
         assert receipt["data_dir"]["removed"] and receipt["remote"]["ok"], receipt
-        # the import began before the drop: the drop waited for it, and forgot its beads too
+        # the import began before the drop: the drop waited for it, and erased its beads too
         assert isinstance(imported[0], dict) and imported[0]["added"]["bead"] == 40, imported
-        assert receipt["forgotten_beads"] >= 340
+        assert receipt["erased"]["beads"] >= 340
+        left = [p.relative_to(remote).parts[0] for p in remote.rglob("*") if p.is_file()]
+        assert left == ["dropped"]  # and the remote is empty but for the drop marker
         for kind, seen in outcomes.items():
             assert set(seen) == {"ok", "404"}, (kind, seen)
         assert not (tmp_path / "data" / "memories" / "busy").exists()

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from chrysalis.errors import NotFound
 from tests.daemon_process import DaemonProcess
 from tests.remote_fixtures import S3Server
-from tests.test_forget_marker import MARKERS, Remote, holding_files
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}
 
@@ -131,53 +131,60 @@ def _bucket(s3_server: S3Server, d: DaemonProcess) -> str:
     return remote.removeprefix("s3://").split("/", 1)[0]
 
 
-def test_a_dropped_memory_is_forgotten_on_the_other_laptop_and_leaves_its_remote(
-    tmp_path: Path, request: pytest.FixtureRequest
+def test_a_memory_dropped_on_one_laptop_is_emptied_where_the_config_file_names_it(
+    tmp_path: Path, s3_server: S3Server
 ) -> None:
-    """A memory made at run time on two laptops, synced through a folder under a key: laptop
-    A drops it. Its receipt names B as pending; once B syncs, B's copy of the memory holds
-    nothing, A's replica is retired on the remote, and no object of the remote (decoded with
-    the key) nor any file of B's data dir holds the text."""
-    remote = Remote("file", tmp_path, request)
-    key = tmp_path / "shared.key"
-    key.write_text("the passphrase of the shared memory")
-    env = {**QUIET, "CHRYSALIS_SCRUB_DELAY": "0.2"}
-    a, b = (DaemonProcess(tmp_path / n, env=env).start() for n in ("a", "b"))
+    """Through S3 on 127.0.0.1 under a key: A made `team` at run time, B has it as a
+    ``[memories.team]`` table. A drops it: the bucket keeps only the drop marker; B's next
+    sync erases its copy and, since its config still names the memory, opens it again empty
+    (a new replica), with nothing of the old one in the bucket or on B's disk."""
+    key = tmp_path / "team.key"
+    key.write_text("the passphrase the whole team shares")
+    url = s3_server.url(s3_server.new_bucket())
+    cfg = tmp_path / "b.toml"
+    cfg.write_text(f'[memories.team]\nremote = "{url}"\nsync_key_file = "{key}"\n')
+    a = DaemonProcess(tmp_path / "a", env=QUIET).start()
+    b = DaemonProcess(tmp_path / "b", env={**QUIET, "CHRYSALIS_CONFIG": str(cfg)}).start()
     try:
+        with a.client() as c:
+            c.create_memory("team", remote=url, sync_key_file=str(key))
+        with a.client(memory="team") as c:
+            c.remember("the kiwi room standup is at nine", id="standup")
+            c.put_skill({"id": "kiwi", "name": "kiwi room booking"})
         for d in (a, b):
-            with d.client() as c:
-                c.create_memory("shared", remote=remote.url, sync_key_file=str(key))
-        with a.client(memory="shared") as c:
-            c.remember(f"on a: {MARKERS[0].decode()} is the plan", id="from-a")
-        with b.client(memory="shared") as c:
-            c.remember(f"on b: {MARKERS[2].decode()} agrees", id="from-b")
-        for d in (a, b, a):
-            assert sync(d, "shared")["remote"]["ok"]
-        assert remote.holding(key), "the remote holds the text before the drop"
-        b_id = _status(b, "shared")["replica_id"]
-        a_id = _status(a, "shared")["replica_id"]
+            assert sync(d, "team")["remote"]["ok"]
+        old = _replica(b, "team")
+        assert "standup" in ids(b, "team", "kiwi standup")
         with a.client(timeout=60.0) as c:
-            receipt = c.drop_memory("shared")
-        assert receipt["forgotten_beads"] == 2 and receipt["remote"]["ok"], receipt
-        assert receipt["remote"]["retire"] == {"replica": a_id, "decommissioned": True}
-        assert [(r["replica"], r["state"]) for r in receipt["replicas"]] == [(b_id, "pending")]
-        for _ in range(2):  # pull the forgets, then push their scrub of b's own segments
-            assert sync(b, "shared")["remote"]["ok"]
-        status = _status(b, "shared")
-        assert status["counts"]["beads"] == 0
-        [peer] = [p for p in status["sync"]["remote"]["peers"] if p["replica"] == a_id]
-        assert peer["decommissioned"]
-        assert remote.holding(key) == []
-        deadline = time.monotonic() + 20.0  # b's local scrub runs 0.2 s after the forgets
-        while holding_files(tmp_path / "b") and time.monotonic() < deadline:
+            receipt = c.drop_memory("team")
+        assert receipt["remote"]["ok"] and receipt["replicas"][0]["replica"] == old, receipt
+        bucket = url.removeprefix("s3://").split("/", 1)[0]
+        assert [k.rsplit("/", 2)[-2] for k in s3_server.objects(bucket)] == ["dropped"]
+        # B's sync (this one, or its own pull a second after the memory opened) finds out
+        b.cli("--memory", "team", "sync", "--json")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if _replica(b, "team") != old:
+                    break
+            except NotFound:  # erased, not yet opened again
+                pass
             time.sleep(0.2)
-        assert holding_files(tmp_path / "b") == []
+        with b.client(memory="team") as c:
+            status = c.status()
+            assert status["replica_id"] != old and status["counts"]["beads"] == 0
+            assert status["counts"]["skill_records"] == 0 and c.list_skills() == []
+        assert sync(b, "team")["remote"]["ok"]  # the new, empty memory syncs on
+        assert "memory team erased here (dropped on another laptop)" in b.output()
+        blob = b"".join(p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file())
+        assert b"kiwi" not in blob
     finally:
         for d in (a, b):
             d.stop()
             d.close()
 
 
-def _status(d: DaemonProcess, memory: str) -> dict[str, Any]:
+def _replica(d: DaemonProcess, memory: str) -> str:
     with d.client(memory=memory) as c:
-        return c.status()
+        replica: str = c.status()["replica_id"]
+        return replica

@@ -111,6 +111,10 @@ def check_url(url: str) -> str:
     bad URL is refused with the setting's name before anything starts)."""
     from . import file, s3  # noqa: F401 - they register their schemes
 
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        # urlsplit drops tabs and newlines silently: "file:///x\n" would open /x while the
+        # settings keep the URL with its newline.
+        raise InvalidInput(f"remote URL {url!r}: control characters (a newline?) in it")
     scheme = urlsplit(url).scheme
     if scheme not in _SCHEMES:
         known = ", ".join(f"{s}://" for s in sorted(_SCHEMES))

@@ -9,6 +9,7 @@ The remote's layout (layout.py names every key; docs/sync-protocol.md has every 
     snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
     blobs/<sha256>                       large bead content, content-addressed
     changed                              a token rewritten after each push; idle pulls GET it
+    dropped/<format id>                  the memory was dropped: what a drop leaves (drop.py)
 
 A replica writes only its own keys (and ``changed``; after a forget, a decommissioned
 replica's keys are rewritten erased by one live cleaner, and unused blobs deleted). Push
@@ -37,6 +38,7 @@ The modules:
     objects.py        segments and blobs: encode, create-only put, read and verify
     heartbeats.py     replicas/<r>.json: ours written, everyone's read; decommission
     push.py, pull.py, snapshots.py, compaction.py    the four runs
+    drop.py           dropping a memory: its marker, the sweep, the check every laptop makes
     scrub.py          forget in the remote: the to-do forget fills, worked through after each
                       push (segments rewritten erased, snapshots replaced, unused blobs
                       deleted), and `Sync.remote_places` for the forget receipt

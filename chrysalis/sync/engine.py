@@ -6,25 +6,26 @@ A thin coordinator: it opens the remote's format once, then hands each run to it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError, FormatTampered
+from ..errors import ChrysalisError, FormatTampered, MemoryDropped
 from ..remotes import Remote, open_remote
 from ..segment import read_key_file
-from . import compaction, protocol, scrub, snapshots
+from . import compaction, drop, protocol, scrub, snapshots
 from .heartbeats import Heartbeats
 from .local import Local
 from .protocol import SEGMENT_OPS
 from .pull import Puller
 from .push import Pusher
-from .remote_format import open_format, repair_format
+from .remote_format import data_key, open_format, repair_format
 from .scrub import Scrubber
 from .session import Health, Outcome, Session
 
@@ -77,17 +78,29 @@ class Sync:
         self._open_lock = threading.Lock()
         self._scrub_lock = threading.Lock()  # scrub and compaction: never on one segment at once
         self._bound: _Open | None = None
+        # Called (from the run that found out) when the memory was dropped by another of its
+        # laptops: its owner erases this copy (the daemon does; see drop.py).
+        self.on_dropped: Callable[[], None] | None = None
 
     # ---- the remote's format -------------------------------------------------------------------
 
     def _connect(self) -> _Open:
         """Read (or create) ``format.json`` and settle the key, once; fail closed on any
-        mismatch (remote_format.py)."""
+        mismatch (remote_format.py). `MemoryDropped` when the memory this data dir synced
+        there was dropped (drop.py): checked first, since the drop deleted its format and
+        the name may have been made again there under a new one."""
         with self._open_lock:
             if self._bound is None:
                 url = self.remote.url
                 known = self.local.known_format(url)
+                if known is not None:
+                    self._check_dropped(known)
                 fmt, key = open_format(self.remote, self._secret, self.local.replica_id, known)
+                if known is None and drop.read(self.remote, fmt, lambda: key, self.health):
+                    # A drop cut short left its format: finish it, and make the memory anew
+                    # rather than join the dropped one.
+                    drop.empty(self.remote)
+                    fmt, key = open_format(self.remote, self._secret, self.local.replica_id)
                 self.local.set_known_format(url, fmt)
                 s = Session(self.remote, self.local, fmt, key, self.health)
                 hb = Heartbeats(s, self.host, self._heartbeat_every)
@@ -100,6 +113,23 @@ class Sync:
                 )
                 self.format, self.key = fmt, key
             return self._bound
+
+    def _check_dropped(self, known: dict[str, Any]) -> None:
+        """Raise `MemoryDropped` if the remote holds the drop marker of ``known`` (the format
+        this data dir recorded), after deleting what we may have put there since."""
+        if self.health.dropped:
+            raise MemoryDropped(self.health.dropped)
+
+        def key() -> bytes | None:
+            try:
+                return data_key(self.remote.url, known, self._secret)
+            except ChrysalisError:  # not our key: the marker cannot be read, open_format says why
+                return None
+
+        marker = drop.read(self.remote, known, key, self.health)
+        if marker is not None:
+            s = Session(self.remote, self.local, known, key(), self.health)
+            drop.stop(s, self.remote, marker, self.health)
 
     def _open(self) -> dict[str, Any]:
         """``format.json`` as read (see `_connect`)."""
@@ -139,7 +169,8 @@ class Sync:
         with lock:
             out = Outcome(at=time.time())
             try:
-                spoke = step(self._connect(), out)
+                with self._watching_drop():
+                    spoke = step(self._connect(), out)
             except Exception as exc:
                 if isinstance(exc, FormatTampered):
                     self._bound = None  # open the format again next time (and refuse there)
@@ -159,6 +190,16 @@ class Sync:
                 )
             return out.as_dict()
 
+    @contextlib.contextmanager
+    def _watching_drop(self) -> Iterator[None]:
+        """Tell `on_dropped` when the memory turns out to be dropped (it erases the copy)."""
+        try:
+            yield
+        except MemoryDropped:
+            if self.on_dropped is not None:
+                self.on_dropped()
+            raise
+
     def snapshot(self) -> dict[str, Any]:
         """Publish the replicated databases as one object, so a new laptop starts fast.
 
@@ -171,9 +212,11 @@ class Sync:
 
     def compact(self) -> dict[str, Any]:
         """Delete segments every live replica holds and a snapshot covers (never by age)."""
-        b = self._connect()
-        with self._scrub_lock:  # a rewrite must not put back a segment compaction deleted
-            return compaction.compact(b.session, b.heartbeats)
+        with self._watching_drop():
+            b = self._connect()
+            with self._scrub_lock:  # a rewrite must not put back a segment compaction deleted
+                drop.check(b.session)
+                return compaction.compact(b.session, b.heartbeats)
 
     # ---- forget in the remote (scrub.py) ---------------------------------------------------------
 
@@ -182,10 +225,12 @@ class Sync:
         segments it writes in erased form, replace its snapshots, delete unused blobs (after a
         complete pull at most `scrub.FRESH` old). Returns ``{rewritten, snapshot,
         blobs_deleted}``. Runs after each push when there is work; also callable alone."""
-        b = self._connect()
-        with self._push_lock, self._scrub_lock:
-            out = Outcome(at=time.time())
-            done = b.scrubber.run(out, complete_at=b.puller.complete_at)
+        with self._watching_drop():
+            b = self._connect()
+            with self._push_lock, self._scrub_lock:
+                drop.check(b.session)  # a rewrite would put a dropped memory's segment back
+                out = Outcome(at=time.time())
+                done = b.scrubber.run(out, complete_at=b.puller.complete_at)
         self.health.scrub_error = None
         self.last_scrub = {**done, "at": out.at, "objects": out.objects, "bytes": out.bytes}
         return done
@@ -244,9 +289,31 @@ class Sync:
         """Retire a laptop that will not come back: it stops gating compaction."""
         return self._connect().heartbeats.decommission(replica)
 
-    def retire(self) -> dict[str, Any]:
-        """Retire this replica itself (its data dir goes away: its memory is dropped here)."""
-        return self._connect().heartbeats.retire()
+    def drop(self) -> dict[str, Any]:
+        """Drop this memory in the remote (drop.py): write its drop marker, then delete every
+        other object under the remote's prefix; sync stops for good here. Returns ``{"url",
+        "marker", "objects_removed", "left", "ok", "peers"}``: ``left``, the keys still
+        there (a writer racing the sweep); ``peers``, the heartbeats read before (the other
+        laptops, which erase their copy when they next sync). Raises (nothing written) when
+        the remote cannot be opened or the marker cannot be written; `MemoryDropped` when
+        another laptop dropped it first. After the marker, a failed sweep is in the result
+        (``ok`` false, ``error``): the drop stands, and the next to open the remote with the
+        key finishes the sweep."""
+        b = self._connect()
+        with self._push_lock, self._pull_lock, self._scrub_lock:
+            s = b.session
+            drop.check(s)
+            peers = b.heartbeats.read_all()
+            marker = drop.mark(s)
+            s.health.dropped = s.health.stopped = f"memory dropped here ({marker})"
+            done: dict[str, Any] = {"url": self.remote.url, "marker": marker, "peers": peers}
+            try:
+                done["objects_removed"], done["left"] = drop.empty(self.remote)
+                done["ok"] = not done["left"]
+            except ChrysalisError as exc:
+                done.update(ok=False, objects_removed=None, left=None, error=f"{exc}")
+        log.info("%s: memory dropped, %s objects removed", self.remote.url, done["objects_removed"])
+        return done
 
     @property
     def heartbeat_every(self) -> float:
@@ -295,6 +362,7 @@ class Sync:
             "last_error": h.last_error,
             "consecutive_errors": h.consecutive_errors,
             "stopped": h.stopped,
+            "dropped": h.dropped,
             "rejected": [{"key": k, "error": v} for k, v in sorted(h.rejected.items())],
             "gaps": {r: dict(g) for r, g in sorted(h.gaps.items())},
             "tampered": [{"key": k, "what": v} for k, v in sorted(h.tampered.items())],

@@ -49,16 +49,6 @@ class Heartbeats:
             self._last = time.monotonic()
             self._scrubbed = hb["scrubbed"]
 
-    def retire(self) -> dict[str, Any]:
-        """Publish ours, decommissioned (this replica's data dir is going away for good: its
-        memory is dropped here): it stops gating compaction, and the others clean up its
-        segments once every live replica has applied them."""
-        s = self.s
-        with self._lock:
-            hb = protocol.tombstone(self._ours(), by=s.me, at=time.time())
-            s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
-        return {"replica": s.me, "decommissioned": True}
-
     def _ours(self) -> dict[str, Any]:
         s = self.s
         return {

@@ -6,6 +6,7 @@
     snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
     blobs/<sha256>                       large bead content, content-addressed
     changed                              a token rewritten after each push; idle pulls GET it
+    dropped/<format id>                  the memory under that format was dropped (drop.py)
 
 Numbers are lowercase hex zero-padded to 16 digits, so a listing sorts them as numbers.
 """
@@ -19,6 +20,12 @@ CHANGED_KEY = "changed"
 REPLICAS = "replicas/"  # prefix of every heartbeat
 OPS = "ops/"  # prefix of every segment
 SNAPSHOTS = "snapshots/"  # prefix of every snapshot
+DROPPED = "dropped/"  # prefix of every drop marker: the one thing a drop leaves
+
+
+def dropped_key(format_id: str) -> str:
+    """The marker saying the memory the remote held under format ``format_id`` was dropped."""
+    return f"{DROPPED}{format_id}"
 
 
 def heartbeat_key(replica: str) -> str:

@@ -9,9 +9,16 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import DotConflict, FormatTampered, InvalidInput, SegmentError, SyncKeyError
+from ..errors import (
+    DotConflict,
+    FormatTampered,
+    InvalidInput,
+    MemoryDropped,
+    SegmentError,
+    SyncKeyError,
+)
 from ..remotes import RemoteNotFound
-from . import objects, protocol, snapshots
+from . import drop, objects, protocol, snapshots
 from .heartbeats import Heartbeats, missing_blobs
 from .layout import CHANGED_KEY, FORMAT_KEY, OPS, SNAPSHOTS, parse_seg_key
 from .remote_format import REPAIR
@@ -46,6 +53,8 @@ class Puller:
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
         s = self.s
+        if s.health.dropped:  # not even a heartbeat goes back to a dropped memory's remote
+            raise MemoryDropped(s.health.dropped)
         try:
             marker: bytes | None = s.remote.get(CHANGED_KEY)
         except RemoteNotFound:
@@ -60,6 +69,7 @@ class Puller:
                 self.seen, self._seen_at = self.heartbeats.read_all(), time.monotonic()
             return True
         self._full_at = time.monotonic()
+        drop.check(s)  # before the format: a drop deletes it (drop.py)
         self._check_format()
         s.health.missing_blobs.clear()  # each full pull finds again those still missing
         hbs = self.heartbeats.read_all()

@@ -10,7 +10,7 @@ from typing import NoReturn
 from ..errors import CloneDetected, Decommissioned, SegmentError, SyncKeyError
 from ..faults import fault as _fault
 from ..remotes import RemoteNotFound, RemoteUnavailable
-from . import objects, protocol
+from . import drop, objects, protocol
 from .heartbeats import Heartbeats
 from .layout import CHANGED_KEY, heartbeat_key, parse_seg_key, segments_of
 from .session import Outcome, Session
@@ -38,12 +38,15 @@ class Pusher:
         )
         if self._identity_checked and idle:
             return False  # nothing to send: an idle push costs no request
+        drop.check(s)  # a dropped memory pushes nothing back (drop.py)
         self._check_identity()
         self._identity_checked = True
         for replica, upto in self._owned():
             self._push_replica(replica, upto, out)
         self._republish(out)
         objects.reput_blobs(s, out)
+        if out.objects:
+            drop.check(s)  # dropped while we pushed: what we put goes (drop.stop)
         if out.objects or s.announced() < s.pushed() or scrubbed:
             # Segments others have not been told of: also those of an earlier push that failed
             # (or was killed) after its segments and before this point; or a local scrub.

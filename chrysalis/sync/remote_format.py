@@ -76,6 +76,14 @@ def open_format(
     return fmt, key
 
 
+def data_key(url: str, fmt: dict[str, Any], secret: bytes | str | None) -> bytes | None:
+    """The data key ``secret`` gives for format ``fmt`` (None for a plaintext one, or when
+    no secret is configured: nothing keyed can be read then). Raises as `open_format`."""
+    if not fmt.get("encryption") or secret is None:
+        return None
+    return _check_key(url, fmt, secret)
+
+
 def _identity(fmt: dict[str, Any]) -> tuple[Any, Any]:
     return fmt.get("id"), (fmt.get("encryption") or {}).get("salt")
 

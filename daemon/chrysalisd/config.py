@@ -216,6 +216,8 @@ class Settings(BaseSettings):
 # ---- named memories (DESIGN §15) -------------------------------------------------------------
 
 DEFAULT_MEMORY = "default"
+# Checked with fullmatch, as is every name and id: with `match`, "$" lets a trailing newline
+# through ("team\n" named a memory and made a folder with a newline in its name).
 MEMORY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # Where a memory syncs and mirrors, and who it is: never inherited from the daemon's settings
 # (a team memory must not push to the personal bucket, nor share its replica id).
@@ -236,7 +238,7 @@ MEMORY_KEYS = OWN_KEYS | {
 def check_memory_name(name: str) -> str:
     """``name`` if it can name a memory (lower-case letters, digits, ``-``, ``_``; up to 32,
     a letter first); `InvalidInput` saying so otherwise."""
-    if not isinstance(name, str) or not MEMORY_NAME.match(name):
+    if not isinstance(name, str) or not MEMORY_NAME.fullmatch(name):
         raise InvalidInput(
             f"{name!r} cannot name a memory: use up to 32 lower-case letters, digits, - or _, "
             "starting with a letter"

@@ -90,7 +90,7 @@ def _sessions(conversation: Mapping[str, Any], where: str) -> list[tuple[int, li
     """The ``session_N`` turn lists, in session order (a date without turns is skipped)."""
     found = []
     for key, value in conversation.items():
-        m = _SESSION.match(key)
+        m = _SESSION.fullmatch(key)
         if m is None:
             continue
         if not isinstance(value, list):

@@ -25,7 +25,14 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from chrysalis.errors import Conflict, InvalidInput, NotFound
+from chrysalis.errors import (
+    ChrysalisError,
+    Conflict,
+    InvalidInput,
+    MemoryDropped,
+    NotFound,
+    Unavailable,
+)
 from chrysalis.models import RetrievalResult, RetrievedItem
 from chrysalis.search import Retriever
 
@@ -38,6 +45,9 @@ log = logging.getLogger("chrysalisd")
 SECTION_FILE = "memory.json"
 PREFIX = "/v1/m/"
 DROP_WAIT = 30.0  # seconds a drop waits for the requests still in the memory
+# What of a data dir is the memory's (the store, its blobs, its indexes): erased from the
+# default's data dir, which also holds the other memories (and maybe the user's own files).
+MEMORY_PARTS = ("lmdb", "blobs", "index")
 _ROUTED = re.compile(r"^/v1/m/([^/]+)(/.*)?$")
 
 # Opens the memory a name and its settings describe (server.open_memory); the registry
@@ -48,7 +58,7 @@ Opener = Callable[[str, Settings, JobGroup, Metrics], Daemon]
 def route_memory(scope: MutableMapping[str, Any]) -> None:
     """``/v1/m/<name>/rest`` becomes ``/v1/rest`` with the name in ``scope["state"]``; any
     other path is left as it is (it means default)."""
-    found = _ROUTED.match(scope["path"])
+    found = _ROUTED.fullmatch(scope["path"])
     if found is None:
         return
     name, rest = found.group(1), found.group(2) or ""
@@ -67,6 +77,7 @@ class Memories:
         self._open = opener
         self._hosts: dict[str, Daemon] = {}
         self._lock = threading.RLock()
+        self._closed = False  # the daemon is stopping: an erased memory is not opened again
         self.metrics.registry.register(Figures(self.in_use))
 
     @classmethod
@@ -146,6 +157,7 @@ class Memories:
     def _add(self, name: str, settings: Settings) -> Daemon:
         group = JobGroup(self.jobs, name, name == DEFAULT_MEMORY)
         host = self._open(name, settings, group, self.metrics)
+        host.when_dropped = self.erase_dropped
         with self._lock:
             self._hosts[name] = host
         return host
@@ -172,9 +184,16 @@ class Memories:
                 raise
 
     def drop(self, name: str) -> dict[str, Any]:
-        """Forget everything memory ``name`` holds (every bead, as forget ops that reach its
-        remote and, through it, its other laptops), push and clean the remote, then close it
-        and delete its data dir. What was done, place by place."""
+        """Erase memory ``name`` everywhere: its remote first (a drop marker the other laptops
+        read at their next sync, then every other object under the remote's prefix:
+        `chrysalis.sync.drop`), then here (closed, its data dir deleted). Every item kind
+        goes with it (beads, facts, nodes, persona, skills, vectors, derived items, the op
+        history). What was done, place by place.
+
+        `Unavailable` (nothing dropped, the memory serves on) when the remote cannot be
+        opened or the marker cannot be written: dropping here alone would let the others
+        push it all back into a memory made again under the same name and remote."""
+        check_memory_name(name)
         if name == DEFAULT_MEMORY:
             raise InvalidInput("the default memory cannot be dropped; forget its beads instead")
         with self._lock:
@@ -193,18 +212,52 @@ class Memories:
                 "was dropped: try again"
             )
         host.jobs.remove_all(wait=True)
-        ids = [b.id for b in host.memory.all_beads()]
-        forgotten = host.memory.writer.forget_many(ids)
-        receipt: dict[str, Any] = {"memory": name, "forgotten_beads": len(forgotten)}
+        receipt: dict[str, Any] = {"memory": name, "erased": host.counts()}
         receipt["remote"] = receipt["replicas"] = None
         if host.sync is not None:
-            receipt["remote"], receipt["replicas"] = _leave_remote(host)
+            try:
+                receipt["remote"], receipt["replicas"] = _drop_remote(host)
+            except ChrysalisError as exc:
+                close(host)
+                self._add(name, host.settings)  # as it was: its jobs run again
+                raise Unavailable(
+                    f"memory {name!r} was not dropped: its remote {host.settings.remote} "
+                    f"cannot take the drop now ({exc.message}); nothing changed, try again"
+                ) from None
         directory = host.memory.path
         close(host)
         shutil.rmtree(directory)
         receipt["data_dir"] = {"path": str(directory), "removed": not directory.exists()}
-        log.info("memory %s dropped: %d beads forgotten", name, len(forgotten))
+        log.info("memory %s dropped: %s", name, receipt["erased"])
         return receipt
+
+    def erase_dropped(self, host: Daemon) -> None:
+        """Erase this laptop's copy of a memory another laptop dropped (its sync found the
+        drop marker and stopped: nothing was pushed back). A memory made at run time goes
+        (like a drop, without the remote); default and a ``[memories.NAME]`` table of the
+        config file are opened again empty (the config still names them)."""
+        name = host.name
+        with self._lock:
+            if self._hosts.get(name) is not host:
+                return  # dropped or erased already
+            del self._hosts[name]  # requests answer 404 meanwhile
+        while not host.wait_unused(DROP_WAIT):
+            log.warning("memory %s: waiting for its requests to end to erase it", name)
+        host.jobs.remove_all(wait=True)
+        directory = host.memory.path
+        erased = host.counts()
+        close(host)
+        if name == DEFAULT_MEMORY:  # the data dir itself: only the memory's own parts
+            for part in MEMORY_PARTS:
+                shutil.rmtree(directory / part, ignore_errors=True)
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+        log.warning("memory %s erased here (dropped on another laptop): %s", name, erased)
+        if (name == DEFAULT_MEMORY or name in self.settings.memories) and not self._closed:
+            try:
+                self._add(name, host.settings)
+            except Exception:  # this thread's end: say it in the log, the daemon serves on
+                log.exception("memory %s: cannot open it again, empty, after its erase", name)
 
     def retrieve_across(
         self, names: list[str], query: str, *, k: int, token_budget: int | None, **ask: Any
@@ -241,40 +294,35 @@ class Memories:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             hosts, self._hosts = list(self._hosts.values()), {}
         for host in reversed(hosts):
             close(host)
 
 
-def _leave_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Push the forgets of a memory being dropped, scrub its remote, and retire this replica
-    there (its heartbeat decommissioned: it no longer gates compaction, and the others clean up
-    its segments once they have applied them). What was done, and the other replicas, which
-    forget everything once they next pull (each keeps the memory, empty, until dropped there)."""
+def _drop_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Drop a memory in its remote (`Sync.drop`): what was done there, and the other laptops,
+    each ``pending`` until its next sync, which erases its copy. Raises when the remote cannot
+    take the drop (nothing written)."""
     sync = host.sync
     assert sync is not None
-    remote: dict[str, Any] = {"url": sync.remote.url}
-    for step, run in (("push", sync.push), ("scrub", sync.scrub), ("retire", sync.retire)):
-        try:
-            remote[step] = run()
-        except Exception as exc:  # the remote may be down: say so, drop anyway
-            remote[step] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    remote["ok"] = all(r.get("ok", True) for r in remote.values() if isinstance(r, dict))
     try:
-        peers = sync.heartbeats()
-    except Exception as exc:  # unreachable: the receipt says unknown
-        return remote, [{"replica": "?", "state": "unknown", "why": f"{exc}"}]
+        done = sync.drop()
+    except MemoryDropped as exc:  # another laptop dropped it first: the remote is done
+        return {"url": sync.remote.url, "ok": True, "already": exc.message}, []
+    peers = done.pop("peers")
     me = host.memory.replica_id
     replicas = [
         {
             "replica": r,
             "state": "pending",
-            "why": f"forgets every bead when it next pulls from {sync.remote.url}",
+            "why": f"erases its copy at its next sync with {sync.remote.url} (it reads the "
+            "drop marker there and pushes nothing back)",
         }
         for r, hb in sorted(peers.items())
         if r != me and not hb.get("decommissioned")
     ]
-    return remote, replicas
+    return done, replicas
 
 
 def close(host: Daemon) -> None:

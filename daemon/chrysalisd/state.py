@@ -159,6 +159,10 @@ class Daemon:
         self._digest: tuple[int, str] = (-1, "")
         self.sync: Sync | None = None
         self.mirror: Mirror | None = None
+        # What erases this copy once another laptop dropped the memory (`Memories`); called
+        # once, in a thread of its own (it waits for this memory's jobs and requests).
+        self.when_dropped: Callable[[Daemon], None] | None = None
+        self._drop_heard = False
         self._paused: set[str] = set()  # jobs paused by a full disk (logged once)
         self._unpushed = [0, 0]  # local ops and content bytes since the last push started
         memory.store.listeners.append(self._changed)
@@ -198,6 +202,7 @@ class Daemon:
     def attach_sync(self, sync: Sync) -> None:
         """Push, pull, snapshot and compact on the configured schedule."""
         self.sync = sync
+        sync.on_dropped = self._dropped_elsewhere
         s = self.settings
         # Each pull, even one that finds nothing, writes our heartbeat and reads the others'
         # (a live idle laptop shows as just seen): a run comes every 0.9 to 1.1 intervals
@@ -214,6 +219,20 @@ class Daemon:
         )
         add("compact", pausing("compact", sync.compact), s.compact_interval,
             first=s.compact_interval)  # fmt: skip
+
+    def _dropped_elsewhere(self) -> None:
+        """Another laptop dropped this memory (its remote holds the drop marker): sync has
+        stopped for good; erase this copy, once, off the thread that found out."""
+        with self._idle:
+            if self._drop_heard:
+                return
+            self._drop_heard = True
+        assert self.sync is not None
+        log.warning("memory %s: %s", self.name, self.sync.health.dropped)
+        if self.when_dropped is not None:
+            threading.Thread(
+                target=self.when_dropped, args=(self,), name=f"erase-{self.name}", daemon=True
+            ).start()
 
     def attach_mirror(self, mirror: Mirror) -> None:
         """Push to the mirror and pull its facts on the configured schedule."""

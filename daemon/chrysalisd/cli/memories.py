@@ -73,24 +73,37 @@ def create(ctx: click.Context, /, name: str, as_json: bool, **options: str | Non
 @json_option
 @click.pass_context
 def drop(ctx: click.Context, name: str, yes: bool, as_json: bool) -> None:
-    """Forget all of memory NAME (here, on its remote, on its other laptops) and delete it.
+    """Erase all of memory NAME: here, on its remote, and on its other laptops at their next
+    sync. A memory made again with the same name and remote starts empty.
 
     \b
     Example:
       chrysalis memory drop team --yes
     """
     if not yes:
-        click.confirm(f"forget everything memory {name!r} holds, everywhere?", abort=True)
+        click.confirm(f"erase everything memory {name!r} holds, everywhere?", abort=True)
     receipt = client_for(ctx).raw(Routes.drop_memory(name))
     if as_json:
         print_json(receipt)
         return
-    click.echo(f"dropped memory {name}: {receipt['forgotten_beads']} beads forgotten")
+    erased = receipt["erased"]
+    click.echo(
+        f"dropped memory {name}: {erased['beads']} beads, {erased['node_records']} nodes, "
+        f"{erased['edge_records']} facts, {erased['skill_records']} skills, "
+        f"{erased['embeddings']} vectors, {erased['ops']} ops erased"
+    )
+    gone = receipt["data_dir"]
+    click.echo(f"  data dir {gone['path']}: {'removed' if gone['removed'] else 'still there'}")
     remote = receipt.get("remote")
     if remote is None:
         click.echo("  remote: none")
+    elif "already" in remote:
+        click.echo(f"  remote {remote['url']}: already dropped by another laptop")
     else:
-        state = "clean" if remote["ok"] else "NOT clean (see --json)"
-        click.echo(f"  remote {remote['url']}: {state}")
-    gone = receipt["data_dir"]
-    click.echo(f"  data dir {gone['path']}: {'removed' if gone['removed'] else 'still there'}")
+        state = "emptied" if remote["ok"] else "NOT emptied (see --json)"
+        click.echo(
+            f"  remote {remote['url']}: {state}, {remote['objects_removed']} objects removed, "
+            f"drop marker {remote['marker']} left for the other laptops"
+        )
+    for r in receipt.get("replicas") or []:
+        click.echo(f"  laptop {r['replica']}: {r['state']} ({r['why']})")

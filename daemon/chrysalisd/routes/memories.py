@@ -41,15 +41,20 @@ def show_memory(m: M, name: Name) -> dict[str, Any]:
     return m.describe(name)
 
 
-@router.delete("/v1/memories/{name}", tags=["memories"], responses={400: {}, 404: {}, 409: {}})
+@router.delete(
+    "/v1/memories/{name}", tags=["memories"], responses={400: {}, 404: {}, 409: {}, 503: {}}
+)
 def drop_memory(m: M, name: Name) -> dict[str, Any]:
-    """Drop a memory: forget all it holds, everywhere, and delete it.
+    """Drop a memory: erase all it holds, everywhere, and delete it.
 
-    Forget everything the memory holds (forget ops that reach its remote and its other
-    laptops), push and clean the remote, retire this replica there, close the memory and
-    delete its data dir. It waits for the requests still in the memory (409 if they run on
-    past 30 s: nothing dropped). The receipt: ``forgotten_beads``; ``remote`` (``push``,
-    ``scrub``, ``retire``, ``ok``); ``replicas`` (each other laptop, ``pending`` until it next
-    pulls; it keeps the memory, empty, until dropped there); ``data_dir``. The default memory
-    cannot be dropped."""
+    Erase every item kind of the memory (beads, facts, nodes, persona, skills, vectors,
+    derived items, the op history) everywhere: in its remote, a drop marker (sealed with the
+    sync key) and then every other object under the remote's prefix is deleted; here, the
+    memory is closed and its data dir deleted; each other laptop reads the marker at its next
+    sync and erases its copy, pushing nothing back. A memory made again with the same name and
+    remote starts empty. It waits for the requests still in the memory (409 if they run on
+    past 30 s: nothing dropped); 503 when the remote cannot take the drop (nothing dropped).
+    The receipt: ``erased`` (the counts); ``remote`` (``url``, ``marker``,
+    ``objects_removed``, ``left``, ``ok``); ``replicas`` (each other laptop, ``pending``
+    until its next sync); ``data_dir``. The default memory cannot be dropped."""
     return m.drop(name)
