@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from .atomic import atomic_write
-from .errors import NotFound, StoreError
+from .errors import NotFound, StoreError, disk_full, out_of_space
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -20,8 +20,9 @@ class BlobStore:
     never wrong content.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, disk: Path | None = None) -> None:
         self.root = root
+        self.disk = disk or root  # what a disk-full error names (the data dir)
         root.mkdir(parents=True, exist_ok=True)
 
     def path(self, sha256: str) -> Path:
@@ -32,13 +33,19 @@ class BlobStore:
         return self.root / sha256[:2] / sha256
 
     def put(self, data: bytes) -> str:
-        """Store ``data``; returns its SHA-256 (a no-op when it is here already)."""
+        """Store ``data``; returns its SHA-256 (a no-op when it is here already). Raises
+        `InsufficientStorage` naming the disk when it is full (no partial file is left)."""
         sha = hashlib.sha256(data).hexdigest()
         final = self.path(sha)
         if final.exists():
             return sha
-        final.parent.mkdir(exist_ok=True)
-        atomic_write(final, data)
+        try:
+            final.parent.mkdir(exist_ok=True)
+            atomic_write(final, data)
+        except OSError as exc:
+            if out_of_space(exc):
+                raise disk_full(self.disk) from exc
+            raise
         return sha
 
     def get(self, sha256: str) -> bytes:

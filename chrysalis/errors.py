@@ -45,10 +45,16 @@ they occur, with ``raise Mapped(msg) from exc``::
 `error_class` finds a class by its code from a static table (`BY_CODE`), so a client that
 imports only this module still rebuilds every error the daemon sends. `tests/test_errors.py`
 checks that this drawing, the table and the classes agree.
+
+A full disk is one error wherever a write meets it (LMDB, a blob, the keyword index, the
+vector index, a folder remote, a settings file): `out_of_space` recognises the failure, and
+`disk_full` makes the `InsufficientStorage` that names the disk.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any
 
 
@@ -282,6 +288,50 @@ BY_CODE: dict[str, type[ChrysalisError]] = {
         MirrorError, InternalError, DemoFailed,
     )
 }  # fmt: skip
+
+
+# ENOSPC, and EDQUOT (a quota is a full disk for this user); bindings that flatten an OSError
+# into a message (LMDB's, tantivy's, FAISS's) are recognised by its words.
+OUT_OF_SPACE = (errno.ENOSPC, errno.EDQUOT)
+_OUT_OF_SPACE_WORDS = tuple(os.strerror(code).lower() for code in OUT_OF_SPACE)
+
+
+def out_of_space(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a write refused for want of space."""
+    seen: BaseException | None = exc
+    for _ in range(4):  # the chain of causes, briefly
+        if seen is None:
+            return False
+        if isinstance(seen, InsufficientStorage):
+            return True
+        if isinstance(seen, OSError) and seen.errno in OUT_OF_SPACE:
+            return True
+        text = str(seen).lower()
+        if any(words in text for words in _OUT_OF_SPACE_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full(path: Any, *, floor: int = 0, free: int | None = None) -> InsufficientStorage:
+    """The `InsufficientStorage` for the disk holding ``path`` (the data dir, or the folder
+    the write went to), with its ``free`` bytes (measured now when not given); ``floor`` is
+    the free-space floor that refused the write (0: the disk itself refused it)."""
+    if free is None:
+        try:
+            st = os.statvfs(path)
+            free = st.f_bavail * st.f_frsize
+        except OSError:
+            free = 0
+    why = (
+        f"writes are refused below {floor // 2**20} MiB (min_free_disk_bytes) and resume"
+        if floor > 0
+        else "the write could not be committed; writes resume"
+    )
+    return InsufficientStorage(
+        f"the disk holding {path} has {free // 2**20} MiB free; {why} when space is freed "
+        "(reads go on)"
+    )
 
 
 def error_class(code: str) -> type[ChrysalisError]:

@@ -44,7 +44,14 @@ from .clock import HLC
 from .compact import COMPACT_DIR, compact
 from .datadir import DataDirLock, init_meta
 from .decoded import DecodedCache
-from .errors import ChrysalisError, ClosedError, InsufficientStorage, StoreError
+from .errors import (
+    ChrysalisError,
+    ClosedError,
+    InsufficientStorage,
+    StoreError,
+    disk_full,
+    out_of_space,
+)
 from .events import Committed
 from .keys import DB_NAMES, SNAPSHOT_DBS, STATE_DBS, op_key, pack, u64, unpack
 
@@ -62,14 +69,19 @@ GROUP_COMMIT_WAIT = 0.0002  # seconds a durable commit may wait for writers seen
 DISK_CHECK_EVERY = 0.5  # seconds a free-space figure is trusted while far from the floor
 
 
+_EIO_WORDS = os.strerror(errno.EIO).lower()
+
+
 def _out_of_space(exc: BaseException) -> bool:
-    """Whether LMDB failed for want of disk space: ENOSPC, or the EIO a full disk gives."""
-    if isinstance(exc, lmdb.DiskError):
+    """Whether LMDB failed for want of disk space: ENOSPC or EDQUOT, or the EIO a full disk
+    gives. lmdb's C binding raises a bare `lmdb.Error` whose only argument is the message
+    ("mdb_txn_commit: Input/output error"), so the message counts as much as the code."""
+    if isinstance(exc, lmdb.DiskError) or out_of_space(exc):
         return True
     code = exc.args[1] if isinstance(exc, lmdb.Error) and len(exc.args) > 1 else None
     if isinstance(exc, OSError):
         code = exc.errno
-    return code in (errno.ENOSPC, errno.EIO)
+    return code == errno.EIO or (isinstance(exc, lmdb.Error) and _EIO_WORDS in str(exc).lower())
 
 
 def digest_of(dbs: Mapping[str, Iterable[tuple[bytes, bytes]]]) -> str:
@@ -190,7 +202,7 @@ class Store:
             self._lock.release()
             raise StoreError(f"cannot open LMDB in {path}: {exc}") from exc
         self.dbs = {name: self.env.open_db(name.encode()) for name in DB_NAMES}
-        self.blobs = BlobStore(path / "blobs")
+        self.blobs = BlobStore(path / "blobs", disk=path)
         self.decoded = DecodedCache()
         self.blob_lock = threading.Lock()
         self._resize = _ResizeLock()
@@ -283,17 +295,9 @@ class Store:
         if free < floor:
             raise self._disk_full(free)
 
-    def _disk_full(self, free: int) -> InsufficientStorage:
-        floor = self.min_free_bytes
-        why = (
-            f"writes are refused below {floor // 2**20} MiB (min_free_disk_bytes) and resume"
-            if floor > 0
-            else "the write could not be committed; writes resume"
-        )
-        return InsufficientStorage(
-            f"the disk holding {self.path} has {free // 2**20} MiB free; {why} "
-            "when space is freed (reads go on)"
-        )
+    def _disk_full(self, free: int | None = None) -> InsufficientStorage:
+        """`errors.disk_full` for the data dir (``free`` as the caller measured it)."""
+        return disk_full(self.path, floor=self.min_free_bytes, free=free)
 
     # ---- transactions ------------------------------------------------------------------------
 
@@ -371,7 +375,7 @@ class Store:
     def failed(self, exc: BaseException) -> ChrysalisError:
         """The error to raise for a failure of LMDB or the disk outside a transaction."""
         if _out_of_space(exc):
-            return self._disk_full(self.free_bytes())
+            return self._disk_full()
         return exc if isinstance(exc, ChrysalisError) else StoreError(f"LMDB failed: {exc!r}")
 
     def swap_file(self, new: Path) -> None:
@@ -415,7 +419,12 @@ class Store:
             try:
                 req.result = req.fn(None)  # type: ignore[arg-type]
             except BaseException as exc:
-                req.error = exc if isinstance(exc, ChrysalisError) else StoreError(repr(exc))
+                if isinstance(exc, ChrysalisError):
+                    req.error = exc
+                elif _out_of_space(exc):  # a compacting copy that did not fit
+                    req.error = self._disk_full()
+                else:
+                    req.error = StoreError(repr(exc))
             return
         for _attempt in range(16):
             self._grow_if_needed()
@@ -451,7 +460,7 @@ class Store:
                     error = exc
                 elif _out_of_space(exc):
                     log.warning("write transaction failed for want of disk space: %s", exc)
-                    error = self._disk_full(self.free_bytes())
+                    error = self._disk_full()
                 else:
                     error = StoreError(f"write failed: {exc!r}")
                 if not isinstance(error, InsufficientStorage):

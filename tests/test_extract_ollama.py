@@ -439,3 +439,56 @@ def test_a_session_summary_is_one_call_with_its_own_schema_and_prompt_version() 
         f.script(json.dumps({"summary": "say only what the turns say"}))
         assert ex.summarize("trip", turns) is None
         assert f.problems == [] and not f.replies
+
+
+def test_a_fact_the_bead_does_not_assert_is_dropped_whatever_the_model_says(
+    fake: FakeOllamaChat,
+) -> None:
+    """The model calls each of these a statement; the clause classifier overrules it."""
+    cases = [
+        ('My colleague Bob wrote: "I live in Berlin now"', fact("I", "lives in", "Berlin")),
+        ("I wish I lived in Paris", fact("I", "lives in", "Paris")),
+        ("If I moved to Tokyo, I would learn Japanese.", fact("I", "lives in", "Tokyo")),
+        ("Do I prefer tea or coffee?", fact("I", "prefers", "tea", object_type="thing")),
+        ("I don't live in Madrid, I just visit.", fact("I", "lives in", "Madrid")),
+        ("Next year I will work at Initech.", fact("I", "works at", "Initech")),
+    ]
+    for _, said in cases:
+        fake.script(reply(facts=[said]))
+    out = extractor(fake).extract([bead(text, id=f"b{i}") for i, (text, _) in enumerate(cases)])
+    assert [x.facts for x in out] == [()] * len(cases)
+    reasons = [x.dropped[0].split(": ", 1)[1] for x in out]
+    assert reasons == [
+        "said only in a quote",
+        "said only as a wish or a hope",
+        "said only in a condition or a supposition",
+        "said only in a question",
+        "said only in a negation",
+        "said only as a plan or a possibility",
+    ]
+
+
+def test_a_fact_the_bead_asserts_is_kept_and_so_is_what_someone_said_of_themselves(
+    fake: FakeOllamaChat,
+) -> None:
+    fake.script(
+        reply(
+            facts=[
+                fact("I", "lives in", "Ghent"),
+                fact("Bob", "lives in", "Berlin"),  # Bob's own words: about Bob, kept
+                fact("I", "lives in", "Berlin"),  # Bob's "I" is not the speaker's
+                fact("my sister", "is named", "Anna", object_type="person"),
+                fact("I", "lives near", "the coast"),  # not named as written: kept
+            ]
+        )
+    )
+    [out] = extractor(fake).extract(
+        [bead('I live in Ghent. Bob wrote: "I live in Berlin". Should my sister Anna visit?')]
+    )
+    assert [(f.subject, f.predicate, f.object) for f in out.facts] == [
+        ("user", "lives in", "Ghent"),
+        ("Bob", "lives in", "Berlin"),
+        ("user's sister", "is named", "Anna"),
+        ("user", "lives near", "the coast"),
+    ]
+    assert out.dropped == ("fact 'I' 'lives in' 'Berlin': said only in a quote",)

@@ -13,6 +13,12 @@ What the model says is not trusted as is. In code, after parsing:
   suggestion or a question is not a fact; an assistant's statement about the user (subject
   ``user``, ``you``, ``I``, ``me``, ``your X``) is dropped, since what an assistant suggests
   is not what the user said;
+* mood: the same clause classifier as the rules extractor (`chrysalis.extract.mood`) has the
+  last word, whatever ``kind`` the model gave: a fact whose object the bead names only in a
+  question, a wish, a condition, a plan, a negation or a past state is dropped, and so is a
+  fact about the speaker whose object is named only in a quote or in what someone else said
+  (a fact about that someone, "Bob lives in Berlin" from Bob's words, is kept). An object the
+  bead does not name as written cannot be placed, and is kept;
 * quality gate: ``system`` beads and small talk (a greeting, fewer than 3 words) are
   skipped without a call; entities that are pronouns or stopwords, longer than 100
   characters, or restate the whole bead are dropped; so are facts with an empty part or
@@ -40,6 +46,7 @@ from ..errors import ExtractorUnavailable, InvalidInput
 from ..loopback import check_loopback_service
 from ..models import Bead
 from . import Entity, Extraction, Fact
+from .mood import ASSERTED, MOODS, QUOTED, REPORTED, Reading
 from .summary import MAX_BEADS, MIN_BEADS, Summary, header
 
 __all__ = [
@@ -243,6 +250,34 @@ def _as_speaker(text: str, speaker: str) -> str:
     return text
 
 
+def _mood_of(reading: Reading, obj: str, *, about_speaker: bool) -> str | None:
+    """How the bead states ``obj``: `ASSERTED` if it is named in a clause the speaker asserts
+    (for a fact about someone else, a quote or a report of their words counts), else the mood
+    where it is first named; None when the bead does not name it as written."""
+    words = obj.split()
+    if not words:
+        return None
+    pattern = re.compile(
+        r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE
+    )
+    first = None
+    for m in pattern.finditer(reading.text):
+        owned = _POSSESSED.search(reading.text, 0, m.start()) is not None
+        mood = reading.mood(m.start(), m.end(), noun_phrase=owned)
+        if mood == ASSERTED or (not about_speaker and mood in (QUOTED, REPORTED)):
+            return ASSERTED
+        first = first or mood
+    return first
+
+
+# A possessed noun phrase is presupposed, not asserted: it holds in a question or a wish too
+# ("my sister Anna", "where did Mel go with her kids?").
+_POSSESSED = re.compile(
+    r"\b(?:my|your|his|her|their|our|\w+['\u2019]s)\s+(?:\w+(?:['\u2019]s name is|,)?\s+)?\Z",
+    re.IGNORECASE,
+)
+
+
 def _small_talk(content: str) -> bool:
     return len(content.split()) < 3 or bool(_GREETING.match(content.strip()))
 
@@ -437,6 +472,7 @@ class OllamaExtractor:
     def _facts(self, reply: Reply, bead: Bead, content: str, dropped: list[str]) -> list[Fact]:
         speaker = _speaker(bead)
         content_lower = _norm(content)
+        reading = Reading(content)
         seen: set[tuple[str, str, str]] = set()
         out: list[Fact] = []
         for item in reply.facts:
@@ -462,6 +498,13 @@ class OllamaExtractor:
                     for part in (subject, obj)
                 ):
                     reason = "copied from the instructions"
+                else:
+                    own = _norm(subject) == _norm(speaker) or _norm(subject).startswith(
+                        _norm(speaker) + "'s "
+                    )
+                    mood = _mood_of(reading, obj, about_speaker=own)
+                    if mood is not None and mood != ASSERTED:
+                        reason = f"said only {MOODS[mood]}"
             if reason:
                 dropped.append(f"{label}: {reason}")
                 continue

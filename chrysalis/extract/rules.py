@@ -7,7 +7,10 @@ backticked code), paths, emails, URLs and dates (ISO, or a month name with a day
 
 Facts: only what a speaker says of themselves in the first person, with a verb that names a
 relation without doubt ("I live in Lisbon", "I work at Acme", "I prefer tea", "my sister
-Anna"). The subject is the speaker (the bead's ``source``, else ``user``); an assistant's first
+Anna"), and only where they assert it (`chrysalis.extract.mood`): never from a quote, what
+someone else said, a question, a wish, a condition, a plan, a negation or a state in the simple
+past ("I lived in Paris"); "my sister Anna" is presupposed, so it counts in a question or a wish
+too. The subject is the speaker (the bead's ``source``, else ``user``); an assistant's first
 person is the assistant, whose "I" is no fact about the user, so assistant beads give no facts.
 """
 
@@ -19,6 +22,7 @@ from datetime import UTC, datetime
 
 from ..models import Bead
 from . import Entity, Extraction, Fact
+from .mood import ASSERTED, Reading
 from .summary import VERSION as SUMMARY_VERSION
 from .summary import Summary, extractive
 
@@ -96,7 +100,7 @@ _FIRST_PERSON = [
 # fmt: on
 # Words one of the patterns above needs (lower case): a text without any skips it.
 _HINTS = [
-    ("live", "moved", "relocated"),
+    ("live", "living", "moved", "relocated"),
     ("living", "based"),
     ("work",),
     ("working", "employed"),
@@ -230,22 +234,36 @@ def _names(text: str) -> list[str]:
 
 
 def _facts(text: str, speaker: str) -> list[Fact]:
-    out = []
+    """The speaker's facts: each pattern runs sentence by sentence over the text with its
+    quotes blanked, and a match counts only where the speaker asserts it (`Reading.mood`)."""
+    out: list[Fact] = []
     subject_type = "person"
     lower = text.lower()
-    for (pattern, predicate, object_type), hints in zip(_FIRST_PERSON, _HINTS, strict=True):
-        if not any(h in lower for h in hints):
+    wanted = [
+        entry
+        for entry, hints in zip(_FIRST_PERSON, _HINTS, strict=True)
+        if any(h in lower for h in hints) and entry[0].search(text)
+    ]
+    if not wanted:
+        return out  # most text: reading it for mood would cost more than the patterns
+    reading = Reading(text)
+    matches = [
+        (m, predicate, object_type)
+        for start, end in reading.sentences()
+        for pattern, predicate, object_type in wanted
+        for m in pattern.finditer(reading.plain, start, end)
+        if reading.mood(m.start(), m.end(), noun_phrase=predicate == "rel") == ASSERTED
+    ]
+    for m, predicate, object_type in matches:
+        obj = m.group("object").strip().rstrip(".,")
+        if not obj or obj.lower() in _COMMON:
             continue
-        for m in pattern.finditer(text):
-            obj = m.group("object").strip().rstrip(".,")
-            if not obj or obj.lower() in _COMMON:
-                continue
-            pred = predicate
-            if predicate == "rel":
-                pred = {"mom": "mother", "mum": "mother", "dad": "father"}.get(
-                    m.group("rel").lower(), m.group("rel").lower()
-                )
-            elif predicate == "favourite":
-                pred = f"favourite_{m.group('what').lower()}"
-            out.append(Fact(speaker, pred, obj, subject_type, object_type, stated_by=speaker))
+        pred = predicate
+        if predicate == "rel":
+            pred = {"mom": "mother", "mum": "mother", "dad": "father"}.get(
+                m.group("rel").lower(), m.group("rel").lower()
+            )
+        elif predicate == "favourite":
+            pred = f"favourite_{m.group('what').lower()}"
+        out.append(Fact(speaker, pred, obj, subject_type, object_type, stated_by=speaker))
     return out

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .. import atomic
-from ..errors import InvalidInput
+from ..errors import InvalidInput, disk_full, out_of_space
 from . import (
     ObjectInfo,
     Remote,
@@ -91,6 +91,8 @@ class FileRemote(Remote):
         except RemoteError:
             raise
         except OSError as exc:
+            if out_of_space(exc):  # the remote's disk: sync pauses until it has room
+                raise disk_full(self.root) from exc
             raise RemoteUnavailable(f"{self.url}: cannot write {key}: {exc}") from exc
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
@@ -118,6 +120,8 @@ class FileRemote(Remote):
         except RemoteError:
             raise
         except OSError as exc:
+            if out_of_space(exc):  # the remote's disk: sync pauses until it has room
+                raise disk_full(self.root) from exc
             raise RemoteUnavailable(f"{self.url}: cannot write {key}: {exc}") from exc
 
     def list(self, prefix: str = "") -> list[ObjectInfo]:

@@ -20,7 +20,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..embed import Embedder
-from ..errors import EmbedderUnavailable, InvalidInput, NotFound, from_pydantic
+from ..errors import (
+    EmbedderUnavailable,
+    InsufficientStorage,
+    InvalidInput,
+    NotFound,
+    from_pydantic,
+)
 from ..events import item_key, split_key
 from ..extract.summary import TAG as SUMMARY_TAG
 from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
@@ -149,8 +155,14 @@ class Retriever:
             raise from_pydantic(exc, "filters", within="filters") from None
         notes: list[str] = []
         span = when.window(query, _epoch(now)) if strategy == "fusion" else None
-        if strategy != "beads" and not self.indexer.wait_keyword(KEYWORD_WAIT):
-            notes.append("keyword: the index is still catching up; recent writes may be missing")
+        if strategy != "beads":
+            try:
+                if not self.indexer.wait_keyword(KEYWORD_WAIT):
+                    notes.append(
+                        "keyword: the index is still catching up; recent writes may be missing"
+                    )
+            except InsufficientStorage as exc:  # a read goes on: with what the index holds
+                notes.append(f"keyword: recent writes may be missing: {exc.message}")
         pool = max(50, 5 * k)
         cands: dict[str, _Candidate] = {}
 

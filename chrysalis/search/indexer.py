@@ -198,7 +198,13 @@ class Indexer:
 
     def _catch_up_keyword(self) -> bool:
         with self._keyword_lock:  # the worker and a waiting retrieve take turns
-            return self._catch_up_keyword_locked()
+            try:
+                return self._catch_up_keyword_locked()
+            except (InsufficientStorage, ValueError, RuntimeError, OSError):
+                # The index started over from its last commit with a new writer (its old one
+                # may have died in an earlier full-disk moment, unseen until now): once more
+                # from there; a disk still full fails again and says so.
+                return self._catch_up_keyword_locked()
 
     def _catch_up_keyword_locked(self) -> bool:
         watermark = self.keyword.watermark()

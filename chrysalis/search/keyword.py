@@ -10,17 +10,23 @@ in the segment until a merge, which the Python binding cannot ask for. So a dele
 the segments that held the deleted items: their other documents are added again from their
 stored fields and deleted from the old segment, which, left with no live document, is dropped
 at the commit and its files collected (`KeywordIndex.apply`).
+
+A write that fails (a full disk: tantivy's worker thread dies on the I/O error and takes the
+writer with it, for good) opens a new writer, puts the watermark back to the last commit and
+drops the rows waiting for one: they are read again from the op log when the indexer retries.
+On a disk with little room left, the failure is `InsufficientStorage` naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ from typing import Any
 import tantivy
 from tantivy import Document, FieldType, Occur, Query
 
+from ..errors import ChrysalisError, disk_full, out_of_space
 from ..events import split_key
 from ..keys import pack, unpack
 from ..models import Filters
@@ -49,6 +56,10 @@ COMMON = 0.2  # a query word in more than this share of the documents is dropped
 COMMIT_ROWS = 64
 COMMIT_SECONDS = 1.0  # ... or until the oldest waited this long (`commit_due`, each second)
 HEAP = 20_000_000  # bytes; a larger arena only makes each commit slower (measured)
+# A writer that died with less than this free on its disk died of the full disk: its error says
+# only "An index writer was killed ... (io::Error most likely)", and a segment it flushes may
+# take about its arena.
+LOW_DISK = 2 * HEAP
 LEGACY = "keyword.sqlite"
 
 
@@ -109,7 +120,7 @@ class KeywordIndex:
         try:
             self._index = tantivy.Index(self._schema, path=str(path), reuse=True)
             self._index.register_tokenizer(ANALYZER, _analyzer())
-            self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
+            self._writer: Any = self._index.writer(heap_size=HEAP, num_threads=1)
             self._index.reload()
             self._searcher = self._index.searcher()
             meta = self._meta()
@@ -123,6 +134,7 @@ class KeywordIndex:
         if meta is not None and meta.get("schema") != SCHEMA:
             raise DamagedIndex("written by another version")
         self._watermark: dict[str, int] = dict(meta["watermark"]) if meta else {}
+        self._saved = dict(self._watermark)  # the watermark of the last commit
         self._unsaved = False  # the watermark moved past what the last commit saved
         self._avg_len = float(meta.get("avg_len", 0.0)) if meta else 0.0
         self._total = self._count()
@@ -178,35 +190,83 @@ class KeywordIndex:
         that of the last commit)."""
         rows, deletes = list(upserts), list(deletes)
         with self._lock:
-            if any(k in self._pending for k in deletes):
-                self._commit()  # a forget of a pending row: let it land, then erase it
-            gone = [k for k in deletes if self._holds(k)]
-            if gone:
-                self._erase(rows, deletes, gone, watermark)
-                return
-            writer = self._writer
-            now = time.monotonic()
-            added = []
-            for key, text, fields in rows:
-                writer.delete_documents_by_term("key", key)
-                writer.add_document(self._document(key, text, fields))
-                stems = self._analyzer.analyze(text)
-                added.append((key, stems, dict(fields)))
-                self._avg_len += (len(stems) - self._avg_len) / max(1, self._total + 1)
-            if added:
-                self._pending = self._pending.with_rows(added, now)
-            self._watermark, self._unsaved = dict(watermark), True
-            started = self._pending.since
-            if len(self._pending) >= COMMIT_ROWS or (
-                started is not None and now - started >= COMMIT_SECONDS
-            ):
-                self._commit()
+            self._writing(lambda: self._apply(rows, deletes, watermark))
+
+    def _apply(
+        self,
+        rows: list[tuple[str, str, dict[str, Any]]],
+        deletes: list[str],
+        watermark: dict[str, int],
+    ) -> None:
+        if any(k in self._pending for k in deletes):
+            self._commit()  # a forget of a pending row: let it land, then erase it
+        gone = [k for k in deletes if self._holds(k)]
+        if gone:
+            self._erase(rows, deletes, gone, watermark)
+            return
+        now = time.monotonic()
+        added = []
+        for key, text, fields in rows:
+            self._writer.delete_documents_by_term("key", key)
+            self._writer.add_document(self._document(key, text, fields))
+            stems = self._analyzer.analyze(text)
+            added.append((key, stems, dict(fields)))
+            self._avg_len += (len(stems) - self._avg_len) / max(1, self._total + 1)
+        if added:
+            self._pending = self._pending.with_rows(added, now)
+        self._watermark, self._unsaved = dict(watermark), True
+        started = self._pending.since
+        if len(self._pending) >= COMMIT_ROWS or (
+            started is not None and now - started >= COMMIT_SECONDS
+        ):
+            self._commit()
+
+    def _writing(self, work: Callable[[], None]) -> None:
+        """Run ``work`` (writer calls, under the lock). If it fails, start over from the
+        last commit (see the module) and raise: `InsufficientStorage` when the disk is (nearly)
+        full, else the failure itself. No frame on the way may hold the writer in a local
+        variable: the dead writer keeps the index's lock until the last reference goes."""
+        try:
+            if self._writer is None:
+                self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
+            work()
+            return
+        except ChrysalisError:
+            raise
+        except (ValueError, RuntimeError, OSError) as exc:
+            log.warning(
+                "keyword index: a write failed, starting over from the last commit: %s", exc
+            )
+            error: BaseException = exc
+            if out_of_space(exc) or self._free() < LOW_DISK:
+                error = disk_full(self.path)
+        self._restart()
+        raise error
+
+    def _free(self) -> int:
+        try:
+            st = os.statvfs(self.path)
+        except OSError:
+            return 0
+        return st.f_bavail * st.f_frsize
+
+    def _restart(self) -> None:
+        """A new writer; the watermark back to the last commit, the rows waiting dropped."""
+        self._writer = None  # the dead one goes first: it holds the lock
+        self._watermark, self._unsaved = dict(self._saved), False
+        self._pending = Pending()
+        try:
+            self._writer = self._index.writer(heap_size=HEAP, num_threads=1)
+        except (ValueError, RuntimeError) as exc:  # tried again at the next write
+            log.warning("keyword index: cannot open a new writer yet: %s", exc)
+        with contextlib.suppress(ValueError, RuntimeError, OSError):
+            self._refresh()
 
     def commit(self) -> None:
         """Commit the rows that wait (`apply` batches them), if any."""
         with self._lock:
             if self._unsaved:
-                self._commit()
+                self._writing(self._commit)
 
     def commit_due(self) -> None:
         """Commit the rows that wait if the oldest waited `COMMIT_SECONDS` (the indexing
@@ -214,15 +274,12 @@ class KeywordIndex:
         with self._lock:
             since = self._pending.since
             if since is not None and time.monotonic() - since >= COMMIT_SECONDS:
-                self._commit()
+                self._writing(self._commit)
 
     def _commit(self) -> None:
-        """Commit what the writer holds with the watermark, and search it there."""
-        try:
-            self._save_watermark(self._watermark)
-        except BaseException:
-            self._writer.rollback()
-            raise
+        """Commit what the writer holds with the watermark, and search it there (a failure
+        is `_writing`'s to clean up)."""
+        self._save_watermark(self._watermark)
         self._unsaved = False
         self._refresh()
         self._pending = Pending()  # after the new searcher: a search never misses a row
@@ -239,21 +296,16 @@ class KeywordIndex:
         if self._pending:
             self._commit()  # settling merges ends the writer: what it holds must be in first
         self._settle_merges()  # a merge under way would carry the tombstones along
-        writer = self._writer
-        try:
-            rewrite = self._segments_of(gone)
-            for key in deletes:
-                writer.delete_documents_by_term("key", key)
-            for key, text, fields in rows:
-                writer.delete_documents_by_term("key", key)
-                writer.add_document(self._document(key, text, fields))
-            if rewrite:  # pending rows are in the writer already: never add their old copy
-                skip = {k for k, _, _ in rows} | set(deletes) | set(self._pending.items)
-                self._rewrite(rewrite, skip)
-            self._save_watermark(watermark)
-        except BaseException:
-            writer.rollback()
-            raise
+        rewrite = self._segments_of(gone)
+        for key in deletes:
+            self._writer.delete_documents_by_term("key", key)
+        for key, text, fields in rows:
+            self._writer.delete_documents_by_term("key", key)
+            self._writer.add_document(self._document(key, text, fields))
+        if rewrite:  # pending rows are in the writer already: never add their old copy
+            skip = {k for k, _, _ in rows} | set(deletes) | set(self._pending.items)
+            self._rewrite(rewrite, skip)
+        self._save_watermark(watermark)
         self._watermark, self._unsaved = dict(watermark), False
         self._refresh()
         self._pending = Pending()
@@ -265,6 +317,7 @@ class KeywordIndex:
         meta = {"schema": SCHEMA, "watermark": dict(watermark), "avg_len": self._avg_len}
         self._writer.add_document(Document(key=META_KEY, kind="meta", meta=pack(meta)))
         self._writer.commit()
+        self._saved = dict(watermark)
 
     def _document(self, key: str, text: str, fields: dict[str, Any]) -> Document:
         doc = Document(key=key, kind=split_key(key)[0], text=text)
@@ -493,8 +546,8 @@ class KeywordIndex:
         with self._lock:
             if self._unsaved:
                 try:
-                    self._commit()
-                except (ValueError, RuntimeError, OSError) as exc:
+                    self._writing(self._commit)
+                except (ChrysalisError, ValueError, RuntimeError, OSError) as exc:
                     log.warning("keyword index: the last commit failed (%s); it catches up "
                                 "from the op log when it is opened again", exc)  # fmt: skip
             with contextlib.suppress(Exception):

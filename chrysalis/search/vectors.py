@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_write
+from ..errors import disk_full, out_of_space
 from ..keys import pack, unpack
 
 log = logging.getLogger(__name__)
@@ -176,18 +177,27 @@ class VectorIndex:
         return self.directory / f"{self.name}.meta"
 
     def save(self) -> None:
+        """Write the index to a new file and point the meta at it, then drop the old file.
+        A failure leaves the saved index as it was (the new file is removed) and raises:
+        `InsufficientStorage` naming the disk when it is full."""
         with self._lock:
-            self.directory.mkdir(parents=True, exist_ok=True)
             old = self.directory / f"{self.name}-{self._generation}.faiss"
-            self._generation += 1
-            path = self.directory / f"{self.name}-{self._generation}.faiss"
-            self._faiss.write_index(self._index, str(path))
+            path = self.directory / f"{self.name}-{self._generation + 1}.faiss"
             meta = {
                 "model": self.model, "dims": self.dims, "file": path.name,
-                "generation": self._generation, "next_id": self._next_id,
+                "generation": self._generation + 1, "next_id": self._next_id,
                 "watermark": self.watermark, "ids": self._ids,
             }  # fmt: skip
-            atomic_write(self.meta_path, pack(meta))
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._faiss.write_index(self._index, str(path))
+                atomic_write(self.meta_path, pack(meta))
+            except (OSError, RuntimeError) as exc:  # FAISS raises RuntimeError for I/O
+                path.unlink(missing_ok=True)
+                if out_of_space(exc):
+                    raise disk_full(self.directory) from exc
+                raise
+            self._generation += 1
             with contextlib.suppress(FileNotFoundError):
                 old.unlink()
             self.dirty = 0

@@ -2,14 +2,16 @@
 
 Every error is ``{"error": {"code": "...", "message": "...", "details": ...}}`` with the status
 its class names (`chrysalis.errors`); request validation is 400, or 413 for a field over its
-size limit, naming each bad field; unknown routes and methods are 404 and 405; anything
-unforeseen is a logged 500.
+size limit, naming each bad field; unknown routes and methods are 404 and 405; a disk that
+refused a write (ENOSPC, EDQUOT) is 507 ``disk_full`` naming it, even where no layer below
+mapped it; anything unforeseen is a logged 500.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -69,6 +71,18 @@ def add_error_handlers(app: FastAPI) -> None:
         log.exception("%s %s failed", request.method, request.url.path)
         message = f"internal error ({type(exc).__name__}); the daemon log has the details"
         return error_response(500, "internal", message)
+
+    @app.exception_handler(OSError)
+    async def os_error(request: Request, exc: OSError) -> Response:
+        if not errors.out_of_space(exc):
+            return await internal(request, exc)
+        memories = getattr(request.app.state, "memories", None)
+        where = Path(exc.filename).parent if isinstance(exc.filename, str) else None
+        if where is None and memories is not None:
+            where = memories.settings.data_dir.expanduser()
+        full = errors.disk_full(where or "the data dir")
+        log.error("%s %s failed: %s (%s)", request.method, request.url.path, full, exc)
+        return error_response(full.status, full.code, full.message)
 
 
 def _validation_error(problems: Any) -> Response:

@@ -1,0 +1,239 @@
+# ruff: noqa: RUF001 - curly quotes are text here; cue lists read best as one string
+"""Which parts of a text the speaker asserts: a clause classifier for the extractors.
+
+A fact comes only from what the speaker says is so, now. Not from what someone else said
+(quotes: straight, curly or single quotes, ``>`` block quotes, code spans and fences; reported
+speech: "Bob wrote: I live in Berlin", "according to Ann, ..."), and not from a question ("Do I
+prefer tea?", "Should I move to Lisbon"), a wish ("I wish I lived in Paris", "I'd love to ..."),
+a condition or a supposition ("If I moved to Tokyo", "suppose I ...", "... if they hire me"), a
+plan or a possibility ("next year I ...", "I might ..."), a negation ("not that I live in
+Paris", "I work at Acme no longer") or a state in the simple past ("I lived in Paris": no
+longer so).
+
+`Reading` reads one text once: quoted spans blanked (offsets kept, so a match in the plain
+text is a match in the original), sentences found, and `Reading.mood` classifies the clause
+around any span: `ASSERTED` or the first of the other moods that applies. Cues are looked for
+in the clause before the span (back to a comma, a semicolon, a colon, a dash, a bracket or a
+conjunction), in the rest of its clause after it, and in its sentence's opening words; reported
+speech in the whole sentence before it (a colon does not end what "Bob wrote" governs). A
+reporter who is the speaker ("as I said, I live in Lisbon", "I think I prefer tea") still
+asserts.
+
+A noun phrase like "my sister Anna" is presupposed rather than asserted: it holds in a
+question or a wish too ("Should I invite my sister Anna?"), so ``noun_phrase=True`` lets only
+quotes and reported speech veto it (there "my" is somebody else's).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+__all__ = [
+    "ASSERTED",
+    "BLANK",
+    "CONDITION",
+    "MOODS",
+    "NEGATED",
+    "PAST",
+    "PLAN",
+    "QUESTION",
+    "QUOTED",
+    "REPORTED",
+    "WISH",
+    "Reading",
+    "unquote",
+]
+
+ASSERTED = "asserted"
+QUOTED = "quoted"
+REPORTED = "reported"
+QUESTION = "question"
+CONDITION = "condition"
+WISH = "wish"
+PLAN = "plan"
+NEGATED = "negated"
+PAST = "past"
+# Each mood in words, for the reason a fact was dropped ("said only in a question").
+MOODS = {
+    ASSERTED: "as a statement",
+    QUOTED: "in a quote",
+    REPORTED: "as what someone else said",
+    QUESTION: "in a question",
+    CONDITION: "in a condition or a supposition",
+    WISH: "as a wish or a hope",
+    PLAN: "as a plan or a possibility",
+    NEGATED: "in a negation",
+    PAST: "as something past",
+}
+
+# ---- quotes: blanked, offsets kept -----------------------------------------------------------
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_CODE = re.compile(r"`[^`\n]*`")
+_BLOCK = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+# A double quote up to its closer, or to the paragraph's end when it has none ("Bob wrote: "I
+# live ... with no closing mark is still Bob's). Single quotes only where they cannot be an
+# apostrophe: an opener not after a letter, a closer not before one ("I'm", "dogs' bowl").
+# An opener never follows a letter or a digit (15" is inches).
+_DOUBLE = re.compile(
+    r"(?<![\w\"“”„«»])[\"“”„«»](?:[^\"“”„«»\n]|\n(?!\s*\n))*?(?:[\"“”„«»]|(?=\n\s*\n)|\Z)"
+)
+_SINGLE = re.compile(r"(?<![\w'‘’])['‘](?=\S)[^'‘’\n]{1,300}?(?<=\S)['’](?![\w'‘’])")
+
+
+BLANK = "\ufffc"  # what stands for a quoted character: no word, space or punctuation
+
+
+def unquote(text: str) -> str:
+    """``text`` with every quoted character replaced by `BLANK` (newlines kept): same length,
+    so offsets into the result are offsets into ``text``, and no pattern reads a quote's
+    words or takes its place for the end of a phrase."""
+
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", BLANK, m.group(0))
+
+    for pattern in (_FENCE, _CODE, _BLOCK, _DOUBLE, _SINGLE):
+        text = pattern.sub(blank, text)
+    return text
+
+
+# ---- sentences and clauses ------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*[ \t]+|[ \t]*\n+[ \t]*")
+# Where a clause ends (the cues of one clause do not reach into the next).
+_BOUNDARY = re.compile(
+    r"[,;:()\[\]—–]|\s-\s|\b(?:but|and|so|because|since|although|though|while|whereas|yet|or|"
+    r"then|which|who|where|when)\b",
+    re.IGNORECASE,
+)
+
+
+def _words(*phrases: str) -> re.Pattern[str]:
+    alternatives = "|".join(p.replace(" ", r"\s+") for p in "".join(phrases).split("|") if p)
+    # A contraction ("'d love", "'ll") starts inside its word ("I'd"): no boundary before it.
+    return re.compile(r"(?:(?<![\w'’])|(?=['’]))(?:" + alternatives + r")(?![\w'’])", re.I)
+
+
+_CONDITION = _words(
+    "if|unless|suppose|supposing|imagine|imagining|assume|assuming|pretend|pretending|",
+    "what if|as if|as though|in case|let's say|let’s say|say that|hypothetically|",
+    "were I|had I|in theory|in a parallel universe|in another life",
+)
+_WISH = _words(
+    "wish|wished|wishing|hope|hoped|hopes|hoping|hopefully|dream|dreamed|dreamt|dreaming|",
+    "would love|'d love|’d love|would like|'d like|’d like|would rather|'d rather|’d rather|",
+    "want|wants|wanted|wanna|long to|longing|if only|ideally|fantasize|fantasise",
+)
+_PLAN = _words(
+    "will|'ll|’ll|shall|going to|gonna|plan|plans|planning|planned|intend|intends|intending|",
+    "about to|next week|next month|next year|someday|some day|one day|eventually|soon|",
+    "tomorrow|later this|thinking of|thinking about|considering|might|could|would|",
+    "should|'d|’d|maybe|perhaps|possibly|probably|potentially",
+)
+_NEGATED = _words(
+    "not|never|no longer|no more|nobody|neither|nor|hardly|far from|",
+    r"\w+n't|\w+n’t|cannot|anymore|any more",
+)
+_COORDINATE = re.compile(
+    r";|\b(?:and|but|so|or|yet|because|since|although|though|whereas|while)\b", re.IGNORECASE
+)
+_AFTER_CONDITION = re.compile(r"(?<!even\s)\b(?:if|unless)\b", re.IGNORECASE)
+_AFTER_NEGATED = _words("no longer|no more|anymore|any more|not anymore")
+_SPEECH = (
+    "say|says|said|saying|tell|tells|told|telling|write|writes|wrote|written|writing|texted|"
+    "emailed|ask|asks|asked|claim|claims|claimed|mention|mentions|mentioned|insist|insists|"
+    "insisted|posted|tweeted|replied|answered|announce|announced|joked|swear|swore|quoted|"
+    r"according\s+to"
+)
+_THOUGHT = "think|thinks|thought|believe|believes|believed|reckon|reckons|reckoned|hear|heard"
+_REPORTING = re.compile(
+    r"(?P<who>(?:[\w'’]+\s+){0,4})(?<![\w'’])"
+    rf"(?:(?P<speech>{_SPEECH})|{_THOUGHT})(?![\w'’])",
+    re.IGNORECASE,
+)
+# A reporter who is the speaker asserts ("I said", "as I've told you", "I think", "I want to
+# tell you"); "let's say" supposes (a condition, below).
+_SPEAKER = frozenset({"i", "i've", "i’ve", "i'd", "i’d", "i'm", "i’m", "to", "let's", "let’s"})
+_QUESTION_OPENING = re.compile(
+    r"^\W*(?:(?:and|but|so|also|then|ok|okay|well|hey|btw|now)\W+)*"
+    r"(?:(?:what|where|when|why|how|who|whom|which|whose)\s+)?"
+    r"(?:do|does|did|should|shall|would|could|can|will|am|is|are|was|were|have|has|had|may|"
+    r"might|must)(?:n't|n’t)?\s+(?:i|you|we|my|he|she|they|it|there|the|your|our|anyone)\b",
+    re.IGNORECASE,
+)
+_LATER_QUESTION = re.compile(
+    r"(?:[,;:—–]|\b(?:and|but|so|or)\b)\s*(?:(?:and|but|so|or)\s+)?(?:what|where|when|why|how|who|"
+    r"which|do|does|did|is|are|can|could|would|will|have|has|you|yours)\b",
+    re.IGNORECASE,
+)
+_SIMPLE_PAST = re.compile(r"^I\s+(?:\w+ly\s+)?(?:lived|worked)\b")  # "I lived in X": no longer
+
+
+class Reading:
+    """One text read for mood: its quotes blanked (`plain`) and its sentences found."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.plain = unquote(text)
+        starts, ends, at = [], [], 0
+        for m in _SENTENCE_END.finditer(self.plain):
+            if m.start() > at:
+                starts.append(at)
+                ends.append(m.start())
+            at = m.end()
+        if at < len(self.plain):
+            starts.append(at)
+            ends.append(len(self.plain))
+        self._starts, self._ends = starts, ends
+
+    def sentences(self) -> list[tuple[int, int]]:
+        """Each sentence as ``(start, end)`` offsets (quotes blanked in `plain`)."""
+        return list(zip(self._starts, self._ends, strict=True))
+
+    def mood(self, start: int, end: int, *, noun_phrase: bool = False) -> str:
+        """The mood of the clause holding ``text[start:end]``: `ASSERTED`, or why not.
+
+        With ``noun_phrase`` the span is a presupposed phrase ("my sister Anna"): only
+        `QUOTED` and `REPORTED` apply to it."""
+        if self.plain[start:end] != self.text[start:end]:
+            return QUOTED
+        i = bisect_right(self._starts, start) - 1
+        if i < 0 or start >= self._ends[i]:
+            return ASSERTED  # between sentences: only blanks
+        a, b = self._starts[i], self._ends[i]
+        before, after = self.plain[a:start], self.plain[end:b]
+        # Reported speech governs up to a coordinating conjunction ("Bob said hi, and I ...").
+        joins = list(_COORDINATE.finditer(before))
+        for m in _REPORTING.finditer(before, joins[-1].end() if joins else 0):
+            who = set(m.group("who").lower().split())
+            speech = m.group("speech") or ""
+            if (not who & _SPEAKER or speech.lower().startswith("according")) and (
+                speech or not noun_phrase  # "Do you think my cat Luna ...": still my cat
+            ):
+                return REPORTED
+        if noun_phrase:
+            return ASSERTED
+        bounds = list(_BOUNDARY.finditer(before))
+        clause = before[bounds[-1].end() :] if bounds else before
+        tail = _BOUNDARY.search(after)
+        rest = after[: tail.start()] if tail else after
+        # A question opens like one ("Do I ...", "Where should I ..."), or ends with a "?"
+        # that a later clause does not ask for itself ("I live in Lisbon, and you?").
+        sentence = self.plain[a:b].strip()
+        asks = sentence.rstrip("\"'”’)] ").endswith("?") and not _LATER_QUESTION.search(after)
+        if asks or _QUESTION_OPENING.match(sentence):
+            return QUESTION
+        opening = before[: bounds[0].start()] if bounds else before
+        for cues, mood in ((_WISH, WISH), (_CONDITION, CONDITION)):
+            if cues.search(clause) or cues.match(opening.lstrip()):
+                return mood
+        if _AFTER_CONDITION.search(rest):
+            return CONDITION
+        if _PLAN.search(clause):
+            return PLAN
+        if _NEGATED.search(clause) or _AFTER_NEGATED.search(rest):
+            return NEGATED
+        if _SIMPLE_PAST.match(self.plain[start:end]):
+            return PAST
+        return ASSERTED
