@@ -311,13 +311,19 @@ class Memory:
         selector: Selector | Mapping[str, Any],
         *,
         expect: int | None = None,
+        expect_digest: str | None = None,
         limit: int = MAX_SELECT,
     ) -> tuple[list[str], Selection]:
         """Forget what `select_beads` matches (at most ``limit``, in one commit); the ids
-        forgotten and the selection. With ``expect``, a match of another count raises
-        `SelectionChanged` and forgets nothing."""
+        forgotten and the selection. With ``expect_digest`` (a `select_beads`'s ``digest``,
+        what the dry run saw), a match of other beads (or, with ``expect``, of another count)
+        raises `SelectionChanged` and forgets nothing; ``expect`` alone raises `InvalidInput`
+        (`chrysalis.select.forget_where`)."""
         indexer = self._keyword_for(selector)
-        return forget_where(self.reader, self.writer, selector, indexer, expect=expect, limit=limit)
+        return forget_where(
+            self.reader, self.writer, selector, indexer, expect=expect,
+            expect_digest=expect_digest, limit=limit,
+        )  # fmt: skip
 
     def _keyword_for(self, selector: Selector | Mapping[str, Any]) -> Indexer | None:
         query = selector.query if isinstance(selector, Selector) else selector.get("query")
