@@ -77,6 +77,13 @@ class Sync:
         self._open_lock = threading.Lock()
         self._scrub_lock = threading.Lock()  # scrub and compaction: never on one segment at once
         self._bound: _Open | None = None
+        # The memory's replicas must name extracted entities alike (`graph.EntityNames`):
+        # under the sync key when there is one (never stored), else under the plaintext
+        # remote's format id, known here once we have opened it.
+        if self._secret is not None:
+            memory.use_graph_secret(self._secret, keep=False)
+        elif (known := self.local.known_format(self.remote.url)) is not None:
+            self._use_format_key(known)
 
     # ---- the remote's format -------------------------------------------------------------------
 
@@ -99,7 +106,13 @@ class Sync:
                     Scrubber(s, hb, self.blob_grace),
                 )
                 self.format, self.key = fmt, key
+                if key is None:
+                    self._use_format_key(fmt)
             return self._bound
+
+    def _use_format_key(self, fmt: dict[str, Any]) -> None:
+        if self._secret is None and fmt.get("id"):
+            self.memory.use_graph_secret(f"format:{fmt['id']}", keep=True)
 
     def _open(self) -> dict[str, Any]:
         """``format.json`` as read (see `_connect`)."""
