@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from chrysalis.client import Client
-from chrysalis.receipt import ForgetReceipt
+
+if TYPE_CHECKING:  # pydantic is not loaded for a client command
+    from chrysalis.receipt import ForgetReceipt
 
 from .common import F, print_json
 
