@@ -191,14 +191,23 @@ def test_the_other_laptop_takes_its_sessions_out_of_zep(tmp_path: Path, zep: Fak
         assert [p for p in _held(zep) if "chrysalis-sb" not in p] == []
         assert _held(zep), "sb: only B knows it"
 
-        b.start()  # its first pull finds the drop marker; its erase takes sb out of Zep
+        # B comes back while Zep is down: it keeps its copy until Zep takes the erase
+        zep.fail(503, times=10_000, route="/sessions")
+        b.start()  # its first pull finds the drop marker
         try:
             with b.client(memory="shared", timeout=60.0) as c:
                 c.sync()
         except NotFound:
             pass  # erased already
-        deadline = time.monotonic() + 30
         directory = b.data_dir / "memories" / "shared"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "cannot take it out of Zep" not in b.output():
+            time.sleep(0.2)
+        assert "cannot take it out of Zep" in b.output() and directory.exists()
+        assert "shared" not in {m["name"] for m in b.once("memories")}
+        with zep.lock:
+            zep._failures.clear()
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline and (directory.exists() or _held(zep)):
             time.sleep(0.2)
         assert _held(zep) == [] and not directory.exists(), b.output()
@@ -207,3 +216,30 @@ def test_the_other_laptop_takes_its_sessions_out_of_zep(tmp_path: Path, zep: Fak
         for d in (a, b):
             d.stop()
             d.close()
+
+
+def test_a_dropped_memory_leaves_zep_cloud_threads_and_its_facts(
+    tmp_path: Path, zep: FakeZep
+) -> None:
+    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    cloud = _section(tmp_path, zep, zep_flavour="zep-cloud", zep_url=zep.url + "/api/v4")
+    try:
+        with d.client() as c:
+            c.create_memory("team", **cloud)
+        with d.client(memory="team") as c:
+            c.add_fact(f"{WORD} Station", "founded", "Numbat Bay")
+        _fill(d, "team", "t", ("s1", "s2"))
+        assert len(zep.threads) == 2 and len(_held(zep)) == 7, _held(zep)
+
+        with d.client(timeout=60.0) as c:
+            receipt = c.drop_memory("team")
+        # the derived facts ("... likes tea ...") cannot be traced to a thread: counted, named
+        assert _held(zep) == [f"edge {WORD} t likes tea in s{i}" for i in (1, 2)], receipt
+        place = receipt["zep"]
+        assert zep.threads == {}
+        assert place["state"] == "kept" and place["kept"] == [{"graph": "chrysalis", "facts": 2}]
+        assert sorted(place["sessions"]) == ["s1", "s2"] and place["edges_deleted"] == 1
+        assert "2 facts Zep derived" in place["why"], place
+    finally:
+        d.stop()
+        d.close()
