@@ -56,20 +56,39 @@ def key_fingerprint(key: bytes) -> str:
 
 class EntityNames:
     """One memory's entity naming: `derived_node_id` under its current graph key. The key
-    changes (`use`) when the memory learns its shared key; the knowledge worker then moves
-    the derived nodes made under the old one (`KnowledgeWriter.rekey`). Thread-safe."""
+    changes (`use`) when the memory learns its shared key, or when a forget has its own key
+    rotated; the knowledge writer then moves the derived nodes made under the old one
+    (`KnowledgeWriter.rekey`, `KnowledgeWriter.rotate`). Thread-safe."""
 
-    def __init__(self, key: bytes, shared: bool) -> None:
+    def __init__(self, key: bytes, shared: bool, *, own: bool = False) -> None:
         self._lock = threading.Lock()
-        self._key, self._shared = key, shared
+        self._key, self._shared, self._own = key, shared, own
 
-    def use(self, key: bytes, shared: bool) -> bool:
+    def use(self, key: bytes, shared: bool, *, own: bool = False) -> bool:
         """Name entities with ``key`` from now on (``shared``: it comes from a secret the
-        replicas share, not from this data dir); True if it changed."""
+        replicas share, not from this data dir; ``own``: a random key of this data dir's
+        alone, derived from nothing, which a forget may replace); True if it changed."""
         with self._lock:
             changed = key != self._key
-            self._key, self._shared = key, shared
+            self._key, self._shared, self._own = key, shared, own
         return changed
+
+    def replace(self, old: bytes, new: bytes) -> bool:
+        """Name entities with ``new``, a data dir's own key, if ``old`` is still the key
+        (a key learned meanwhile wins: the writer then moves the nodes to it); True if so."""
+        with self._lock:
+            if self._key != old:
+                return False
+            self._key, self._shared, self._own = new, False, True
+        return True
+
+    @property
+    def own(self) -> bool:
+        """The key is this data dir's own random key (no remote, no sync key): nothing else
+        holds or can derive it, so replacing it and erasing the old one takes the old ids'
+        names out of reach (`KnowledgeWriter.rotate`)."""
+        with self._lock:
+            return self._own
 
     @property
     def key(self) -> bytes:

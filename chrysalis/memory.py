@@ -49,6 +49,8 @@ from .validity import DEFAULT_FUNCTIONAL, epoch
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
 from .write_knowledge import GRAPH_KEY, KnowledgeWriter
 
+FORMAT_META = "sync:format:"  # + remote url: its format.json, as `sync.local` records it
+
 
 class Memory:
     """One agent memory in one data dir. Thread-safe; one process at a time per data dir.
@@ -84,11 +86,13 @@ class Memory:
         self.embedder = None if embedder is None else make_embedder(embedder)
         if self.embedder is not None:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
-        self.scrubber = Scrubber(store, lambda: self._indexer, delay=scrub_delay)
         self.entities, fresh = self._entity_names(graph_secret)
         self.reader.entities = self.entities
         self.knowledge_writer = KnowledgeWriter(self.writer, functional, self.entities)
         self.knowledge_writer.unsaved_key = fresh
+        self.scrubber = Scrubber(
+            store, lambda: self._indexer, delay=scrub_delay, keys=self.knowledge_writer
+        )
         self.knowledge = KnowledgeWorker(
             self.reader, self.knowledge_writer, make_extractor(extractor),
             budget=extract_budget, summary_after=summary_after,
@@ -166,9 +170,14 @@ class Memory:
             return EntityNames(graph_key(secret), shared=True), None
         own = self.reader.get_meta(GRAPH_KEY)
         if isinstance(own, bytes) and len(own) == GRAPH_KEY_BYTES:
-            return EntityNames(own, shared=False), None
+            # The kept key is a plaintext remote's (derived from its format id) or random.
+            remote = any(
+                isinstance(fmt, dict) and graph_key(f"format:{fmt.get('id')}") == own
+                for fmt in self._store.metas(FORMAT_META).values()
+            )
+            return EntityNames(own, shared=False, own=not remote), None
         own = os.urandom(GRAPH_KEY_BYTES)
-        return EntityNames(own, shared=False), own
+        return EntityNames(own, shared=False, own=True), own
 
     def use_graph_secret(self, secret: bytes | str, *, keep: bool) -> None:
         """Name extracted entities with the graph key ``secret`` gives from now on (the

@@ -14,6 +14,11 @@ lets the indexes catch up and then replaces ``data.mdb`` by a compacting copy
 writes wait and reads go on. It records what the scrub covered (``scrubbed``: the erasure
 count and the version vector it reached), which receipts and heartbeats report.
 
+A memory whose graph key is its data dir's own (no remote, no sync key) could test a guessed
+name against the id a retracted entity left behind, with that key: a retraction that removed
+an entity owes a new key (`Keys`, `KnowledgeWriter.rotate`), made just before the compaction,
+so the old key's value is on no page of the new file. Forgets in one burst share one.
+
 A crash between a forget and its scrub leaves the count ahead of ``scrubbed``: the scrub runs
 at the next open. Closing a memory with a scrub due runs it before closing.
 """
@@ -51,6 +56,13 @@ class Indexes(Protocol):
     def settle_forgets(self, timeout: float) -> bool: ...
 
 
+class Keys(Protocol):
+    """The graph key's rotation (`chrysalis.write_knowledge.KnowledgeWriter`)."""
+
+    def rotation_due(self) -> bool: ...
+    def rotate(self) -> Any: ...
+
+
 class Worker(Protocol):
     """The knowledge worker, as a receipt reads it (`chrysalis.extract.worker`)."""
 
@@ -78,10 +90,16 @@ class Scrubber:
     """Compacts LMDB after erasures; one per memory."""
 
     def __init__(
-        self, store: Store, indexes: Callable[[], Indexes | None], *, delay: float = 5.0
+        self,
+        store: Store,
+        indexes: Callable[[], Indexes | None],
+        *,
+        delay: float = 5.0,
+        keys: Keys | None = None,
     ) -> None:
         self.store = store
         self.indexes = indexes
+        self.keys = keys
         self.delay = delay
         self.last_error: str | None = None
         self._kick = threading.Event()
@@ -103,13 +121,17 @@ class Scrubber:
         """What the last scrub covered: ``erasure`` count, ``vv``, ``at``, ``seconds``."""
         return self.store.get_meta(SCRUBBED) or {"erasure": 0, "vv": {}}
 
+    def rotation_due(self) -> bool:
+        """A retraction owes the graph key's rotation, which the next scrub makes."""
+        return self.keys is not None and self.keys.rotation_due()
+
     def due(self) -> bool:
-        return self.erasures() > int(self.scrubbed()["erasure"])
+        return self.erasures() > int(self.scrubbed()["erasure"]) or self.rotation_due()
 
     def status(self) -> dict[str, Any]:
         done = self.scrubbed()
         return {
-            "due": self.erasures() > int(done["erasure"]),
+            "due": self.erasures() > int(done["erasure"]) or self.rotation_due(),
             "last_at": done.get("at"),
             "last_seconds": done.get("seconds"),
             "error": self.last_error,
@@ -124,6 +146,8 @@ class Scrubber:
             indexes = self.indexes()
             if indexes is not None and not indexes.settle_forgets(INDEX_WAIT):
                 log.warning("scrub: the indexes are behind; they drop forgotten text later")
+            if self.keys is not None and self.keys.rotation_due():
+                self.keys.rotate()  # before the copy: the old key is on no page it holds
 
             def covered(txn: Txn) -> dict[str, Any]:
                 return {
@@ -216,7 +240,15 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
     scrub = memory.scrubber
     done = scrub.scrubbed()
     places = []
-    if int(record.get("erasure", 0)) <= int(done["erasure"]):
+    if scrub.rotation_due():
+        why = (
+            "the key its entities' ids were made with is replaced and erased at the scrub, "
+            f"due within {scrub.delay:.0f} s"
+        )
+        if scrub.last_error:
+            why += f" (the last one failed: {scrub.last_error})"
+        places.append(Place(place="local", name=f"{me}: lmdb", state="pending", why=why))
+    elif int(record.get("erasure", 0)) <= int(done["erasure"]):
         why = "erased from the op log and views"
         if done.get("at"):
             why += f"; the file was compacted {receipt.ago(done['at'])}"

@@ -10,15 +10,18 @@ never retracted by a forget; their evidence only loses the forgotten bead.
 An entity's id is a keyed hash of its name (`graph.EntityNames`); when the memory's graph key
 changes (it learned the key its replicas share, or the data dir predates keyed ids), `rekey`
 moves every derived node made under another key to its id under this one, with the facts
-that name it, as ordinary ops.
+that name it, as ordinary ops. A memory whose key is its data dir's own (no remote, no sync
+key) has that key replaced after a forget retracts an entity (`rotate`, run by the scrub):
+the old key, which could test a guessed name against the retracted entity's id, is erased.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections import defaultdict
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +29,7 @@ from . import crdt
 from .extract import Extraction
 from .extract.summary import TAG as SUMMARY_TAG
 from .extract.summary import Summary
-from .graph import EntityNames, edge_id
+from .graph import GRAPH_KEY_BYTES, EntityNames, derived_node_id, edge_id, key_fingerprint
 from .keys import RECORD_DBS, unpack
 from .models import Bead, OpKind
 from .rules import local_op
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 MAX_NAME = 512
 KEYED = "graph:keyed"  # meta: the fingerprint of the graph key the derived nodes were made with
 GRAPH_KEY = "graph:key"  # meta: the graph key, while it is the data dir's own (no sync key)
+ROTATE = "graph:rotate"  # meta: a retraction left ids under the data dir's own key: replace it
 
 
 @dataclass
@@ -288,68 +292,123 @@ class KnowledgeWriter:
         the key's fingerprint in meta. Every replica under the same key computes the same new
         ids, so concurrent moves merge. Answers what was removed (``nodes``, ``edges``)."""
         entities = self.entities
-        fingerprint = entities.fingerprint
+        under: list[str] = []
 
         def write(ctx: WriteContext) -> Retracted:
+            # The key as the transaction sees it: a rotation commits before or after, whole.
+            under[:] = [entities.fingerprint]
             self._save_key(ctx)
-            ctx.put_meta(KEYED, fingerprint)
-            out = Retracted()
-            moved: dict[str, tuple[str, crdt.Record]] = {}
-            with ctx.txn.cursor(db=ctx.dbs["nodes"]) as cur:
-                for k, v in cur:
-                    record = unpack(v)
-                    names = crdt.set_values(record, "names")
-                    if not names or not crdt.is_present(record):
-                        continue
-                    if crdt.field_value(record, "derived_by") is None:
-                        continue  # a person's node keeps the id they gave it
-                    want = entities.id(sorted(names)[0])  # all its names share one normal form
-                    if want != k.decode():
-                        moved[k.decode()] = (want, record)
-            if not moved:
-                return out
-            for new, record in moved.values():
-                there = ctx.get("nodes", new.encode())
-                target = there or crdt.new_record()
-                live = there is not None and crdt.is_present(there)
-                scalars = _scalars("node", there if live else record)
-                sets = {
-                    field: sorted(
-                        set(crdt.set_values(record, field))
-                        | set(crdt.set_values(target, field) if live else ())
-                    )
-                    for field in ("names", "evidence", "labels")
-                }
-                self.writer.put_op(ctx, "node", new, target, scalars, sets)
-            ends = {old: new for old, (new, _) in moved.items()}
-            with ctx.txn.cursor(db=ctx.dbs["edges"]) as cur:
-                facts = [(k.decode(), unpack(v)) for k, v in cur]
-            for eid, record in facts:
-                source = crdt.field_value(record, "source")
-                target_id = crdt.field_value(record, "target")
-                if not crdt.is_present(record) or not ({source, target_id} & ends.keys()):
-                    continue
-                scalars = {**_scalars("edge", record)}
-                scalars["source"] = ends.get(source, source)
-                scalars["target"] = ends.get(target_id, target_id)
-                new_eid = edge_id(scalars["source"], scalars["predicate"], scalars["target"])
-                there = ctx.get("edges", new_eid.encode())
-                edge = there or crdt.new_record()
-                evidence = set(crdt.set_values(record, "evidence"))
-                if there is not None and crdt.is_present(there):
-                    evidence |= set(crdt.set_values(there, "evidence"))
-                self.writer.put_op(
-                    ctx, "edge", new_eid, edge, scalars, {"evidence": sorted(evidence)}
-                )
-                self._remove(ctx, "edge", eid, record, out)
-            for old, (_, record) in moved.items():
-                self._remove(ctx, "node", old, record, out)
-            return out
+            ctx.put_meta(KEYED, under[0])
+            return self._move(ctx, entities.id)
 
         done: Retracted = self.writer.store.write(write)
-        self._keyed = fingerprint
+        self._keyed = under[0]
         self._key_saved()
         return done
+
+    def rotation_due(self) -> bool:
+        """A retraction left entity ids under the data dir's own key (`rotate` is owed)."""
+        return self.writer.store.get_meta(ROTATE) is not None
+
+    def rotate(self) -> Retracted | None:
+        """Replace the data dir's own graph key after a retraction (`ROTATE` set): a new
+        random key, every live derived node and the facts naming it moved to their ids under
+        it (as `rekey`), the new key in meta over the old one, in one commit of its own. The
+        old key is then in no live page; the scrub that runs this compacts the file after,
+        so it is in no page at all, and the retracted entities' ids (kept as tombstones) are
+        under a key that exists nowhere. Many forgets before one scrub cost one rotation.
+
+        A memory whose key is not its own (a sync key, a remote's format) only has the flag
+        cleared: its key is held elsewhere too, and replacing it here would part it from its
+        replicas (DESIGN §14, limits). None when nothing was owed or the key is not its own."""
+        entities = self.entities
+        key = os.urandom(GRAPH_KEY_BYTES)
+        fingerprint = key_fingerprint(key)
+
+        def write(ctx: WriteContext) -> Retracted | None:
+            if ctx.get("meta", b"m:" + ROTATE.encode()) is None:
+                return None
+            ctx.put_meta(ROTATE, None)
+            if not entities.own:
+                return None
+            out = self._move(ctx, lambda name: derived_node_id(name, key))
+            ctx.put_meta(GRAPH_KEY, key)  # over the old key: on no live page from this commit
+            ctx.put_meta(KEYED, fingerprint)
+            # Named under the new key only from this commit on: a batch before it is moved by
+            # it, one after it names under the new key (both run in the store's one writer).
+            ctx.after_commit.append(self._rotated(entities.key, key, fingerprint))
+            return out
+
+        done: Retracted | None = self.writer.store.write(write, atomic=True)
+        return done
+
+    def _rotated(self, old: bytes, key: bytes, fingerprint: str) -> Callable[[], None]:
+        def switch() -> None:
+            if self.entities.replace(old, key):
+                self._keyed = self._keyed_saved = fingerprint
+            # else a shared key came meanwhile (`Memory.use_graph_secret`, which keeps or
+            # drops the meta itself): `rekey` moves the nodes from this key to it.
+
+        return switch
+
+    def _owe_rotation(self, ctx: WriteContext, out: Retracted) -> None:
+        """A retraction that removed an entity, under the data dir's own key, owes a rotation."""
+        if out.nodes and self.entities.own:
+            ctx.put_meta(ROTATE, True)
+
+    def _move(self, ctx: WriteContext, id_of: Callable[[str], str]) -> Retracted:
+        """Move every present derived node whose id is not ``id_of`` its name, and the
+        present edges naming one (see `rekey`); answers what was removed."""
+        out = Retracted()
+        moved: dict[str, tuple[str, crdt.Record]] = {}
+        with ctx.txn.cursor(db=ctx.dbs["nodes"]) as cur:
+            for k, v in cur:
+                record = unpack(v)
+                names = crdt.set_values(record, "names")
+                if not names or not crdt.is_present(record):
+                    continue
+                if crdt.field_value(record, "derived_by") is None:
+                    continue  # a person's node keeps the id they gave it
+                want = id_of(sorted(names)[0])  # all its names share one normal form
+                if want != k.decode():
+                    moved[k.decode()] = (want, record)
+        if not moved:
+            return out
+        for new, record in moved.values():
+            there = ctx.get("nodes", new.encode())
+            target = there or crdt.new_record()
+            live = there is not None and crdt.is_present(there)
+            scalars = _scalars("node", there if live else record)
+            sets = {
+                field: sorted(
+                    set(crdt.set_values(record, field))
+                    | set(crdt.set_values(target, field) if live else ())
+                )
+                for field in ("names", "evidence", "labels")
+            }
+            self.writer.put_op(ctx, "node", new, target, scalars, sets)
+        ends = {old: new for old, (new, _) in moved.items()}
+        with ctx.txn.cursor(db=ctx.dbs["edges"]) as cur:
+            facts = [(k.decode(), unpack(v)) for k, v in cur]
+        for eid, record in facts:
+            source = crdt.field_value(record, "source")
+            target_id = crdt.field_value(record, "target")
+            if not crdt.is_present(record) or not ({source, target_id} & ends.keys()):
+                continue
+            scalars = {**_scalars("edge", record)}
+            scalars["source"] = ends.get(source, source)
+            scalars["target"] = ends.get(target_id, target_id)
+            new_eid = edge_id(scalars["source"], scalars["predicate"], scalars["target"])
+            there = ctx.get("edges", new_eid.encode())
+            edge = there or crdt.new_record()
+            evidence = set(crdt.set_values(record, "evidence"))
+            if there is not None and crdt.is_present(there):
+                evidence |= set(crdt.set_values(there, "evidence"))
+            self.writer.put_op(ctx, "edge", new_eid, edge, scalars, {"evidence": sorted(evidence)})
+            self._remove(ctx, "edge", eid, record, out)
+        for old, (_, record) in moved.items():
+            self._remove(ctx, "node", old, record, out)
+        return out
 
     # ---- summaries -------------------------------------------------------------------------
 
@@ -434,6 +493,7 @@ class KnowledgeWriter:
                         sets["labels"] = crdt.set_values(record, "labels")
                     self.writer.put_op(ctx, collection, item_id, record, scalars, sets)
                     out.trimmed.append(f"{collection}:{item_id}")
+            self._owe_rotation(ctx, out)
             return out
 
         return self.writer.store.write(write)  # type: ignore[no-any-return]
@@ -478,6 +538,7 @@ class KnowledgeWriter:
             out = Retracted()
             for collection, item_id, record in orphans(ctx):
                 self._remove(ctx, collection, item_id, record, out)
+            self._owe_rotation(ctx, out)
             return out
 
         return self.writer.store.write(write)  # type: ignore[no-any-return]
