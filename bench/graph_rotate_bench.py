@@ -91,8 +91,9 @@ def main() -> None:
     p.add_argument("--entities", type=int, default=1000)
     p.add_argument("--forgets", type=int, default=10)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--quick", action="store_true", help="50 entities, 2 forgets (the suite)")
     a = p.parse_args()
-    row = run(a.entities, a.forgets)
+    row = run(50, 2) if a.quick else run(a.entities, a.forgets)
     if a.json:
         json.dump(row, sys.stdout)
         print()

@@ -126,11 +126,18 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
         {"json": {"path": "docs", "dry_run": False}},
         400,
     ),
-    (
-        "forget with a count that is not the match",
+    (  # a count alone cannot say which beads were shown (step 15): the digest must come
+        "forget with a count and no digest",
         "POST",
         "/v1/forget",
         {"json": {"session_id": "nobody", "dry_run": False, "expect": 3}},
+        400,
+    ),
+    (
+        "forget with a digest that is not the match",
+        "POST",
+        "/v1/forget",
+        {"json": {"session_id": "nobody", "dry_run": False, "expect_digest": "sha256:" + "0" * 64}},
         409,
     ),
     ("limit zero", "GET", "/v1/beads?limit=0", {}, 400),

@@ -125,3 +125,15 @@ def test_compose_file_runs_two_daemons_on_one_bucket_on_loopback() -> None:
     ports = [p for s in services.values() for p in s.get("ports", [])]
     assert ports and all(p.startswith("127.0.0.1:") for p in ports)
     assert (ROOT / "deploy" / "Dockerfile").exists()
+
+
+def test_graph_rotate_bench_quick_run_prints_its_figures() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "graph_rotate_bench.py"), "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert row["ops_by_rotation"] > 0 and row["ops_per_live_item"] == 2.0  # a move: put + remove
