@@ -160,9 +160,10 @@ class AsyncClient(ClientBase):
         role: str | None = None,
         dry_run: bool = True,
         expect: int | None = None,
+        expect_digest: str | None = None,
     ) -> dict[str, Any]:
         selector = selector_body(session_id, path, tag, query, before, after, role)
-        return await self._do(Routes.forget_where(selector, dry_run, expect))
+        return await self._do(Routes.forget_where(selector, dry_run, expect, expect_digest))
 
     async def recall(
         self,

@@ -201,14 +201,17 @@ class Client(ClientBase):
         role: str | None = None,
         dry_run: bool = True,
         expect: int | None = None,
+        expect_digest: str | None = None,
     ) -> dict[str, Any]:
         """Forget beads by what they are (every field given must hold; an empty selector
-        raises `InvalidInput`). A dry run by default: ``{matched, more, beads}`` (the first
-        50), nothing changed. With ``dry_run=False``: ``{forgotten, ids, matched, more}``
-        (at most 10,000 per call); ``expect`` (the dry run's count) makes a changed match
-        raise `SelectionChanged` instead of forgetting beads not previewed."""
+        raises `InvalidInput`). A dry run by default: ``{matched, more, beads, expect_digest}``
+        (the first 50 beads), nothing changed. With ``dry_run=False``: ``{forgotten, ids,
+        matched, more, expect_digest}`` (at most 10,000 per call; ``expect_digest``: of the
+        rest). ``expect_digest`` (the dry run's) makes a match of other beads raise
+        `SelectionChanged` and forget nothing; ``expect`` (a count) may go with it, and alone
+        raises `InvalidInput`."""
         selector = selector_body(session_id, path, tag, query, before, after, role)
-        return self._do(Routes.forget_where(selector, dry_run, expect))
+        return self._do(Routes.forget_where(selector, dry_run, expect, expect_digest))
 
     def recall(
         self,

@@ -1,13 +1,21 @@
 """Knowledge-graph names: how a thing's text becomes a node id and a fact becomes an edge id.
 
-Both are pure functions of their input, so two laptops that record the same fact make the same
+All are pure functions of their input, so two laptops that record the same fact make the same
 node and edge, and the CRDT merges them instead of keeping two.
+
+An entity an extractor found is named by a *keyed* hash of its name (`derived_node_id`): the
+key is the memory's graph key (`EntityNames`), shared by its replicas (derived from the sync
+key, or carried by the remote's format) and never part of an op. The id of a retracted entity
+stays in the log and the views (a tombstone the CRDT needs), so it must not give its name
+back to someone who hashes a list of candidate names: without the key, it cannot
+(DESIGN §16, "a forgotten item's leftovers").
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
 
 _NOT_ID = re.compile(r"[^a-z0-9._:@]+")
 
@@ -19,12 +27,67 @@ def node_id(name: str) -> str:
     return slug or "n-" + hashlib.blake2b(name.encode(), digest_size=6).hexdigest()
 
 
-def derived_node_id(name: str) -> str:
-    """The id of an entity an extractor found: a hash of `node_id`'s normal form, so every
-    laptop derives the same node, and an id (which ops and views keep after a forget
-    retracts the node) holds none of the words of the bead it came from."""
-    digest = hashlib.blake2b(node_id(name).encode(), digest_size=12).hexdigest()
+GRAPH_KEY_BYTES = 32
+
+
+def graph_key(secret: bytes | str) -> bytes:
+    """The graph key a shared secret gives (the sync key, or a remote's format id): every
+    replica holding the secret derives the same key, and the key says nothing of the secret."""
+    raw = secret.encode() if isinstance(secret, str) else secret
+    return hashlib.blake2b(raw, digest_size=GRAPH_KEY_BYTES, person=b"chrysalis-graph").digest()
+
+
+def derived_node_id(name: str, key: bytes) -> str:
+    """The id of an entity an extractor found: a hash of `node_id`'s normal form keyed with
+    the memory's graph ``key``, so every replica of the memory derives the same node, and an
+    id (which ops and views keep after a forget retracts the node) holds none of the words of
+    the bead it came from and cannot be matched against guessed names without the key."""
+    digest = hashlib.blake2b(
+        node_id(name).encode(), key=key, digest_size=12, person=b"chrysalis-node"
+    ).hexdigest()
     return f"n-{digest}"
+
+
+def key_fingerprint(key: bytes) -> str:
+    """A short name for a graph key (which one the derived nodes were made with): a keyed
+    hash of a constant, so it reveals neither the key nor any name."""
+    return hashlib.blake2b(b"fingerprint", key=key, digest_size=8).hexdigest()
+
+
+class EntityNames:
+    """One memory's entity naming: `derived_node_id` under its current graph key. The key
+    changes (`use`) when the memory learns its shared key; the knowledge worker then moves
+    the derived nodes made under the old one (`KnowledgeWriter.rekey`). Thread-safe."""
+
+    def __init__(self, key: bytes, shared: bool) -> None:
+        self._lock = threading.Lock()
+        self._key, self._shared = key, shared
+
+    def use(self, key: bytes, shared: bool) -> bool:
+        """Name entities with ``key`` from now on (``shared``: it comes from a secret the
+        replicas share, not from this data dir); True if it changed."""
+        with self._lock:
+            changed = key != self._key
+            self._key, self._shared = key, shared
+        return changed
+
+    @property
+    def key(self) -> bytes:
+        with self._lock:
+            return self._key
+
+    @property
+    def shared(self) -> bool:
+        with self._lock:
+            return self._shared
+
+    @property
+    def fingerprint(self) -> str:
+        return key_fingerprint(self.key)
+
+    def id(self, name: str) -> str:
+        """`derived_node_id` of ``name`` under the current key."""
+        return derived_node_id(name, self.key)
 
 
 def edge_id(source: str, predicate: str, target: str) -> str:

@@ -11,6 +11,7 @@ beyond opening, closing and starting the search worker on first use.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -24,6 +25,7 @@ from .embed import Embedder, make_embedder
 from .errors import ClosedError
 from .extract import Extractor, make_extractor
 from .extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, KnowledgeWorker
+from .graph import GRAPH_KEY_BYTES, EntityNames, graph_key
 from .models import (
     Bead,
     Edge,
@@ -45,7 +47,7 @@ from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
 from .store import DEFAULT_MAP_SIZE, Store
 from .validity import DEFAULT_FUNCTIONAL, epoch
 from .write import DEFAULT_BLOB_THRESHOLD, Writer
-from .write_knowledge import KnowledgeWriter
+from .write_knowledge import GRAPH_KEY, KnowledgeWriter
 
 
 class Memory:
@@ -68,6 +70,7 @@ class Memory:
         functional: Iterable[str] = DEFAULT_FUNCTIONAL,
         extract_budget: Budget = NO_BUDGET,
         summary_after: float | None = SUMMARY_AFTER_S,
+        graph_secret: bytes | str | None = None,
     ) -> None:
         self._store = store
         self.reader = Reader(store)
@@ -82,7 +85,10 @@ class Memory:
         if self.embedder is not None:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
         self.scrubber = Scrubber(store, lambda: self._indexer, delay=scrub_delay)
-        self.knowledge_writer = KnowledgeWriter(self.writer, functional)
+        self.entities, fresh = self._entity_names(graph_secret)
+        self.reader.entities = self.entities
+        self.knowledge_writer = KnowledgeWriter(self.writer, functional, self.entities)
+        self.knowledge_writer.unsaved_key = fresh
         self.knowledge = KnowledgeWorker(
             self.reader, self.knowledge_writer, make_extractor(extractor),
             budget=extract_budget, summary_after=summary_after,
@@ -106,6 +112,7 @@ class Memory:
         functional: Iterable[str] = DEFAULT_FUNCTIONAL,
         extract_budget: Budget = NO_BUDGET,
         summary_after: float | None = SUMMARY_AFTER_S,
+        graph_secret: bytes | str | None = None,
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
@@ -130,6 +137,12 @@ class Memory:
         value at a time (a new one supersedes the old); ``extract_budget`` caps model calls
         and tokens per hour. A session that rests ``summary_after`` seconds gets a summary bead
         (tag ``summary``; None: no summaries).
+
+        ``graph_secret`` (the sync key, as `chrysalis.sync.Sync` reads it) keys the ids of
+        the entities extracted here (`graph.EntityNames`), so that every replica sharing the
+        secret names an entity alike and no one without it can test a name against an id;
+        without one, the memory keys them with a key of its own, kept in the data dir, until
+        a `Sync` gives it the shared one (`use_graph_secret`).
         """
         store = Store(
             Path(path).expanduser(), sync=sync, map_size=map_size, replica_id=replica_id,
@@ -140,11 +153,41 @@ class Memory:
                 store, blob_threshold=blob_threshold, embedder=embedder, exact_limit=exact_limit,
                 scrub_delay=scrub_delay, secrets=secrets, extractor=extractor,
                 functional=functional, extract_budget=extract_budget,
-                summary_after=summary_after,
+                summary_after=summary_after, graph_secret=graph_secret,
             )  # fmt: skip
         except BaseException:
             store.close()
             raise
+
+    def _entity_names(self, secret: bytes | str | None) -> tuple[EntityNames, bytes | None]:
+        """The memory's entity naming, and the key when it is new (kept by the first write
+        that names an entity, `KnowledgeWriter`)."""
+        if secret is not None:
+            return EntityNames(graph_key(secret), shared=True), None
+        own = self.reader.get_meta(GRAPH_KEY)
+        if isinstance(own, bytes) and len(own) == GRAPH_KEY_BYTES:
+            return EntityNames(own, shared=False), None
+        own = os.urandom(GRAPH_KEY_BYTES)
+        return EntityNames(own, shared=False), own
+
+    def use_graph_secret(self, secret: bytes | str, *, keep: bool) -> None:
+        """Name extracted entities with the graph key ``secret`` gives from now on (the
+        sync key; or a plaintext remote's format id, which every replica there reads). With
+        ``keep``, the key is kept in the data dir (it is no secret: the remote shows its
+        source to anyone); without, any key kept there is dropped, so the data dir holds no
+        key. When the key changed, the knowledge worker moves the entities named under the
+        old one (`KnowledgeWriter.rekey`)."""
+        key = graph_key(secret)
+        self.entities.use(key, shared=not keep)
+        if keep:
+            if self.reader.get_meta(GRAPH_KEY) != key:
+                self.writer.put_meta(GRAPH_KEY, key)
+        elif self.reader.get_meta(GRAPH_KEY) is not None:
+            self.writer.put_meta(GRAPH_KEY, None)
+
+    def entity_id(self, name: str) -> str:
+        """The id an extracted entity named ``name`` has in this memory (`graph.EntityNames`)."""
+        return self.entities.id(name)
 
     @property
     def indexer(self) -> Indexer:
@@ -311,13 +354,19 @@ class Memory:
         selector: Selector | Mapping[str, Any],
         *,
         expect: int | None = None,
+        expect_digest: str | None = None,
         limit: int = MAX_SELECT,
     ) -> tuple[list[str], Selection]:
         """Forget what `select_beads` matches (at most ``limit``, in one commit); the ids
-        forgotten and the selection. With ``expect``, a match of another count raises
-        `SelectionChanged` and forgets nothing."""
+        forgotten and the selection. With ``expect_digest`` (a `select_beads`'s ``digest``,
+        what the dry run saw), a match of other beads (or, with ``expect``, of another count)
+        raises `SelectionChanged` and forgets nothing; ``expect`` alone raises `InvalidInput`
+        (`chrysalis.select.forget_where`)."""
         indexer = self._keyword_for(selector)
-        return forget_where(self.reader, self.writer, selector, indexer, expect=expect, limit=limit)
+        return forget_where(
+            self.reader, self.writer, selector, indexer, expect=expect,
+            expect_digest=expect_digest, limit=limit,
+        )  # fmt: skip
 
     def _keyword_for(self, selector: Selector | Mapping[str, Any]) -> Indexer | None:
         query = selector.query if isinstance(selector, Selector) else selector.get("query")

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import crdt
 from .errors import InvalidInput, NotFound
-from .graph import derived_node_id, node_id
+from .graph import EntityNames, node_id
 from .keys import RECORD_DBS, record_key, unpack
 from .models import Edge, Neighbor, Node
 from .store import Store, Txn
@@ -35,6 +35,7 @@ class GraphReads:
     """Record and graph reads, mixed into `chrysalis.read.Reader`."""
 
     store: Store
+    entities: EntityNames | None = None  # the memory's entity naming (`Memory` sets it)
 
     def record(self, collection: str, id: str) -> crdt.Record | None:
         store = self.store
@@ -52,7 +53,10 @@ class GraphReads:
         """``id``; or when no node has it, the node a fact named so (`graph.node_id`:
         ``get_node("Acme Corp")`` finds ``acme-corp``), or the extracted entity of that name
         (`graph.derived_node_id`: ``get_node("Lisbon")`` finds the place)."""
-        for candidate in (id, node_id(id), derived_node_id(id)):
+        candidates = [id, node_id(id)]
+        if self.entities is not None:
+            candidates.append(self.entities.id(id))
+        for candidate in candidates:
             record = self.record("node", candidate)
             if record is not None and crdt.is_present(record):
                 return candidate

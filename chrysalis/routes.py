@@ -208,13 +208,18 @@ class Routes:
 
     @staticmethod
     def forget_where(
-        selector: Mapping[str, Any], dry_run: bool = True, expect: int | None = None
+        selector: Mapping[str, Any],
+        dry_run: bool = True,
+        expect: int | None = None,
+        expect_digest: str | None = None,
     ) -> Call[dict[str, Any]]:
         """``POST /v1/forget``: a dry run (the default) or, with ``dry_run=False``, the
         forget; ``selector`` as `selector_body` makes it."""
         body = {**selector, "dry_run": dry_run}
         if expect is not None:
             body["expect"] = expect
+        if expect_digest is not None:
+            body["expect_digest"] = expect_digest
         return Call("POST", "/v1/forget", _json, json=body)
 
     @staticmethod

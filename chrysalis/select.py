@@ -12,13 +12,21 @@ made before the call first, so what was just remembered is found.
 
 Selection walks the beads in time order (the session's, if one is given, and only the time
 range asked) and answers the first `MAX_SELECT` ids with the count of all matches, so a
-caller always learns how many more there are.
+caller always learns how many more there are, and a digest of every matched id.
+
+A forget confirms what a person saw, never more (DESIGN §16, "a concurrent client"): the dry
+run answers ``expect_digest``, a hash over the sorted ids of every bead that matched, and a
+confirm naming it forgets only if the match is still exactly that set (else
+`SelectionChanged`, 409, and nothing is forgotten). A count (``expect``) is still checked
+when given, but alone it is refused: another client can forget one bead and write another
+that matches, and the count is the same while the beads are not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -42,6 +50,7 @@ __all__ = [
     "forget_where",
     "preview",
     "select_beads",
+    "selection_digest",
 ]
 
 MAX_SELECT = 10_000  # ids one call selects (and one forget forgets); the count goes on
@@ -75,17 +84,39 @@ class Selector(BaseModel):
         return {k: v for k in FIELDS if (v := getattr(self, k)) is not None}
 
 
+def selection_digest(ids: Iterable[str]) -> str:
+    """The digest of a set of bead ids, whatever their order: ``sha256:`` and the hex SHA-256
+    of the sorted distinct ids, one per line. What a dry run answers as ``expect_digest``."""
+    h = hashlib.sha256()
+    for bead_id in sorted(set(ids)):
+        h.update(bead_id.encode() + b"\n")
+    return "sha256:" + h.hexdigest()
+
+
 @dataclass(frozen=True)
 class Selection:
-    """The first ids matched (oldest first, at most the limit) and how many matched in all."""
+    """The first ids matched (oldest first, at most the limit), how many matched in all, and
+    (when every match was walked) the set of all of them."""
 
     ids: list[str] = field(default_factory=list)
     matched: int = 0
+    every: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     @property
     def more(self) -> bool:
         """More beads match than ``ids`` holds: another call is needed for the rest."""
         return self.matched > len(self.ids)
+
+    @property
+    def digest(self) -> str:
+        """`selection_digest` of every bead matched (what a confirm names)."""
+        return selection_digest(self.every)
+
+    @property
+    def rest_digest(self) -> str:
+        """The digest of the beads matched but not in ``ids``: what the next confirm names
+        once these are forgotten."""
+        return selection_digest(self.every.difference(self.ids))
 
 
 def as_selector(value: Selector | Mapping[str, Any]) -> Selector:
@@ -185,8 +216,16 @@ def select_beads(
         words = query_ids(indexer, selector.query)
         if not words:
             return Selection()
+    keep, every = _matcher(selector, words), set()
+
+    def kept(bead_id: str, data: dict[str, Any]) -> bool:
+        if keep(bead_id, data):
+            every.add(bead_id)
+            return True
+        return False
+
     ids, matched = reader.scan_beads(
-        _matcher(selector, words),
+        kept,
         limit=limit,
         session_id=selector.session_id,
         after=selector.after,
@@ -194,7 +233,7 @@ def select_beads(
         newest=newest,
         count_all=count_all,
     )
-    return Selection(ids, matched)
+    return Selection(ids, matched, frozenset(every))
 
 
 def forget_where(
@@ -204,27 +243,48 @@ def forget_where(
     indexer: Indexer | None = None,
     *,
     expect: int | None = None,
+    expect_digest: str | None = None,
     limit: int = MAX_SELECT,
 ) -> tuple[list[str], Selection]:
     """Forget the beads ``selector`` matches, at most ``limit`` (the oldest) in one commit;
     answers the ids forgotten now and the selection they came from (``more``: some are left
-    for another call).
+    for another call, confirmed with its ``rest_digest``).
 
-    With ``expect``, the match must count exactly that many (what a preview showed), or
-    `SelectionChanged` is raised and nothing is forgotten: a bead that arrived since the
-    preview is never forgotten unseen.
+    With ``expect_digest`` (a dry run's `Selection.digest`), the beads that match now must
+    be exactly those it was computed over, and with ``expect`` too they must count that
+    many; else `SelectionChanged` is raised and nothing is forgotten, so a bead that arrived
+    since the preview is never forgotten unseen. ``expect`` without ``expect_digest`` raises
+    `InvalidInput`: a count cannot tell which beads were seen. With neither, whatever
+    matches is forgotten (a caller that previewed nothing asked for no check).
     """
     if expect is not None and (
         not isinstance(expect, int) or isinstance(expect, bool) or expect < 0
     ):
         raise InvalidInput("expect must be a non-negative int (the count a dry run showed)")
+    if expect_digest is not None and not isinstance(expect_digest, str):
+        raise InvalidInput("expect_digest must be the text a dry run answered")
+    if expect is not None and expect_digest is None:
+        raise InvalidInput(
+            "expect (a count) alone cannot say which beads the preview showed: another "
+            "client may have forgotten one and written another since. Pass expect_digest, "
+            "the value the dry run answered, to forget exactly those beads; nothing was "
+            "forgotten"
+        )
     selection = select_beads(reader, selector, indexer, limit=limit)
-    if expect is not None and selection.matched != expect:
+    now = selection.matched
+    if expect is not None and now != expect:
         raise SelectionChanged(
-            f"the selection changed since the preview: {selection.matched} bead(s) match now, "
-            f"{expect} were expected; nothing was forgotten. Preview again and confirm the "
-            "new count.",
-            details={"matched": selection.matched, "expected": expect},
+            f"the selection changed since the preview: {now} bead(s) match now, "
+            f"{expect} were expected; nothing was forgotten. Preview again and confirm what "
+            "it shows.",
+            details={"matched": now, "expected": expect},
+        )
+    if expect_digest is not None and selection.digest != expect_digest:
+        raise SelectionChanged(
+            f"the selection changed since the preview: the {now} bead(s) that match now are "
+            "not the ones the preview showed (one was forgotten or written meanwhile); "
+            "nothing was forgotten. Preview again and confirm what it shows.",
+            details={"matched": now, "expect_digest": expect_digest},
         )
     return writer.forget_many(selection.ids), selection
 

@@ -6,6 +6,11 @@ derived it (``derived_by``). An entity's evidence is the beads that mention it: 
 links live on the node, not as an edge per bead (an edge needs a node at each end, and a node
 per bead would double the op log). Items a person or an agent wrote (``derived_by`` None) are
 never retracted by a forget; their evidence only loses the forgotten bead.
+
+An entity's id is a keyed hash of its name (`graph.EntityNames`); when the memory's graph key
+changes (it learned the key its replicas share, or the data dir predates keyed ids), `rekey`
+moves every derived node made under another key to its id under this one, with the facts
+that name it, as ordinary ops.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from . import crdt
 from .extract import Extraction
 from .extract.summary import TAG as SUMMARY_TAG
 from .extract.summary import Summary
-from .graph import derived_node_id, edge_id
+from .graph import EntityNames, edge_id
 from .keys import RECORD_DBS, unpack
 from .models import Bead, OpKind
 from .rules import local_op
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
     from .write import Writer
 
 MAX_NAME = 512
+KEYED = "graph:keyed"  # meta: the fingerprint of the graph key the derived nodes were made with
+GRAPH_KEY = "graph:key"  # meta: the graph key, while it is the data dir's own (no sync key)
 
 
 @dataclass
@@ -75,9 +82,15 @@ class _EdgePlan:
 class KnowledgeWriter:
     """Writes extractions and retractions through a `chrysalis.write.Writer`'s store."""
 
-    def __init__(self, writer: Writer, functional: Iterable[str]) -> None:
+    def __init__(self, writer: Writer, functional: Iterable[str], entities: EntityNames) -> None:
         self.writer = writer
         self.functional = frozenset(functional)
+        self.entities = entities
+        self.unsaved_key: bytes | None = None  # a key of our own, kept with the first write
+        self._keyed: str | None = writer.store.get_meta(KEYED)
+        self._keyed_saved = self._keyed
+        if self._keyed is None and not self._any_derived_node():
+            self._keyed = entities.fingerprint  # nothing named yet: nothing to move
 
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a meta value (the worker's cursors)."""
@@ -98,6 +111,7 @@ class KnowledgeWriter:
 
         def write(ctx: WriteContext) -> Learned:
             _put_metas(ctx, cursor)
+            self._save_key(ctx)
             learned = Learned()
             nodes: dict[str, _NodePlan] = {}
             edges: dict[str, _EdgePlan] = {}
@@ -136,14 +150,17 @@ class KnowledgeWriter:
                     learned.superseded += self._supersede(ctx, plan.source, plan.predicate)
             return learned
 
-        return self.writer.store.write(write)  # type: ignore[no-any-return]
+        learned: Learned = self.writer.store.write(write)
+        self._key_saved()
+        return learned
 
-    @staticmethod
-    def _plan_node(nodes: dict[str, _NodePlan], name: str, type: str, bead: str) -> str | None:
+    def _plan_node(
+        self, nodes: dict[str, _NodePlan], name: str, type: str, bead: str
+    ) -> str | None:
         name = " ".join(name.split())[:MAX_NAME]
         if not name:
             return None
-        nid = derived_node_id(name)
+        nid = self.entities.id(name)
         plan = nodes.setdefault(nid, _NodePlan(name, type[:64] or "entity"))
         plan.evidence.add(bead)
         return nid
@@ -233,6 +250,106 @@ class KnowledgeWriter:
             self.writer.put_op(ctx, "edge", eid, record, scalars, {"evidence": evidence})
             changed.append(eid)
         return changed
+
+    # ---- the graph key ---------------------------------------------------------------------
+
+    def rekey_due(self) -> bool:
+        """The graph key changed since the derived nodes were last named under it (or they
+        were named before ids were keyed)."""
+        return self._keyed != self.entities.fingerprint
+
+    def _any_derived_node(self) -> bool:
+        store = self.writer.store
+        with store.read() as txn, txn.cursor(db=store.dbs["nodes"]) as cur:
+            for v in cur.iternext(keys=False):
+                record = unpack(v)
+                if crdt.is_present(record) and crdt.field_value(record, "derived_by") is not None:
+                    return True
+        return False
+
+    def _save_key(self, ctx: WriteContext) -> None:
+        """Keep the key and its fingerprint in meta with the first write naming an entity:
+        a key nothing was named with need not outlive the process (and costs no commit)."""
+        entities = self.entities
+        if self.unsaved_key is not None and self.unsaved_key == entities.key:
+            ctx.put_meta(GRAPH_KEY, self.unsaved_key)
+        if self._keyed_saved != entities.fingerprint:
+            ctx.put_meta(KEYED, entities.fingerprint)
+
+    def _key_saved(self) -> None:
+        self.unsaved_key = None
+        self._keyed_saved = self.entities.fingerprint
+
+    def rekey(self) -> Retracted:
+        """Move every present derived node whose id is not its name's under the current key
+        to that id (merging names, evidence and labels with a node already there), and every
+        present edge naming a moved node to the same fact between the new ends; then remove
+        the old ones (their puts lose the name as any retracted node's do). One commit, with
+        the key's fingerprint in meta. Every replica under the same key computes the same new
+        ids, so concurrent moves merge. Answers what was removed (``nodes``, ``edges``)."""
+        entities = self.entities
+        fingerprint = entities.fingerprint
+
+        def write(ctx: WriteContext) -> Retracted:
+            self._save_key(ctx)
+            ctx.put_meta(KEYED, fingerprint)
+            out = Retracted()
+            moved: dict[str, tuple[str, crdt.Record]] = {}
+            with ctx.txn.cursor(db=ctx.dbs["nodes"]) as cur:
+                for k, v in cur:
+                    record = unpack(v)
+                    names = crdt.set_values(record, "names")
+                    if not names or not crdt.is_present(record):
+                        continue
+                    if crdt.field_value(record, "derived_by") is None:
+                        continue  # a person's node keeps the id they gave it
+                    want = entities.id(sorted(names)[0])  # all its names share one normal form
+                    if want != k.decode():
+                        moved[k.decode()] = (want, record)
+            if not moved:
+                return out
+            for new, record in moved.values():
+                there = ctx.get("nodes", new.encode())
+                target = there or crdt.new_record()
+                live = there is not None and crdt.is_present(there)
+                scalars = _scalars("node", there if live else record)
+                sets = {
+                    field: sorted(
+                        set(crdt.set_values(record, field))
+                        | set(crdt.set_values(target, field) if live else ())
+                    )
+                    for field in ("names", "evidence", "labels")
+                }
+                self.writer.put_op(ctx, "node", new, target, scalars, sets)
+            ends = {old: new for old, (new, _) in moved.items()}
+            with ctx.txn.cursor(db=ctx.dbs["edges"]) as cur:
+                facts = [(k.decode(), unpack(v)) for k, v in cur]
+            for eid, record in facts:
+                source = crdt.field_value(record, "source")
+                target_id = crdt.field_value(record, "target")
+                if not crdt.is_present(record) or not ({source, target_id} & ends.keys()):
+                    continue
+                scalars = {**_scalars("edge", record)}
+                scalars["source"] = ends.get(source, source)
+                scalars["target"] = ends.get(target_id, target_id)
+                new_eid = edge_id(scalars["source"], scalars["predicate"], scalars["target"])
+                there = ctx.get("edges", new_eid.encode())
+                edge = there or crdt.new_record()
+                evidence = set(crdt.set_values(record, "evidence"))
+                if there is not None and crdt.is_present(there):
+                    evidence |= set(crdt.set_values(there, "evidence"))
+                self.writer.put_op(
+                    ctx, "edge", new_eid, edge, scalars, {"evidence": sorted(evidence)}
+                )
+                self._remove(ctx, "edge", eid, record, out)
+            for old, (_, record) in moved.items():
+                self._remove(ctx, "node", old, record, out)
+            return out
+
+        done: Retracted = self.writer.store.write(write)
+        self._keyed = fingerprint
+        self._key_saved()
+        return done
 
     # ---- summaries -------------------------------------------------------------------------
 

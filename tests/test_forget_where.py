@@ -4,6 +4,7 @@ through the HTTP API (`POST /v1/forget`), the client and the ``chrysalis forget`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,18 +63,23 @@ def test_api_by_session_dry_run_changes_nothing_then_expect_guards(
     assert live(daemon, ids) == ids  # the dry run changed nothing
 
     ids += seed(daemon, "api-s", "a turn that arrived after the preview")
-    status, err = post(daemon, {"session_id": "api-s", "dry_run": False, "expect": 3})
+    confirm = {"session_id": "api-s", "dry_run": False, "expect_digest": seen["expect_digest"]}
+    status, err = post(daemon, {**confirm, "expect": 3})
     assert status == 409 and err["error"]["code"] == "selection_changed"
     assert (
         "4 bead(s) match now, 3 were expected; nothing was forgotten" in (err["error"]["message"])
     )
     assert live(daemon, ids) == ids
     with daemon.client() as c, pytest.raises(SelectionChanged):
-        c.forget_where(session_id="api-s", dry_run=False, expect=3)
+        c.forget_where(session_id="api-s", dry_run=False, expect_digest=seen["expect_digest"])
 
-    status, done = post(daemon, {"session_id": "api-s", "dry_run": False, "expect": 4})
+    status, seen = post(daemon, {"session_id": "api-s"})  # previewed again: all four shown
+    assert seen["matched"] == 4
+    status, done = post(daemon, {**confirm, "expect": 4, "expect_digest": seen["expect_digest"]})
     assert status == 200
-    assert done == {"forgotten": 4, "ids": ids, "matched": 4, "more": False}
+    empty = "sha256:" + hashlib.sha256(b"").hexdigest()  # nothing left to confirm
+    assert done == {"forgotten": 4, "ids": ids, "matched": 4, "more": False,
+                    "expect_digest": empty}  # fmt: skip
     assert live(daemon, ids) == [] and live(daemon, other) == other
     with daemon.client() as c:
         assert not [i for i in c.recall("sailing", k=10).items if i.id in ids]
@@ -92,6 +98,8 @@ def test_api_refuses_bad_selectors_in_plain_words(daemon: DaemonProcess) -> None
         ({"colour": "red"}, "colour"),
         ({"after": "yesterday"}, "not an ISO 8601 timestamp"),
         ({"session_id": "api-bad", "expect": -1, "dry_run": False}, "expect"),
+        ({"session_id": "api-bad", "expect": 1, "dry_run": False}, "Pass expect_digest"),
+        ({"session_id": "api-bad", "expect_digest": "", "dry_run": False}, "expect_digest"),
     ]
     for body, words in cases:
         status, err = post(daemon, body)
@@ -112,7 +120,7 @@ def test_api_by_path_forgets_one_ingested_file(daemon: DaemonProcess, tmp_path: 
         seen = c.forget_where(path=str(drop))
         assert seen["matched"] == 2
         assert all(b["session_id"].startswith("ingest:") for b in seen["beads"])
-        done = c.forget_where(path=str(drop), dry_run=False, expect=2)
+        done = c.forget_where(path=str(drop), dry_run=False, expect_digest=seen["expect_digest"])
         assert done["forgotten"] == 2
         assert c.forget_where(path=str(drop))["matched"] == 0
         assert c.forget_where(path=str(keep))["matched"] == 1
@@ -127,7 +135,11 @@ def test_api_by_query_needs_every_word(daemon: DaemonProcess) -> None:
     with daemon.client() as c:
         assert c.forget_where(query="staging token")["matched"] == 1
         assert c.forget_where(query="staging", tag="secret")["matched"] == 1  # AND
-        done = c.forget_where(query="STAGING tokens", dry_run=False, expect=1)  # stemmed
+        seen = c.forget_where(query="STAGING tokens")  # stemmed
+        assert seen["matched"] == 1
+        done = c.forget_where(
+            query="STAGING tokens", dry_run=False, expect_digest=seen["expect_digest"]
+        )
     assert done["ids"] == hit
     assert live(daemon, hit + near) == near
 
@@ -182,11 +194,104 @@ def test_cli_single_id_and_usage_errors(daemon: DaemonProcess) -> None:
     assert live(daemon, [bead]) == []
     out = daemon.cli("forget", bead, "--wait", "20")  # forgetting again: the receipt only
     assert out.returncode == 0 and "gone everywhere Chrysalis knows of" in out.stdout, out.stdout
-    out = daemon.cli("forget", "--session", "cli-id", "--wait")
-    assert out.returncode == 2 and "--wait goes with a bead ID" in out.stderr
+    out = daemon.cli("forget", "--session", "cli-id", "--dry-run", "--wait")
+    assert out.returncode == 2 and "--wait goes with a forget, not a --dry-run" in out.stderr
     out = daemon.cli("forget")
     assert out.returncode == 2 and "give a bead ID, or a selector" in out.stderr
     out = daemon.cli("forget", bead, "--session", "cli-id")
     assert out.returncode == 2 and "not both" in out.stderr
     out = daemon.cli("forget", "--session", "cli-id", "--before", "yesterday", "--dry-run")
     assert out.returncode == 1 and "not an ISO 8601 timestamp" in out.stderr
+
+
+# ---- issue 28 C8: a confirm forgets exactly what the preview showed --------------------------
+
+
+def race(daemon: DaemonProcess, session: str) -> tuple[dict[str, Any], list[str], str]:
+    """Preview {a, b, c}; then another client forgets a and writes a matching d. Answers the
+    preview, [a, b, c] and d."""
+    ids = seed(daemon, session, "old a", "old b", "old c")
+    status, seen = post(daemon, {"session_id": session})
+    assert status == 200 and seen["matched"] == 3
+    with daemon.client() as other:
+        other.forget(ids[0])
+        (unseen,) = seed(daemon, session, "new unseen")
+    return seen, ids, unseen
+
+
+def test_a_confirm_with_the_preview_digest_refuses_a_changed_match(
+    daemon: DaemonProcess,
+) -> None:
+    seen, (_a, b, c), d = race(daemon, "race-digest")
+    status, err = post(
+        daemon,
+        {"session_id": "race-digest", "dry_run": False, "expect_digest": seen["expect_digest"]},
+    )
+    assert status == 409 and err["error"]["code"] == "selection_changed", err
+    assert "not the ones the preview showed" in err["error"]["message"]
+    assert "nothing was forgotten" in err["error"]["message"]
+    assert live(daemon, [b, c, d]) == [b, c, d]  # nothing forgotten, d least of all
+    # Previewed again, the new digest forgets exactly the new set.
+    status, again = post(daemon, {"session_id": "race-digest"})
+    assert again["expect_digest"] != seen["expect_digest"]
+    status, done = post(
+        daemon,
+        {"session_id": "race-digest", "dry_run": False, "expect_digest": again["expect_digest"]},
+    )
+    assert status == 200 and done["ids"] == [b, c, d], done
+    assert live(daemon, [b, c, d]) == []
+
+
+def test_a_count_alone_never_forgets_a_bead_the_preview_did_not_show(
+    daemon: DaemonProcess,
+) -> None:
+    _seen, (_a, b, c), d = race(daemon, "race-count")
+    status, err = post(daemon, {"session_id": "race-count", "dry_run": False, "expect": 3})
+    assert (
+        status == 400
+        and "alone cannot say which beads the preview showed" in (err["error"]["message"])
+    ), err
+    assert live(daemon, [b, c, d]) == [b, c, d]
+
+
+# ---- issue 28 C10: a forget by selector prints its receipt and honours --wait ---------------
+
+
+def test_cli_forget_by_selector_prints_the_receipt_and_waits(daemon: DaemonProcess) -> None:
+    ids = seed(daemon, "cli-r", "receipt bead one", "receipt bead two")
+    out = daemon.cli("forget", "--session", "cli-r", "--yes", "--wait", "20")
+    assert out.returncode == 0, out.stdout + out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("forgot 2 beads; forget receipt (from "), out.stdout
+    assert first.endswith("gone everywhere Chrysalis knows of"), out.stdout
+    assert "✓ local" in out.stdout and "2 gone" in out.stdout
+    assert live(daemon, ids) == []
+
+    more = seed(daemon, "cli-rj", "json receipt bead")
+    out = daemon.cli("forget", "--session", "cli-rj", "--yes", "--json", "--wait", "20")
+    assert out.returncode == 0, out.stderr
+    done = json.loads(out.stdout)
+    assert done["forgotten"] == 1 and done["ids"] == more and done["clean"] is True
+    assert [r["bead_id"] for r in done["receipts"]] == more
+    assert all(p["state"] == "gone" for p in done["receipts"][0]["places"])
+
+
+def test_cli_forget_by_selector_wait_exits_3_while_a_place_holds_it(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    env = {
+        "CHRYSALIS_REMOTE": f"file://{tmp_path / 'shared'}",
+        "CHRYSALIS_PUSH_INTERVAL": "3600",
+        "CHRYSALIS_PULL_INTERVAL": "3600",
+        "CHRYSALIS_SCRUB_DELAY": "0.2",
+    }
+    d = DaemonProcess(tmp_path / "a", env=env).start()
+    try:
+        ids = seed(d, "held", "pushed before the forget", "and this one too")
+        assert json.loads(d.cli("sync", "--json").stdout)["ok"]  # the remote holds them now
+        out = d.cli("forget", "--session", "held", "--yes", "--wait", "1")
+        assert out.returncode == 3, out.stdout + out.stderr  # the remote's copy remains
+        assert "forgot 2 beads; forget receipt" in out.stdout
+        assert "pending on" in out.stdout and "segments" in out.stdout, out.stdout
+        assert live(d, ids) == []
+    finally:
+        d.close()

@@ -19,15 +19,25 @@ from chrysalis import ChrysalisError, Memory, crdt
 from chrysalis.errors import ExtractorUnavailable, NotFound
 from chrysalis.extract import Entity, Extraction
 from chrysalis.extract.worker import Budget, KnowledgeWorker
-from chrysalis.graph import derived_node_id, edge_id, node_id
+from chrysalis.graph import derived_node_id, edge_id, graph_key, node_id
 from chrysalis.models import Bead, Edge, Node, OpKind
 
 WAIT = 10.0
 EXAMPLES = int(os.environ.get("CHRYSALIS_KNOWLEDGE_EXAMPLES", "25"))
 
 
+# The replicas of one memory share a graph key (as they share a sync key), so entity ids are
+# known here: `entity` names them.
+SECRET = b"test graph secret"
+
+
+def entity(name: str) -> str:
+    return derived_node_id(name, graph_key(SECRET))
+
+
 def open_mem(path: Path, **options: Any) -> Memory:
     options.setdefault("extractor", "rules")
+    options.setdefault("graph_secret", SECRET)
     return Memory.open(path, sync=False, **options)
 
 
@@ -62,7 +72,7 @@ def sync(a: Memory, b: Memory) -> None:
 
 
 def fact(subject: str, predicate: str, obj: str) -> str:
-    return edge_id(derived_node_id(subject), predicate, derived_node_id(obj))
+    return edge_id(entity(subject), predicate, entity(obj))
 
 
 def spans(m: Memory) -> set[tuple[str, float | None, float | None]]:
@@ -140,14 +150,14 @@ def test_users_first_person_is_a_fact_about_the_speaker(mem: Memory) -> None:
     bead = mem.append_bead("I live in Lisbon.", ts=1000)
     learned(mem)
     edge = mem.get_edge(fact("user", "lives_in", "Lisbon"))
-    user, lisbon = derived_node_id("user"), derived_node_id("lisbon")
+    user, lisbon = entity("user"), entity("lisbon")
     assert (edge.source, edge.predicate, edge.target) == (user, "lives_in", lisbon)
     assert edge.evidence == [bead.id] and edge.derived_by == "rules/1"
     assert edge.valid_at == 1000 and edge.invalid_at is None
     said = mem.append_bead("I work at Initech.", ts=1100, source="Maria")
     learned(mem)
     edge = mem.get_edge(fact("Maria", "works_at", "Initech"))
-    assert edge.source == derived_node_id("Maria") and edge.evidence == [said.id]
+    assert edge.source == entity("Maria") and edge.evidence == [said.id]
     assert mem.get_node("maria").type == "person"
 
 
@@ -234,9 +244,7 @@ def test_forget_the_only_evidence_removes_what_it_supported(mem: Memory) -> None
     with pytest.raises(NotFound):
         mem.get_edge(LISBON)
     assert "lisbon" not in node_ids(mem) and "user" not in node_ids(mem)
-    record = mem.reader.record(
-        "node", derived_node_id("lisbon")
-    )  # a removed record, not a missing one
+    record = mem.reader.record("node", entity("lisbon"))  # a removed record, not a missing one
     assert record is not None and not crdt.is_present(record)
     assert mem.get_node("ada-lovelace").evidence == [other.id]
     mem.forget(only.id)  # twice is fine
@@ -251,14 +259,14 @@ def test_a_person_added_node_survives_the_cascade(mem: Memory) -> None:
     bead = mem.append_bead("I live in Lisbon.", ts=1000)
     learned(mem)
     assert mem.get_node("lisbon").derived_by is None
-    derived = mem.get_node(derived_node_id("Lisbon"))
+    derived = mem.get_node(entity("Lisbon"))
     assert derived.derived_by == "rules/1" and derived.evidence == [bead.id]
     mem.forget(bead.id)
     learned(mem)
     node = mem.get_node("lisbon")
     assert node.derived_by is None and node.name == "Lisbon"
     with pytest.raises(NotFound):
-        mem.get_node(derived_node_id("Lisbon"))
+        mem.get_node(entity("Lisbon"))
     with pytest.raises(NotFound):
         mem.get_edge(LISBON)
 

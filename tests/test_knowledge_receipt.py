@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chrysalis import Memory
-from chrysalis.graph import derived_node_id
 from chrysalis.receipt import ForgetReceipt, Place
 
 
@@ -34,7 +33,7 @@ def test_pending_until_the_worker_retracts(open_memory: Callable[..., Memory]) -
     bead = mem.append_bead("I live in Lisbon")
     assert mem.wait_learned(5)
     cited = {f"node:{n.id}" for n in mem.all_nodes()} | {f"edge:{e.id}" for e in mem.all_edges()}
-    assert f"node:{derived_node_id('Lisbon')}" in cited
+    assert f"node:{mem.entity_id('Lisbon')}" in cited
     mem.knowledge.close()  # the worker is held: it takes no forget in
     mem.forget(bead.id)
     r = mem.forget_receipt(bead.id)

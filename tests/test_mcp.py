@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 
 from tests.daemon_process import DaemonProcess
+
+ROOT = Path(__file__).parents[1]
 
 TOOLS = {
     "remember", "recall", "add_fact", "forget", "forget_where", "get_persona", "update_persona",
@@ -34,7 +37,11 @@ async def session_run(socket: Path, steps: Any, *args: str) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "chrysalisd", "mcp", *args],
-        env={"CHRYSALIS_SOCKET": str(socket), "PYTHONPATH": str(Path(__file__).parents[1])},
+        # This tree's chrysalis and chrysalisd, not whichever the venv installed.
+        env={
+            "CHRYSALIS_SOCKET": str(socket),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "daemon")]),
+        },
     )
     with open(Path(socket).parent / "mcp.err", "w") as errlog:
         async with (
@@ -160,7 +167,7 @@ def test_mcp_update_persona_is_one_patch(daemon: DaemonProcess) -> None:
     assert daemon.once("get_persona").model_dump() == persona
 
 
-def test_mcp_forget_where_previews_then_forgets_the_count_seen(
+def test_mcp_forget_where_previews_then_forgets_exactly_what_it_saw(
     daemon: DaemonProcess, tmp_path: Path
 ) -> None:
     with daemon.client() as c:
@@ -175,26 +182,35 @@ def test_mcp_forget_where_previews_then_forgets_the_count_seen(
         call = session.call_tool
         out["preview"] = payload(await call("forget_where", {"session_id": "chat-9"}))
         out["unconfirmed"] = await call("forget_where", {"session_id": "chat-9", "dry_run": False})
+        digest = out["preview"]["expect_digest"]
+        with daemon.client() as c:  # another client writes a matching memory meanwhile
+            late = c.remember("written after the preview", session_id="chat-9").id
         out["wrong"] = await call(
-            "forget_where", {"session_id": "chat-9", "dry_run": False, "confirm_count": 1}
+            "forget_where", {"session_id": "chat-9", "dry_run": False, "confirm_digest": digest}
         )
+        with daemon.client() as c:
+            out["late_kept"] = c.get_bead(late).id == late
+            c.forget(late)
         out["done"] = payload(
             await call("forget_where", {"session_id": "chat-9", "dry_run": False,
-                                        "confirm_count": 2})
+                                        "confirm_digest": digest})
         )  # fmt: skip
         out["query"] = payload(await call("forget_where", {"query": "spare key"}))
+        seen = payload(await call("forget_where", {"path": str(doc)}))
         out["path"] = payload(
-            await call("forget_where", {"path": str(doc), "dry_run": False, "confirm_count": 1})
-        )
+            await call("forget_where", {"path": str(doc), "dry_run": False,
+                                        "confirm_digest": seen["expect_digest"]})
+        )  # fmt: skip
         out["empty"] = await call("forget_where", {})
         return out
 
     out = asyncio.run(session_run(daemon.socket, steps))
     preview = out["preview"]
     assert preview["matched"] == 2 and [b["id"] for b in preview["beads"]] == chat
-    assert "confirm_count=2" in preview["to_forget"]
-    assert out["unconfirmed"].is_error and "confirm_count" in out["unconfirmed"].content[0].text
+    assert f"confirm_digest={preview['expect_digest']}" in preview["to_forget"]
+    assert out["unconfirmed"].is_error and "confirm_digest" in out["unconfirmed"].content[0].text
     assert out["wrong"].is_error and "selection_changed" in out["wrong"].content[0].text
+    assert out["late_kept"]  # the unseen memory was not forgotten
     assert out["done"]["forgotten"] == 2 and out["done"]["ids"] == chat
     assert out["query"]["matched"] == 1 and "spare key" in out["query"]["beads"][0]["preview"]
     assert out["path"]["forgotten"] == 1

@@ -94,25 +94,47 @@ def test_the_selection_is_bounded_and_counts_the_rest(mem: Memory) -> None:
     first = mem.select_beads({"session_id": "bulk"}, limit=10)
     assert len(first.ids) == 10 and first.matched == 30 and first.more
     assert first.ids == [b.id for b in mem.last_beads(30, "bulk")][:10]  # the oldest
-    forgotten, sel = mem.forget_where({"session_id": "bulk"}, expect=30, limit=10)
+    forgotten, sel = mem.forget_where(
+        {"session_id": "bulk"}, expect=30, expect_digest=first.digest, limit=10
+    )
     assert forgotten == first.ids and sel.more
     rest = mem.select_beads(Selector(session_id="bulk"))
     assert rest.matched == 20 and not rest.more
+    assert rest.digest == sel.rest_digest  # what confirms the next batch
     with pytest.raises(InvalidInput, match="limit"):
         mem.select_beads({"session_id": "bulk"}, limit=10_001)
 
 
-def test_forget_where_checks_the_expected_count(seeded: Memory) -> None:
+def test_forget_where_checks_the_expected_beads(seeded: Memory) -> None:
+    seen = seeded.select_beads({"session_id": "s1"})
     with pytest.raises(SelectionChanged, match="2 bead\\(s\\) match now, 1 were expected"):
-        seeded.forget_where({"session_id": "s1"}, expect=1)
+        seeded.forget_where({"session_id": "s1"}, expect=1, expect_digest=seen.digest)
+    with pytest.raises(InvalidInput, match="a count\\) alone cannot say which beads"):
+        seeded.forget_where({"session_id": "s1"}, expect=2)
     assert ids(seeded, session_id="s1") == ["a1", "a2"]  # nothing forgotten
-    forgotten, sel = seeded.forget_where({"session_id": "s1"}, expect=2)
+    forgotten, sel = seeded.forget_where({"session_id": "s1"}, expect=2, expect_digest=seen.digest)
     assert forgotten == ["a1", "a2"] and sel.matched == 2 and not sel.more
     with pytest.raises(NotFound, match="forgotten"):
         seeded.get_bead("a1")
     seeded.wait_indexed()
     assert ids(seeded, query="tea") == []  # the keyword index forgot them too
-    assert seeded.forget_where({"session_id": "s1"}, expect=0)[0] == []
+    empty = seeded.select_beads({"session_id": "s1"})
+    assert seeded.forget_where({"session_id": "s1"}, expect_digest=empty.digest)[0] == []
+
+
+def test_a_preview_digest_forgets_only_the_beads_it_saw(seeded: Memory) -> None:
+    """Issue 28 C8: preview {a1, a4}; another client forgets a1 and writes a matching a6;
+    the confirm with the preview's digest forgets nothing (the count is the same)."""
+    seen = seeded.select_beads({"tag": "pref"})
+    assert seen.ids == ["a1", "a4"]
+    seeded.forget("a1")
+    seeded.append_bead("a matching newcomer", id="a6", tags=["pref"], ts=T0 + 5)
+    with pytest.raises(SelectionChanged, match="not the ones the preview showed"):
+        seeded.forget_where({"tag": "pref"}, expect_digest=seen.digest)
+    assert ids(seeded, tag="pref") == ["a6", "a4"]  # nothing forgotten, a6 least of all
+    again = seeded.select_beads({"tag": "pref"})
+    assert again.digest != seen.digest and again.matched == seen.matched
+    assert seeded.forget_where({"tag": "pref"}, expect_digest=again.digest)[0] == ["a6", "a4"]
 
 
 def test_forget_many_is_one_commit_and_idempotent(seeded: Memory) -> None:

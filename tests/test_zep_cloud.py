@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from chrysalis import Memory, faults
-from chrysalis.graph import derived_node_id, edge_id
+from chrysalis.graph import derived_node_id, edge_id, graph_key
 from chrysalis.mirrors import MirrorError, assisted_retrieve
 from chrysalis.mirrors.zep_cloud import ZepCloudMirror
 from tests.fakes.zep_server import FakeZep
@@ -17,7 +17,11 @@ from tests.fakes.zep_server import FakeZep
 
 def fact(place: str) -> str:
     """The id of the extracted fact "user lives_in <place>"."""
-    return edge_id(derived_node_id("user"), "lives_in", derived_node_id(place))
+    key = graph_key(SECRET)
+    return edge_id(derived_node_id("user", key), "lives_in", derived_node_id(place, key))
+
+
+SECRET = b"zep cloud graph secret"  # the memories' graph key: their entity ids are known
 
 
 KEY = "zc-secret-5d1e"
@@ -162,7 +166,7 @@ def sent(zep: FakeZep, edge_id: str) -> list[dict[str, object]]:
 def test_triples_carry_validity_and_a_supersede_goes_again(
     open_memory: Opener, zep: FakeZep, zc: Make
 ) -> None:
-    m = open_memory("a", extractor="rules")
+    m = open_memory("a", extractor="rules", graph_secret=SECRET)
     m.append_bead("I live in Lisbon.", id="lis", ts=T)
     assert m.wait_learned(10)
     mirror = zc(m)
@@ -190,7 +194,7 @@ def test_triples_carry_validity_and_a_supersede_goes_again(
 def test_late_learned_facts_go_with_their_resolved_end(
     open_memory: Opener, zep: FakeZep, zc: Make
 ) -> None:
-    m = open_memory("a", extractor="rules")
+    m = open_memory("a", extractor="rules", graph_secret=SECRET)
     m.append_bead("I moved to Porto.", id="por", ts=T + 3600)
     m.append_bead("I live in Lisbon.", id="lis", ts=T)  # said before, learned after
     assert m.wait_learned(10)
@@ -211,8 +215,8 @@ def test_a_persons_edge_goes_with_its_stated_validity(
 
 
 def test_only_this_replicas_edges_go_out(open_memory: Opener, zep: FakeZep, zc: Make) -> None:
-    a = open_memory("a", replica_id="ra", extractor="rules")
-    b = open_memory("b", replica_id="rb", extractor="rules")
+    a = open_memory("a", replica_id="ra", extractor="rules", graph_secret=SECRET)
+    b = open_memory("b", replica_id="rb", extractor="rules", graph_secret=SECRET)
     a.append_bead("I live in Lisbon.", id="lis", ts=T)
     a.append_bead("I moved to Porto.", id="por", ts=T + 3600)
     assert a.wait_learned(10)

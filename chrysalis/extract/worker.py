@@ -86,6 +86,10 @@ class KnowledgeWrites(Protocol):
 
     def collect(self, edge_ids: Sequence[str], node_ids: Sequence[str]) -> Any: ...
 
+    def rekey_due(self) -> bool: ...
+
+    def rekey(self) -> Any: ...
+
     def put_meta(self, name: str, value: Any) -> None: ...
 
 
@@ -201,7 +205,10 @@ class KnowledgeWorker:
                 self._save(force=False)
 
     def step(self) -> bool:
-        """One batch of retraction, then of extraction; True if there may be more."""
+        """A move to a new graph key if one is due, one batch of retraction, then of
+        extraction; True if there may be more."""
+        if self.writes.rekey_due():
+            self.writes.rekey()  # before anything is named under the new key
         more = self._retract_forgotten()
         extracting = False
         if self.extractor is not None and self._may_extract():
@@ -230,6 +237,8 @@ class KnowledgeWorker:
         # The cursors first, then the log: the worker's own ops (a retraction's) land after
         # the step that wrote them, and must be seen too before this says caught up.
         seen, extracted = self._forgets_seen, self._extracted_at
+        if self.writes.rekey_due():
+            return False
         vv = self.reader.version_vector()
         if any(seq > seen.get(r, 0) for r, seq in vv.items()):
             return False

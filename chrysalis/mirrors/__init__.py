@@ -14,6 +14,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +78,20 @@ class Mirror(abc.ABC):
         """Where a forgotten bead stands in the service: (``gone`` | ``pending`` | ``marked``,
         why), for its forget receipt."""
 
+    @abc.abstractmethod
+    def probe(self) -> None:
+        """Raise `MirrorError` unless the service answers now, with our key: a drop asks
+        first, and is refused (nothing changed) rather than leave the memory's text there."""
+
+    @abc.abstractmethod
+    def erase_all(self, replicas: Collection[str]) -> dict[str, Any]:
+        """The memory is dropped: take out of the service everything this replica sent there
+        (whole sessions: the memory is gone everywhere, whoever of ``replicas``, the memory's
+        replica ids, wrote to them). What was done, for the drop's receipt: ``kind``, ``url``,
+        ``user_id``, ``state`` (``gone``, or ``marked`` / ``kept`` when the service keeps
+        something, each named in ``kept`` with why), ``why``, ``sessions`` (deleted).
+        `MirrorError` when the service fails part way: calling again finishes the work."""
+
     def close(self) -> None:  # noqa: B027 - optional
         """Release connections."""
 
@@ -124,6 +139,23 @@ class OpLogMirror(Mirror):
             raise
         self.health.ok(what, result)
         return result
+
+    def probe(self) -> None:
+        check_loopback_service(self.base_url, self.kind, MirrorError)
+        self._probe()
+
+    def erase_all(self, replicas: Collection[str]) -> dict[str, Any]:
+        check_loopback_service(self.base_url, self.kind, MirrorError)
+        with self._push_lock:  # no push of ours races the erase
+            place = self._erase_all({*replicas, self.store.replica_id})
+        return {"kind": self.kind, "url": self.base_url, "user_id": self.user_id, **place}
+
+    @abc.abstractmethod
+    def _probe(self) -> None: ...
+
+    @abc.abstractmethod
+    def _erase_all(self, ours: set[str]) -> dict[str, Any]:
+        """`erase_all` without its common fields; ``ours``: the memory's replica ids."""
 
     def _push(self) -> dict[str, Any]:
         sent = self._push_ops()

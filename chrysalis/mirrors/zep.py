@@ -14,6 +14,12 @@
 - Pull: the facts Zep derives per session become KG nodes (``type=fact``, metadata
   ``source=zep``) linked from the memory's user node by ``zep_fact`` edges.
 - Search: ``sessions/search`` within a time budget, for `assisted_retrieve`.
+- Drop: every session this replica sent beads to (recorded in LMDB), or that holds the memory's
+  beads, loses its memory (messages and the facts Zep derived): the memory is gone everywhere.
+  A session that also holds messages of replicas that are not the memory's (another memory on
+  the same Zep user: ``zep_user_id`` is ``chrysalis`` unless set, for every memory) keeps
+  them, and ours there are marked ``chrysalis_forgotten``. The Zep user stays (it may be
+  shared, and it holds no text).
 """
 
 from __future__ import annotations
@@ -141,7 +147,12 @@ class ZepMirror(OpLogMirror):
         return self._send_missing(flight["group"][1], flight["ids"])
 
     def _sent(self, flight: dict[str, Any]) -> dict[str, Any]:
-        return {self._meta + "bead:" + b: flight["group"][1] for b in flight["ids"]}
+        session = flight["group"][1]
+        # the session is remembered after its beads are forgotten: a drop deletes it
+        return {
+            self._meta + "session:" + session: True,
+            **{self._meta + "bead:" + b: session for b in flight["ids"]},
+        }
 
     def _message(self, bead_id: str) -> Any | None:
         from zep_python.types import Message
@@ -224,6 +235,52 @@ class ZepMirror(OpLogMirror):
         for node in self.memory.all_nodes():
             if node.type == "fact" and node.metadata.get("zep_session") == session:
                 self.memory.remove_node(node.id)
+
+    # ---- drop ---------------------------------------------------------------------------------
+
+    def _probe(self) -> None:
+        self._missing(self.client.user.get, self.user_id)
+
+    def _erase_all(self, ours: set[str]) -> dict[str, Any]:
+        sessions = {name[len(self._meta + "session:") :]
+                    for name in self.store.metas(self._meta + "session:")}  # fmt: skip
+        sessions |= {str(s) for s in self.store.metas(self._meta + "bead:").values()}
+        sessions |= {self.session_of(s) for s in [None, *self.memory.sessions()]}
+        gone, kept = [], []
+        for session in sorted(sessions):
+            if self._missing(self.client.memory.get_session, session):
+                continue
+            mine, others = [], 0
+            for msg in self._messages(session):
+                if (msg.metadata or {}).get("chrysalis_origin") in ours:
+                    mine.append(msg)
+                else:
+                    others += 1
+            if not others:
+                self._call(self.client.memory.delete, session)  # its messages and facts
+                if mine:
+                    gone.append(session)
+                continue
+            for msg in mine:  # Zep's v2 API cannot delete one message
+                if not (msg.metadata or {}).get("chrysalis_forgotten"):
+                    meta = {**(msg.metadata or {}), "chrysalis_forgotten": True}
+                    self._call(self.client.memory.update_message_metadata, session,
+                               msg.uuid_, metadata=meta)  # fmt: skip
+            if mine:
+                kept.append({"session": session, "messages": len(mine), "others": others})
+        self._ready.clear()
+        user = f"Zep user {self.user_id} stays (it holds no text; other memories may use it)"
+        if not kept:
+            why = f"{len(gone)} sessions deleted with the facts Zep derived from them; {user}"
+            return {"state": "gone", "why": why, "sessions": gone, "kept": []}
+        why = (
+            f"{len(gone)} sessions deleted; {len(kept)} also hold messages of another memory "
+            f"or program using Zep user {self.user_id} (give each memory its own zep_user_id): "
+            "Zep's v2 API cannot delete one message, so this memory's there are marked "
+            "forgotten (never shown by Chrysalis) and their text and the facts Zep derived "
+            "in those sessions stay in Zep"
+        )
+        return {"state": "marked", "why": why, "sessions": gone, "kept": kept}
 
     # ---- pull: facts -------------------------------------------------------------------------
 

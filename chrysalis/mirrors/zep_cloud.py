@@ -15,6 +15,10 @@
   the user's graph: v4 does not say which episode a message became.
 - Pull: graph edges Zep derived (not ours) become fact nodes, as with the zep-python mirror.
 - Search: ``graphs/{user}/search/edges`` within the budget.
+- Drop: every thread this replica wrote is deleted, and every edge of the user's graph that
+  this memory sent (``chrysalis_edge``). Facts Zep derived from the messages stay (v4 does not
+  say which thread a fact came from, and the user may hold another memory's: ``zep_user_id``
+  is ``chrysalis`` unless set); the receipt counts them. The user stays, for the same reason.
 """
 
 from __future__ import annotations
@@ -220,6 +224,69 @@ class ZepCloudMirror(OpLogMirror):
             }
         )
         return "erased"
+
+    # ---- drop ---------------------------------------------------------------------------------
+
+    def _probe(self) -> None:
+        self._unless_missing(self.client.user.lookup, user_id=self.user_id)  # 404: none yet
+
+    def _unless_missing(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+        """`_call`, where a 404 (nothing there, or gone already) is no error."""
+        from zep_cloud.core.api_error import ApiError
+
+        try:
+            fn(*args, request_options={"max_retries": 2}, **kwargs)
+        except ApiError as exc:
+            if exc.status_code != 404:
+                raise MirrorError(f"zep-cloud {self.base_url}: HTTP {exc.status_code}") from None
+        except Exception as exc:
+            raise MirrorError(f"zep-cloud {self.base_url}: {type(exc).__name__}") from None
+
+    def _erase_all(self, ours: set[str]) -> dict[str, Any]:
+        prefix = self._meta + "thread:"
+        gone = []
+        for name, thread in sorted(self.store.metas(prefix).items()):
+            self._unless_missing(
+                self.client.thread.delete, str(thread), idempotency_key=self._key("drop", thread)
+            )
+            gone.append(name[len(prefix) :])
+        user = self.store.get_meta(self._meta + "user")
+        edges, derived = 0, 0
+        if user:
+            mine = self._edges_sent() | {e.id for e in self.memory.all_edges(include_invalid=True)}
+            # the pager reads every page (the calls after the first are the pager's)
+            listed = self._call(lambda **kw: list(self.client.graph.edge.list(str(user), **kw)),
+                                page_size=100)  # fmt: skip
+            for edge in listed:
+                if (edge.attributes or {}).get("chrysalis_edge") in mine and edge.uuid_:
+                    key = self._key("drop-edge", edge.uuid_)
+                    self._unless_missing(
+                        self.client.graph.edge.delete, str(user), edge.uuid_, idempotency_key=key
+                    )
+                    edges += 1
+                elif not (edge.attributes or {}).get("chrysalis_edge"):
+                    derived += 1
+        done = f"{len(gone)} threads and {edges} facts this memory sent deleted"
+        place: dict[str, Any] = {"sessions": gone, "edges_deleted": edges, "kept": []}
+        if not derived:
+            why = f"{done}; Zep user {self.user_id} stays (other memories may use it)"
+            return {"state": "gone", "why": why, **place}
+        why = (
+            f"{done}; {derived} facts Zep derived stay in the graph of Zep user "
+            f"{self.user_id}: v4 does not say which thread a fact came from, and other "
+            "memories may use that user (give each memory its own zep_user_id, and delete "
+            "the user in Zep once it holds this memory alone)"
+        )
+        place["kept"] = [{"graph": self.user_id, "facts": derived}]
+        return {"state": "kept", "why": why, **place}
+
+    def _edges_sent(self) -> set[str]:
+        """The edges this replica's own ops put (what its pushes sent as triples)."""
+        me, after, found = self.store.replica_id, 0, set()
+        while ops := self.memory.reader.ops_range(me, after, 1000):
+            found |= {op["target"] for op in ops if op["kind"] == OpKind.EDGE_PUT}
+            after = ops[-1]["seq"]
+        return found
 
     # ---- pull and search ---------------------------------------------------------------------
 

@@ -81,6 +81,13 @@ class Sync:
         # Called (from the run that found out) when the memory was dropped by another of its
         # laptops: its owner erases this copy (the daemon does; see drop.py).
         self.on_dropped: Callable[[], None] | None = None
+        # The memory's replicas must name extracted entities alike (`graph.EntityNames`):
+        # under the sync key when there is one (never stored), else under the plaintext
+        # remote's format id, known here once we have opened it.
+        if self._secret is not None:
+            memory.use_graph_secret(self._secret, keep=False)
+        elif (known := self.local.known_format(self.remote.url)) is not None:
+            self._use_format_key(known)
 
     # ---- the remote's format -------------------------------------------------------------------
 
@@ -112,6 +119,8 @@ class Sync:
                     Scrubber(s, hb, self.blob_grace),
                 )
                 self.format, self.key = fmt, key
+                if key is None:
+                    self._use_format_key(fmt)
             return self._bound
 
     def _check_dropped(self, known: dict[str, Any]) -> None:
@@ -130,6 +139,10 @@ class Sync:
         if marker is not None:
             s = Session(self.remote, self.local, known, key(), self.health)
             drop.stop(s, self.remote, marker, self.health)
+
+    def _use_format_key(self, fmt: dict[str, Any]) -> None:
+        if self._secret is None and fmt.get("id"):
+            self.memory.use_graph_secret(f"format:{fmt['id']}", keep=True)
 
     def _open(self) -> dict[str, Any]:
         """``format.json`` as read (see `_connect`)."""

@@ -152,8 +152,13 @@ class ForgetIn(Selector):
     )
     expect: Annotated[int, Field(ge=0)] | None = Field(
         None,
-        description="the count a dry run showed: if another number of beads matches now, "
-        "409 and nothing is forgotten",
+        description="the count a dry run showed, checked with expect_digest (alone it is "
+        "refused: a count cannot tell which beads were seen)",
+    )
+    expect_digest: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
+        None,
+        description="the expect_digest a dry run answered: unless exactly the beads it was "
+        "computed over match now, 409 and nothing is forgotten",
     )
 
     @model_validator(mode="after")
@@ -180,6 +185,10 @@ class ForgetPreview(BaseModel):
     matched: int = Field(description="beads that match, in all")
     more: bool = Field(description=f"more match than one call forgets ({MAX_SELECT:,})")
     beads: list[PreviewBead] = Field(description="the first 50 of them, oldest first")
+    expect_digest: str = Field(
+        description="a hash of the ids of every bead that matched: pass it to the forget to "
+        "forget exactly these"
+    )
 
 
 class ForgetDone(BaseModel):
@@ -189,6 +198,9 @@ class ForgetDone(BaseModel):
     ids: list[str] = Field(description="the beads forgotten, oldest first")
     matched: int = Field(description="beads that matched before this call")
     more: bool = Field(description="beads are left that match: call again for them")
+    expect_digest: str = Field(
+        description="the digest of the matched beads left (when ``more``): the next call passes it"
+    )
 
 
 class EdgeIn(_In):

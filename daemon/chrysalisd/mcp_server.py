@@ -148,8 +148,9 @@ def build(
         "never by similarity), a time range, a role. Every field given must hold; at least one "
         "is needed. Two steps: call with dry_run=true (the default) to see how many match and "
         "the first 50, changing nothing; then, if they are what should go, call again with "
-        "the same fields, dry_run=false and confirm_count set to the count seen. If the match "
-        "changed in between, nothing is forgotten and the tool says so."
+        "the same fields, dry_run=false and confirm_digest set to the expect_digest it "
+        "answered. If the match changed in between (a memory forgotten or a matching one "
+        "written), nothing is forgotten and the tool says so."
     )
     @daemon_call
     def forget_where(
@@ -165,27 +166,32 @@ def build(
         after: When = None,
         role: Literal["user", "assistant", "system", "tool", "note"] | None = None,
         dry_run: Annotated[bool, Field(description="only show what matches (the default)")] = True,
-        confirm_count: Annotated[
-            int | None, Field(ge=0, description="the count the dry run showed; needed to forget")
+        confirm_digest: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=100,
+                description="the expect_digest the dry run answered; needed to forget",
+            ),
         ] = None,
     ) -> dict[str, Any]:
-        # Safe by default: an agent sees what it deletes, and a real forget names the count it
-        # saw, so the daemon refuses when more (or other) memories match than were shown.
+        # Safe by default: an agent sees what it deletes, and a real forget names the digest of
+        # the ids it saw, so the daemon refuses when other memories match than were shown.
         selector = selector_body(session_id, path, tag, query, before, after, role)
         if dry_run:
             seen: dict[str, Any] = client.raw(Routes.forget_where(selector, dry_run=True))
             if seen["matched"]:
                 seen["to_forget"] = (
                     "call forget_where again with the same fields, dry_run=false and "
-                    f"confirm_count={seen['matched']}"
+                    f"confirm_digest={seen['expect_digest']}"
                 )
             return seen
-        if confirm_count is None:
+        if confirm_digest is None:
             raise InvalidInput(
                 "nothing was forgotten: to forget, first call with dry_run=true, then again "
-                "with dry_run=false and confirm_count set to the count it matched"
+                "with dry_run=false and confirm_digest set to the expect_digest it answered"
             )
-        call = Routes.forget_where(selector, dry_run=False, expect=confirm_count)
+        call = Routes.forget_where(selector, dry_run=False, expect_digest=confirm_digest)
         return client.raw(call)  # type: ignore[no-any-return]
 
     @server.tool(description="The agent's persona: name, description, goals, norms, traits.")

@@ -45,6 +45,7 @@ log = logging.getLogger("chrysalisd")
 SECTION_FILE = "memory.json"
 PREFIX = "/v1/m/"
 DROP_WAIT = 30.0  # seconds a drop waits for the requests still in the memory
+MIRROR_RETRY = (1.0, 60.0)  # first and longest wait between tries to take an erased copy out of Zep
 # What of a data dir is the memory's (the store, its blobs, its indexes): erased from the
 # default's data dir, which also holds the other memories (and maybe the user's own files).
 MEMORY_PARTS = ("lmdb", "blobs", "index")
@@ -78,6 +79,7 @@ class Memories:
         self._hosts: dict[str, Daemon] = {}
         self._lock = threading.RLock()
         self._closed = False  # the daemon is stopping: an erased memory is not opened again
+        self._stopping = threading.Event()  # the same, for an erase waiting on its mirror
         self.metrics.registry.register(Figures(self.in_use))
 
     @classmethod
@@ -188,11 +190,16 @@ class Memories:
         read at their next sync, then every other object under the remote's prefix:
         `chrysalis.sync.drop`), then here (closed, its data dir deleted). Every item kind
         goes with it (beads, facts, nodes, persona, skills, vectors, derived items, the op
-        history). What was done, place by place.
+        history), and its Zep mirror takes out of Zep every session this laptop sent to
+        (`Mirror.erase_all`; each other laptop does the same when it erases its copy). What
+        was done, place by place (``zep``: gone, marked or kept, and why).
 
         `Unavailable` (nothing dropped, the memory serves on) when the remote cannot be
         opened or the marker cannot be written: dropping here alone would let the others
-        push it all back into a memory made again under the same name and remote."""
+        push it all back into a memory made again under the same name and remote. The same
+        when its Zep mirror does not answer: once the data dir is gone nothing here would
+        know which sessions hold the memory's text. Zep is asked first, so it fails only if
+        it stops answering in the moment between (the receipt then says ``pending``)."""
         check_memory_name(name)
         if name == DEFAULT_MEMORY:
             raise InvalidInput("the default memory cannot be dropped; forget its beads instead")
@@ -213,10 +220,22 @@ class Memories:
             )
         host.jobs.remove_all(wait=True)
         receipt: dict[str, Any] = {"memory": name, "erased": host.counts()}
-        receipt["remote"] = receipt["replicas"] = None
+        receipt["remote"] = receipt["replicas"] = receipt["zep"] = None
+        if host.mirror is not None:
+            try:
+                host.mirror.probe()
+            except ChrysalisError as exc:
+                close(host)
+                self._add(name, host.settings)  # as it was: its jobs run again
+                raise Unavailable(
+                    f"memory {name!r} was not dropped: its Zep mirror {host.settings.zep_url} "
+                    f"does not answer now ({exc.message}), and a drop takes the memory out "
+                    "of Zep too; nothing changed, try again when Zep answers"
+                ) from None
+        peers: list[str] = []
         if host.sync is not None:
             try:
-                receipt["remote"], receipt["replicas"] = _drop_remote(host)
+                receipt["remote"], receipt["replicas"], peers = _drop_remote(host)
             except ChrysalisError as exc:
                 close(host)
                 self._add(name, host.settings)  # as it was: its jobs run again
@@ -224,6 +243,8 @@ class Memories:
                     f"memory {name!r} was not dropped: its remote {host.settings.remote} "
                     f"cannot take the drop now ({exc.message}); nothing changed, try again"
                 ) from None
+        if host.mirror is not None:
+            receipt["zep"] = _drop_mirror(host, peers)
         directory = host.memory.path
         close(host)
         shutil.rmtree(directory)
@@ -235,7 +256,10 @@ class Memories:
         """Erase this laptop's copy of a memory another laptop dropped (its sync found the
         drop marker and stopped: nothing was pushed back). A memory made at run time goes
         (like a drop, without the remote); default and a ``[memories.NAME]`` table of the
-        config file are opened again empty (the config still names them)."""
+        config file are opened again empty (the config still names them). Its Zep mirror
+        first takes out of Zep what this laptop sent there; while Zep does not answer the
+        data dir stays (closed, requests answer 404) and it tries again, and if the daemon
+        stops meanwhile, its next start reads the drop marker again and finishes."""
         name = host.name
         with self._lock:
             if self._hosts.get(name) is not host:
@@ -246,6 +270,9 @@ class Memories:
         host.jobs.remove_all(wait=True)
         directory = host.memory.path
         erased = host.counts()
+        if host.mirror is not None and not self._erase_mirror(host):
+            close(host)  # the daemon is stopping: the next start finishes the erase
+            return
         close(host)
         if name == DEFAULT_MEMORY:  # the data dir itself: only the memory's own parts
             for part in MEMORY_PARTS:
@@ -258,6 +285,29 @@ class Memories:
                 self._add(name, host.settings)
             except Exception:  # this thread's end: say it in the log, the daemon serves on
                 log.exception("memory %s: cannot open it again, empty, after its erase", name)
+
+    def _erase_mirror(self, host: Daemon) -> bool:
+        """Take a dropped memory out of its mirror, trying again until it answers; False
+        if the daemon stops first."""
+        assert host.mirror is not None
+        ours = set(host.memory.version_vector())
+        wait, longest = MIRROR_RETRY
+        while True:
+            try:
+                place = host.mirror.erase_all(ours)
+            except ChrysalisError as exc:
+                log.warning(
+                    "memory %s: cannot take it out of Zep %s now (%s); its copy here is erased "
+                    "once it can, trying again in %g s", host.name, host.settings.zep_url,
+                    exc.message, wait,
+                )  # fmt: skip
+            else:
+                log.warning("memory %s: taken out of zep %s: %s", host.name, place["url"],
+                            place["why"])  # fmt: skip
+                return True
+            if self._stopping.wait(wait):
+                return False
+            wait = min(wait * 2, longest)
 
     def retrieve_across(
         self, names: list[str], query: str, *, k: int, token_budget: int | None, **ask: Any
@@ -295,21 +345,22 @@ class Memories:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._stopping.set()
             hosts, self._hosts = list(self._hosts.values()), {}
         for host in reversed(hosts):
             close(host)
 
 
-def _drop_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Drop a memory in its remote (`Sync.drop`): what was done there, and the other laptops,
-    each ``pending`` until its next sync, which erases its copy. Raises when the remote cannot
-    take the drop (nothing written)."""
+def _drop_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """Drop a memory in its remote (`Sync.drop`): what was done there, the other laptops,
+    each ``pending`` until its next sync, which erases its copy, and every replica id the
+    remote knew. Raises when the remote cannot take the drop (nothing written)."""
     sync = host.sync
     assert sync is not None
     try:
         done = sync.drop()
     except MemoryDropped as exc:  # another laptop dropped it first: the remote is done
-        return {"url": sync.remote.url, "ok": True, "already": exc.message}, []
+        return {"url": sync.remote.url, "ok": True, "already": exc.message}, [], []
     peers = done.pop("peers")
     me = host.memory.replica_id
     replicas = [
@@ -322,7 +373,29 @@ def _drop_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         for r, hb in sorted(peers.items())
         if r != me and not hb.get("decommissioned")
     ]
-    return done, replicas
+    return done, replicas, sorted(peers)
+
+
+def _drop_mirror(host: Daemon, peers: list[str]) -> dict[str, Any]:
+    """Take a dropped memory out of its mirror (`Mirror.erase_all`), for the receipt. It
+    answered the probe a moment ago; if it fails now the receipt says ``pending``, naming
+    what stays, since nothing here remembers it once the data dir is gone."""
+    assert host.mirror is not None
+    try:
+        return host.mirror.erase_all({*host.memory.version_vector(), *peers})
+    except ChrysalisError as exc:
+        sessions = ", ".join(["default", *host.memory.sessions()])
+        return {
+            "kind": host.mirror.kind,
+            "url": host.settings.zep_url,
+            "user_id": host.settings.zep_user_id,
+            "state": "pending",
+            "why": f"Zep stopped answering during the drop ({exc.message}): the sessions of "
+            f"Zep user {host.settings.zep_user_id} for this memory's sessions ({sessions}) "
+            "may still hold its text; delete them in Zep",
+            "sessions": [],
+            "kept": [],
+        }
 
 
 def close(host: Daemon) -> None:

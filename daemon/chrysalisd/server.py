@@ -43,6 +43,7 @@ from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
 from chrysalis.remotes import open_remote
+from chrysalis.segment import read_key_file
 from chrysalis.sync import Sync
 from chrysalis.transport import check_socket_owner, peer_uid, who
 
@@ -285,6 +286,7 @@ def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
 def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics) -> Daemon:
     """Open memory ``name`` as its ``settings`` say, its jobs in ``jobs``: the store, and its
     remote and mirror when it has them."""
+    key_file = settings.sync_key_file if settings.remote else None
     memory = Memory.open(
         settings.data_dir.expanduser(),
         sync=settings.durable,
@@ -296,6 +298,9 @@ def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics)
         functional=settings.functional_predicates,
         extract_budget=Budget(settings.extract_calls_per_hour, settings.extract_tokens_per_hour),
         summary_after=settings.summary_after_s,
+        # Entity ids are keyed with the sync key from the start (`graph.EntityNames`): opened
+        # without it, the worker would name entities under another key until Sync came.
+        graph_secret=None if key_file is None else read_key_file(key_file),
     )
     daemon = Daemon(settings, memory, jobs, name, metrics)
     try:

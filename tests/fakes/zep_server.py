@@ -367,6 +367,12 @@ class FakeZep:
                 if not 1 <= len(out) <= 100:
                     raise _Refused("1 to 100 edges")
                 return 202, {"edges": [{"uuid": e["uuid"]} for e in out]}
+            case "DELETE", ["graphs", gid, "edges", eid]:
+                self._graph(gid)
+                if self.edges.get(eid, {}).get("graph_uuid") != gid:
+                    raise _Missing(f"no edge {eid} in graph {gid}")
+                del self.edges[eid]
+                return 202, {"task": {"uuid": str(uuid.uuid4()), "status": "pending"}}
             case "POST", ["graphs", gid, "edges", "list"]:
                 _keys(body or {}, {"filters"})
                 self._graph(gid)

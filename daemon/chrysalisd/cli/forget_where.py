@@ -1,9 +1,10 @@
 """``chrysalis forget`` with a selector: preview what matches, ask once, forget exactly that.
 
 The command itself lives with the other memory commands (`memory.forget`); this module holds
-its selector options and what it does with them. The real forget is sent with ``expect`` set
-to the count the preview showed, so a bead that arrives in between is never forgotten unseen:
-the daemon refuses (409) and nothing is forgotten.
+its selector options and what it does with them. The real forget is sent with the
+``expect_digest`` the preview answered (a hash of the ids it matched), so if the match changed
+in between (a bead forgotten, or a matching one written) the daemon refuses (409) and nothing
+is forgotten. What was forgotten is then shown as one combined forget receipt.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from chrysalis.client import Routes
 from chrysalis.errors import SelectionChanged
 
 from .common import client_for, epoch_or_text, print_json
+from .receipts import show_receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
 SELECTOR_FLAGS = "--session, --path, --tag, --query, --before, --after, --role"
@@ -86,9 +88,17 @@ def show(seen: dict[str, Any]) -> None:
 
 
 def run(
-    ctx: click.Context, selector: dict[str, Any], *, dry_run: bool, yes: bool, as_json: bool
+    ctx: click.Context,
+    selector: dict[str, Any],
+    *,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+    wait: float | None = None,
 ) -> None:
-    """Preview; unless ``dry_run``, ask once (unless ``yes``) and forget what was previewed."""
+    """Preview; unless ``dry_run``, ask once (unless ``yes``), forget exactly what was
+    previewed (batch after batch, each confirmed by the digest the last call answered) and
+    print the combined receipt (`receipts.show_receipts`, waiting up to ``wait`` seconds)."""
     if not selector:
         raise click.UsageError(f"give a bead ID, or a selector: {SELECTOR_FLAGS}")
     client = client_for(ctx)
@@ -107,10 +117,11 @@ def run(
             click.echo("nothing forgotten", err=as_json)
             return
     ids: list[str] = []
-    expect = n
+    digest = seen["expect_digest"]
     while True:
         try:
-            done = client.raw(Routes.forget_where(selector, dry_run=False, expect=expect))
+            call = Routes.forget_where(selector, dry_run=False, expect_digest=digest)
+            done = client.raw(call)
         except SelectionChanged as exc:
             if ids:
                 exc.message = f"forgot {len(ids)}, then stopped: {exc.message}"
@@ -118,8 +129,5 @@ def run(
         ids += done["ids"]
         if not done["more"]:
             break
-        expect = done["matched"] - len(done["ids"])
-    if as_json:
-        print_json({"forgotten": len(ids), "ids": ids})
-    else:
-        click.echo(f"forgot {len(ids)} bead{'' if len(ids) == 1 else 's'}")
+        digest = done["expect_digest"]
+    show_receipts(client, ids, wait, as_json)

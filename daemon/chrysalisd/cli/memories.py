@@ -107,3 +107,6 @@ def drop(ctx: click.Context, name: str, yes: bool, as_json: bool) -> None:
         )
     for r in receipt.get("replicas") or []:
         click.echo(f"  laptop {r['replica']}: {r['state']} ({r['why']})")
+    zep = receipt.get("zep")
+    if zep is not None:
+        click.echo(f"  zep {zep['url']}: {zep['state']} ({zep['why']})")

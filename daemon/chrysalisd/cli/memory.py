@@ -229,16 +229,17 @@ def forget(
     exactly those beads are forgotten (if the match changed meanwhile, nothing is). A query
     matches the beads holding every one of its words, never by similarity.
 
-    A bead ID forgets that bead and prints its forget receipt: each place the content went
-    (this laptop's files, the other laptops, the remote's objects, Zep) and whether it is
-    gone there yet; ``--wait`` waits until no place is pending. Forgetting again only
-    prints the receipt.
+    Either way the forget receipt is printed (one for all the beads a selector forgot): each
+    place the content went (this laptop's files, the other laptops, the remote's objects,
+    Zep) and whether it is gone there yet; ``--wait`` waits until no place is pending and
+    exits 3 if some place still holds it. Forgetting a bead ID again only prints the
+    receipt.
 
     \b
     Example:
       chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab --wait 60
       chrysalis forget --session chat-7 --dry-run
-      chrysalis forget --path docs/ --yes
+      chrysalis forget --path docs/ --yes --wait 60
       chrysalis forget --query "old api key" --before 2026-01-01
     """
     chosen = forget_where.selector_of(
@@ -248,9 +249,9 @@ def forget(
     if chosen or bead_id is None:
         if bead_id is not None:
             raise click.UsageError("give a bead ID or a selector, not both")
-        if wait is not None:
-            raise click.UsageError("--wait goes with a bead ID (its receipt)")
-        forget_where.run(ctx, chosen, dry_run=dry_run, yes=yes, as_json=as_json)
+        if wait is not None and dry_run:
+            raise click.UsageError("--wait goes with a forget, not a --dry-run")
+        forget_where.run(ctx, chosen, dry_run=dry_run, yes=yes, as_json=as_json, wait=wait)
         return
     if dry_run or yes:
         raise click.UsageError("--dry-run and --yes go with a selector")

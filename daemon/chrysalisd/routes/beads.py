@@ -128,19 +128,25 @@ def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
     a directory), a tag, a query (beads holding every word of it; never by similarity), a
     time range (``after``, ``before``), a role; every field given must hold, and an empty
     selector is refused (400). A dry run is the default: it answers how many match and the
-    first 50, and changes nothing. With ``"dry_run": false`` the oldest 10,000 matches are
-    forgotten in one commit (``more``: call again for the rest); with ``expect``, a match of
-    another count than the preview's is refused with 409 and nothing is forgotten."""
+    first 50, and ``expect_digest``, a hash of every matched id; it changes nothing. With
+    ``"dry_run": false`` the oldest 10,000 matches are forgotten in one commit (``more``:
+    call again for the rest, with the ``expect_digest`` answered). With ``expect_digest``,
+    unless exactly the beads the dry run saw match now, 409 and nothing is forgotten.
+    ``expect`` (the count shown) may go with it; alone it is refused (400): a count cannot
+    tell which beads were seen."""
     from chrysalis.select import preview
 
     selector = body.selector()
     if body.dry_run:
         selection = d.memory.select_beads(selector)
         beads = preview(d.memory.reader, selection.ids)
-        return {"matched": selection.matched, "more": selection.more, "beads": beads}
-    forgotten, selection = d.memory.forget_where(selector, expect=body.expect)
+        return {"matched": selection.matched, "more": selection.more, "beads": beads,
+                "expect_digest": selection.digest}  # fmt: skip
+    forgotten, selection = d.memory.forget_where(
+        selector, expect=body.expect, expect_digest=body.expect_digest
+    )
     return {"forgotten": len(forgotten), "ids": forgotten, "matched": selection.matched,
-            "more": selection.more}  # fmt: skip
+            "more": selection.more, "expect_digest": selection.rest_digest}  # fmt: skip
 
 
 @router.post("/v1/retrieve", response_model=RetrievalResult, tags=["retrieval"])

@@ -53,8 +53,11 @@ def drop_memory(m: M, name: Name) -> dict[str, Any]:
     memory is closed and its data dir deleted; each other laptop reads the marker at its next
     sync and erases its copy, pushing nothing back. A memory made again with the same name and
     remote starts empty. It waits for the requests still in the memory (409 if they run on
-    past 30 s: nothing dropped); 503 when the remote cannot take the drop (nothing dropped).
-    The receipt: ``erased`` (the counts); ``remote`` (``url``, ``marker``,
-    ``objects_removed``, ``left``, ``ok``); ``replicas`` (each other laptop, ``pending``
-    until its next sync); ``data_dir``. The default memory cannot be dropped."""
+    past 30 s: nothing dropped); 503 when the remote cannot take the drop or its Zep mirror
+    does not answer (nothing dropped). Its Zep mirror deletes every session this laptop sent
+    to (each other laptop does the same when it erases its copy). The receipt: ``erased``
+    (the counts); ``remote`` (``url``, ``marker``, ``objects_removed``, ``left``, ``ok``);
+    ``replicas`` (each other laptop, ``pending`` until its next sync); ``zep`` (``state``:
+    gone, or marked / kept naming what Zep keeps, and ``why``; ``sessions`` deleted);
+    ``data_dir``. The default memory cannot be dropped."""
     return m.drop(name)
