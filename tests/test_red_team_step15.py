@@ -334,3 +334,44 @@ def _signed_in(daemon: DaemonProcess) -> tuple[int, str]:
     marker = b'name="chrysalis-session" content="'
     assert marker in page, page[:300]
     return port, page.split(marker, 1)[1].split(b'"', 1)[0].decode()
+
+
+# ---- keyed entity ids: a passphrase is not a key ------------------------------------------------
+
+PASSPHRASE = "correct horse battery staple"
+PASSPHRASES = ["hunter2hunter2", "password1234", "letmeinletmein", PASSPHRASE, "0123456789ab"]
+
+
+def test_an_entity_id_is_no_fast_test_of_a_sync_passphrase(tmp_path: Path) -> None:
+    """A sync key file may hold a passphrase: the data key is scrypt of it (slow to guess).
+    On main the graph key was a plain BLAKE2b of the same passphrase, so one entity whose name
+    and id anyone holding a copy of the data dir (or a mirror of the graph) can read turned the
+    passphrase into a fast guess: one hash per candidate, then the remote decrypts and every
+    forgotten entity's id is testable again. Two replicas with the passphrase still agree."""
+    import hashlib
+
+    from chrysalis.graph import derived_node_id
+
+    a = Memory.open(tmp_path / "a", sync=False, extractor="rules", graph_secret=PASSPHRASE)
+    b = Memory.open(tmp_path / "b", sync=False, extractor="rules", graph_secret=PASSPHRASE)
+    try:
+        for m in (a, b):
+            m.append_bead("Ada Lovelace wrote the notes.", session_id="notes")
+            assert m.wait_learned(10)
+        ids = {n.id for n in a.all_nodes() if n.name == "Ada Lovelace"}
+        assert ids and ids == {n.id for n in b.all_nodes() if n.name == "Ada Lovelace"}
+        fast = {
+            candidate
+            for candidate in PASSPHRASES
+            if derived_node_id(
+                "Ada Lovelace",
+                hashlib.blake2b(
+                    candidate.encode(), digest_size=32, person=b"chrysalis-graph"
+                ).digest(),
+            )
+            in ids
+        }
+        assert fast == set(), "one BLAKE2b per guess recovers the sync passphrase"
+    finally:
+        a.close()
+        b.close()
