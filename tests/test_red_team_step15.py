@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import shutil
 import socket
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from chrysalis.sync import Sync
 from tests.daemon_process import DaemonProcess
 
 from .test_loopback_squatter import Squatter, logs  # noqa: F401 (a fixture)
-from .test_socket_owner import mallory  # noqa: F401 (a fixture)
+from .test_socket_owner import mallory, run_as, shared  # noqa: F401 (fixtures)
 from .test_stop import stop_cli
 
 Opener = Callable[..., Memory]
@@ -375,3 +376,50 @@ def test_an_entity_id_is_no_fast_test_of_a_sync_passphrase(tmp_path: Path) -> No
     finally:
         a.close()
         b.close()
+
+
+# ---- the sign-in page in a shared /tmp: holds ---------------------------------------------------
+
+
+def test_the_sign_in_page_in_a_shared_tmp_is_neither_readable_nor_a_lever(
+    mallory: pwd.struct_passwd,  # noqa: F811
+    shared: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without XDG_RUNTIME_DIR the page goes to the shared temp dir. Another user plants a
+    folder and a symlink with the page's prefix (to make us delete or write through them) and
+    then tries to read the page: the link and their folder are left alone, the page is ours,
+    0600 in a 0700 folder, and they read nothing."""
+    import tempfile
+
+    from chrysalisd.cli.signin import PREFIX, write_signin_page
+
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("the owner's file")
+    run_as(
+        mallory,
+        f"import os; os.mkdir({str(shared / (PREFIX + 'theirs'))!r}, 0o777); "
+        f"os.symlink({str(precious)!r}, {str(shared / (PREFIX + 'link'))!r})",
+    )
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(shared))
+    page = write_signin_page("http://127.0.0.1:1/signin", "T0KEN-secret", None, 90)
+    try:
+        assert page.parent.parent == shared
+        assert (precious / "keep.txt").read_text() == "the owner's file"
+        assert (shared / (PREFIX + "theirs")).is_dir()
+        assert (page.stat().st_mode & 0o777, page.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+        probe = (
+            "import os, sys\n"
+            f"for p in ({str(page)!r}, {str(page.parent)!r}):\n"
+            "    try:\n"
+            "        (open(p).read() if os.path.isfile(p) else os.listdir(p))\n"
+            "        sys.exit('read ' + p)\n"
+            "    except PermissionError:\n"
+            "        pass\n"
+        )
+        run_as(mallory, probe)
+    finally:
+        shutil.rmtree(page.parent, ignore_errors=True)
