@@ -30,11 +30,24 @@ def node_id(name: str) -> str:
 GRAPH_KEY_BYTES = 32
 
 
+# scrypt's cost for a passphrase, as the sync key's data key has (segment.SCRYPT); the salt
+# is fixed: every replica must derive the same key before it has opened the remote.
+_SCRYPT = {"n": 1 << 15, "r": 8, "p": 1}
+_PASSPHRASE_SALT = b"chrysalis-graph-key"
+
+
 def graph_key(secret: bytes | str) -> bytes:
-    """The graph key a shared secret gives (the sync key, or a remote's format id): every
-    replica holding the secret derives the same key, and the key says nothing of the secret."""
-    raw = secret.encode() if isinstance(secret, str) else secret
-    return hashlib.blake2b(raw, digest_size=GRAPH_KEY_BYTES, person=b"chrysalis-graph").digest()
+    """The graph key a shared secret gives: every replica holding the secret derives the
+    same key, and the key says nothing of the secret. ``bytes`` are a key already (a sync
+    key's 32 bytes, or a plaintext remote's ``format:<id>``, which is no secret) and are
+    hashed; a ``str`` is a passphrase, stretched with scrypt first: an entity's name and id,
+    readable where the graph is, must not make guessing the passphrase any cheaper than the
+    data key's scrypt does."""
+    if isinstance(secret, str):
+        secret = hashlib.scrypt(
+            secret.encode(), salt=_PASSPHRASE_SALT, dklen=32, maxmem=64 << 20, **_SCRYPT
+        )
+    return hashlib.blake2b(secret, digest_size=GRAPH_KEY_BYTES, person=b"chrysalis-graph").digest()
 
 
 def derived_node_id(name: str, key: bytes) -> str:

@@ -30,21 +30,44 @@ _PROC_NET = Path("/proc/net")
 
 
 def loopback_address(url: str) -> tuple[str, int] | None:
-    """``(host, port)`` of ``url`` when it names this machine's loopback (``127.0.0.0/8``,
-    ``::1``, ``localhost``), else None (a remote host is not a local user's to take)."""
+    """``(host, port)`` of ``url`` when it names this machine's loopback, else None (a remote
+    host is not a local user's to take). Every spelling a connection would take to loopback
+    counts, given back in its plain form: ``localhost`` (also ``localhost.`` and
+    ``*.localhost``), ``127.0.0.0/8`` and ``::1``, their other forms (``127.1``,
+    ``2130706433``, ``::ffff:127.0.0.1``), and the unspecified addresses, which a connection
+    takes to loopback: ``0.0.0.0`` is ``127.0.0.1`` and ``::`` is ``::1`` (``OLLAMA_HOST=
+    0.0.0.0`` is how Ollama's own docs expose the server, and its clients read it too)."""
     parts = urlsplit(url if "://" in url else f"http://{url}")
-    host = parts.hostname or ""
+    host = (parts.hostname or "").rstrip(".")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         return None
-    if host == "localhost":
-        return host, port
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
+    if host == "localhost" or host.endswith(".localhost"):
+        return "localhost", port
+    ip = _ip(host)
+    if ip is None:
         return None
-    return (host, port) if ip.is_loopback else None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_unspecified:
+        ip = ipaddress.ip_address("127.0.0.1" if ip.version == 4 else "::1")
+    return (str(ip), port) if ip.is_loopback else None
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``host`` as an address, in any form the resolver takes for one (``inet_aton``'s short,
+    decimal, octal and hex forms included), or None for a name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if not host or ":" in host or not host[0].isdigit():
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def _addresses(host: str) -> set[str]:

@@ -72,15 +72,23 @@ def read(
 ) -> Any:
     """The drop marker of the memory the remote held under format ``fmt`` (``{id, by, at}``),
     or None when there is none, or it does not read under ``key()`` (asked only when there is
-    a marker: a passphrase's scrypt is not free): then it is reported in ``health.tampered``
-    (a forgery, or another key's)."""
+    a marker: a passphrase's scrypt is not free), or ``fmt`` is encrypted and ``key()`` gives
+    none: then it is reported in ``health.tampered`` (a forgery, or another key's)."""
     name = dropped_key(str(fmt.get("id")))
     try:
         raw = remote.get(name)
     except RemoteNotFound:
         return None
+    secret = key()
+    if fmt.get("encryption") and secret is None:
+        # An encrypted format's marker is sealed: without the key (none configured, or not
+        # this format's) an unsealed one would decode, and anyone who writes to the bucket
+        # could have us erase our copy. Opening the format then refuses, saying why.
+        health.tampered[name] = "a drop marker of an encrypted memory, and no key here to read it"
+        log.warning("%s: ignored", health.tampered[name])
+        return None
     try:
-        marker = decode(raw, kind=Kind.DROP, object_key=name, key=key())
+        marker = decode(raw, kind=Kind.DROP, object_key=name, key=secret)
         if not isinstance(marker, dict) or marker.get("id") != fmt.get("id"):
             raise SegmentError(f"{name}: not the drop marker of format {fmt.get('id')}")
     except (SegmentError, SyncKeyError) as exc:

@@ -142,7 +142,7 @@ class Sync:
 
     def _use_format_key(self, fmt: dict[str, Any]) -> None:
         if self._secret is None and fmt.get("id"):
-            self.memory.use_graph_secret(f"format:{fmt['id']}", keep=True)
+            self.memory.use_graph_secret(f"format:{fmt['id']}".encode(), keep=True)
 
     def _open(self) -> dict[str, Any]:
         """``format.json`` as read (see `_connect`)."""

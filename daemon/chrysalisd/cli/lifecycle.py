@@ -234,6 +234,14 @@ def _by_socket(
                 f"{path} is held by pid {peer.pid}, but the daemon says pid {pid}: "
                 "not signalling either"
             )
+        # The kernel names the process that called listen(), as it was then: a listener
+        # handed to a child outlives its maker, whose pid may now be another process's.
+        # Asked once the pid is pinned, /proc says what the pid runs now.
+        if holders.PROC.joinpath("self").is_dir() and not holders.is_daemon(pid):
+            return (
+                f"{said}, but pid {pid} is not a chrysalis daemon (its listener's pid was "
+                "reused): not signalling it"
+            )
         return None
 
     return pid, _terminate(ctx, pid, vouched)
