@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .errors import ChrysalisError, Forbidden
 
-__all__ = ["check_loopback_service", "listener_uids", "loopback_address"]
+__all__ = ["check_loopback_service", "connection_uid", "listener_uids", "loopback_address"]
 
 TRUSTED_SERVICE_USERS = ("ollama",)
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
@@ -107,6 +107,32 @@ def listener_uids(host: str, port: int) -> set[int] | None:
             if int(hex_port, 16) == port and address in wanted:
                 uids.add(int(fields[7]))
     return uids
+
+
+def _hex(host: str, port: int) -> str:
+    """``host:port`` as ``/proc/net/tcp[6]`` prints an address: 32-bit words in host order."""
+    packed = socket.inet_pton(socket.AF_INET6 if ":" in host else socket.AF_INET, host)
+    words = "".join(packed[i : i + 4][::-1].hex().upper() for i in range(0, len(packed), 4))
+    return f"{words}:{port:04X}"
+
+
+def connection_uid(ours: tuple[str, int], peer: tuple[str, int]) -> int | None:
+    """The uid owning the far end of a TCP connection on this machine: the socket whose local
+    address is ``peer`` and remote address is ``ours``. None when the kernel does not say (no
+    ``/proc/net/tcp``, or that end is already gone). One substring search per table, so it
+    stays cheap when a flood fills the table."""
+    needle = f"{_hex(*peer[:2])} {_hex(*ours[:2])}"
+    for table in (_PROC_NET / ("tcp6" if ":" in peer[0] else "tcp"),):
+        try:
+            text = table.read_text()
+        except OSError:
+            return None
+        at = text.find(needle)
+        if at < 0:
+            return None
+        fields = text[text.rfind("\n", 0, at) + 1 :].split(maxsplit=9)
+        return int(fields[7]) if len(fields) > 7 else None
+    return None
 
 
 def _trusted() -> set[int]:

@@ -202,6 +202,8 @@ def get(url, headers):
             return r.status, r.headers, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read().decode()
+    except (OSError, urllib.error.URLError) as e:  # the connection closed: no answer at all
+        return 0, {}, type(e).__name__
 status, headers, body = get(sys.argv[1], {})
 grant = {}
 if headers.get("Set-Cookie"):
@@ -214,20 +216,37 @@ print(json.dumps({"trade": status, "said": body[:300], "api": api, "beads": bead
 """
 
 
-def test_a_sign_in_token_works_once(daemon: DaemonProcess, mallory: pwd.struct_passwd) -> None:
+def test_a_sign_in_token_works_once(daemon: DaemonProcess) -> None:
     url = sign_in_address(daemon)
     with signed_in(url) as owner:
         assert owner.get(base_of(url) + "/api/v1/status").status_code == 200
-    # the same address again, by another user who saw it (over a shoulder, in a history)
+    # the same address again, by a process that saw it (over a shoulder, in a history)
+    proc = subprocess.Popen(
+        [SYSTEM_PYTHON, "-I", "-c", TRADE, url, base_of(url)], stdout=subprocess.PIPE
+    )
+    out, _ = proc.communicate(timeout=30)
+    got = json.loads(out)
+    assert "lantern" not in got["beads"], "a used sign-in was traded again and read the beads"
+    assert got["trade"] == 401 and got["api"] == 401, got
+    assert "used already" in got["said"] and "chrysalis ui" in got["said"], got
+    assert sign_in_address(daemon) != sign_in_address(daemon)  # each call mints its own
+
+
+def test_another_users_connection_is_closed_before_a_byte_is_read(
+    daemon: DaemonProcess, mallory: pwd.struct_passwd
+) -> None:
+    """Even holding a fresh token (seen over a shoulder), another user gets no answer: the
+    kernel says who owns the far end of each loopback connection."""
+    url = sign_in_address(daemon)
     proc = as_user(
         mallory, SYSTEM_PYTHON, "-I", "-c", TRADE, url, base_of(url), stdout=subprocess.PIPE
     )
     out, _ = proc.communicate(timeout=30)
     got = json.loads(out)
-    assert "lantern" not in got["beads"], "another user traded a used sign-in and read the beads"
-    assert got["trade"] == 401 and got["api"] == 401, got
-    assert "used already" in got["said"] and "chrysalis ui" in got["said"], got
-    assert sign_in_address(daemon) != sign_in_address(daemon)  # each call mints its own
+    assert "lantern" not in got["beads"], "another user traded a fresh token and read the beads"
+    assert got["trade"] == 0 and got["api"] == 0, got  # no HTTP answer at all
+    with signed_in(url) as owner:  # the token was never spent: the owner still signs in
+        assert owner.get(base_of(url) + "/api/v1/beads").status_code == 200
 
 
 def test_a_sign_in_token_expires() -> None:
@@ -480,8 +499,9 @@ with open(out, "w") as f:
 HALF_OPEN = 1100
 
 
+@pytest.mark.parametrize("holder_is", ["another user", "the owner"])
 def test_half_sent_requests_do_not_starve_the_socket_api(
-    tmp_path: Path, mallory: pwd.struct_passwd, shared: Path
+    tmp_path: Path, mallory: pwd.struct_passwd, shared: Path, holder_is: str
 ) -> None:
     from chrysalisd.inspector import HEADER_TIMEOUT, MAX_CONNECTIONS
 
@@ -496,10 +516,9 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
         )
         port = d.once("raw", Routes.ui)["port"]
         out = shared / "hold.json"
-        holder = as_user(
-            mallory, SYSTEM_PYTHON, "-I", "-c", HOLD, str(port), str(HALF_OPEN), str(out),
-            str(HEADER_TIMEOUT + 6),
-        )  # fmt: skip
+        hold = [SYSTEM_PYTHON, "-I", "-c", HOLD, str(port), str(HALF_OPEN), str(out),
+                str(HEADER_TIMEOUT + 6)]  # fmt: skip
+        holder = as_user(mallory, *hold) if holder_is == "another user" else subprocess.Popen(hold)
         deadline = time.monotonic() + 60
         while not Path(str(out) + ".ready").exists():
             assert holder.poll() is None and time.monotonic() < deadline, "the holder failed"
@@ -512,7 +531,12 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
         assert time.monotonic() - started < 3.0
         assert holder.wait(60) == 0
         held = json.loads(out.read_text())
-        # over the cap: closed at once; the cap's few: dropped when their headers never end
+        if holder_is == "another user":  # every one closed before a byte was read
+            assert held["open_after_0.5s"] == 0 and held["timed_out"] == [], held
+            assert held["still_open"] == 0 and held["all_closed_after"] < 2.0, held
+            return
+        # the owner's own runaway process: over the cap, closed at once; the cap's few
+        # dropped when their headers never end
         assert held["open_after_0.5s"] <= MAX_CONNECTIONS, held
         assert held["still_open"] == 0, held
         assert held["all_closed_after"] <= HEADER_TIMEOUT + 2, held

@@ -31,6 +31,8 @@ for it), is listening before that call answers, and closes with the daemon. Its 
   import, export, settings, creating or dropping a memory, ``/v1/ui``): 403. The request
   reaches the API without the browser's Origin, Referer, Cookie and session headers (that API
   refuses requests carrying Origin or Referer); its body is at most `MAX_BODY` bytes (413).
+- **The owner's processes only**: the kernel names the owner of a connection's far end
+  (``/proc/net/tcp``); another user's connection is closed before a byte is read.
 - **A bounded listener** that cannot take the descriptors the socket API needs: at most
   `MAX_CONNECTIONS` connections at a time (past it a connection is closed at once); a
   request's headers must arrive within `HEADER_TIMEOUT` seconds and its body within
@@ -49,6 +51,7 @@ import hashlib
 import html
 import logging
 import mimetypes
+import os
 import re
 import secrets
 import socket
@@ -62,6 +65,8 @@ from urllib.parse import parse_qs, urlencode
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from chrysalis.loopback import connection_uid
 
 from .guard import ASGIApp, Message, Receive, Scope, Send
 from .http_errors import error_response
@@ -335,17 +340,30 @@ _TOO_SLOW = (
 )
 
 
+def _ours(transport: asyncio.Transport) -> bool:
+    """Whether the process at the other end runs as us. The kernel says who owns each end
+    of a loopback connection (`connection_uid`), so another user's connection is closed
+    before a byte is read: they cannot try a token, nor hold the connections the owner's
+    browser needs. Where the kernel does not say, the token and session still guard."""
+    ours, peer = transport.get_extra_info("sockname"), transport.get_extra_info("peername")
+    if not ours or not peer:
+        return True
+    uid = connection_uid(ours, peer)
+    return uid is None or uid == os.getuid()
+
+
 class BoundedProtocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with the bounds the inspector needs: a connection past
-    `MAX_CONNECTIONS` is closed at once; headers that do not end within `HEADER_TIMEOUT`, or
-    a body that does not within `BODY_TIMEOUT`, get a 408 and the connection is closed."""
+    """uvicorn's HTTP/1.1 protocol with the bounds the inspector needs: a connection of
+    another user, or past `MAX_CONNECTIONS`, is closed at once; headers that do not end
+    within `HEADER_TIMEOUT`, or a body that does not within `BODY_TIMEOUT`, get a 408 and the
+    connection is closed."""
 
     refused = False
     _timer: asyncio.TimerHandle | None = None
     _phase: object = None  # the client's h11 state the timer was set for
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= MAX_CONNECTIONS:
+        if len(self.connections) >= MAX_CONNECTIONS or not _ours(transport):
             self.refused = True
             transport.abort()  # its descriptor goes back now, not after a timeout
             return
