@@ -17,9 +17,9 @@
 - Drop: every session this replica sent beads to (recorded in LMDB), or that holds the memory's
   beads, loses its memory (messages and the facts Zep derived): the memory is gone everywhere.
   A session that also holds messages of replicas that are not the memory's (another memory on
-  the same Zep user: ``zep_user_id`` is ``chrysalis`` unless set, for every memory) keeps
-  them, and ours there are marked ``chrysalis_forgotten``. The Zep user stays (it may be
-  shared, and it holds no text).
+  the same Zep user: one made before each memory had a user of its own, or another laptop's
+  or program's) keeps them, and ours there are marked ``chrysalis_forgotten``. The Zep user
+  stays (it may be shared, and it holds no text).
 """
 
 from __future__ import annotations
