@@ -1,7 +1,8 @@
 """`memory drop` takes the memory out of its Zep mirror too (issue 28, B6): every session this
 laptop sent beads to goes (messages and the facts Zep derived), on the laptop that drops and on
 each other laptop when it erases its copy; a session that also holds another memory's messages
-(several memories can share a Zep user: ``zep_user_id`` defaults to ``chrysalis`` for each)
+(another memory's or program's, on the same Zep user: one mirrored before memories had users of
+their own, or another laptop's)
 keeps them and has ours marked; with Zep down the drop is refused and nothing changes.
 Real daemons on real sockets, the fake Zep that checks the SDK's requests."""
 
@@ -91,8 +92,8 @@ def test_a_dropped_memory_leaves_nothing_in_zep(tmp_path: Path, zep: FakeZep) ->
         place = receipt["zep"]
         assert place["state"] == "gone", receipt
         assert place["url"] == zep.url and sorted(place["sessions"]) == [
-            "chrysalis-s1",
-            "chrysalis-s2",
+            "team@chrysalis-s1",
+            "team@chrysalis-s2",
         ]
         out = d.cli("memory", "ls")
         assert "team" not in out.stdout
@@ -103,20 +104,23 @@ def test_a_dropped_memory_leaves_nothing_in_zep(tmp_path: Path, zep: FakeZep) ->
 
 
 def test_a_session_another_memory_shares_keeps_its_messages(tmp_path: Path, zep: FakeZep) -> None:
-    """Default and team both mirror to Zep user ``chrysalis`` (the default user id): their
-    beads of session s1 meet in one Zep session. Dropping team must not take default's."""
+    """Another laptop's default memory and this laptop's team both mirror to Zep user
+    ``chrysalis`` (one daemon refuses two memories on one user; two daemons cannot tell):
+    their beads of session s1 meet in one Zep session. Dropping team must not take theirs."""
     section = _section(tmp_path, zep)
     env = {
         **QUIET,
         "CHRYSALIS_ZEP_URL": zep.url,
         "CHRYSALIS_ZEP_API_KEY_FILE": section["zep_api_key_file"],
     }
-    d = DaemonProcess(tmp_path / "data", env=env).start()
+    other = DaemonProcess(tmp_path / "other", env=env).start()
+    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
     try:
-        with d.client() as c:
-            c.create_memory("team", **section)
+        with other.client() as c:
             c.remember("the default memory's own note in s1", id="mine", session_id="s1")
             assert c.sync()["mirrors"][0]["ok"]
+        with d.client() as c:
+            c.create_memory("team", **section, zep_user_id="chrysalis")
         _fill(d, "team", "t", ("s1", "s2"))
         with d.client(timeout=60.0) as c:
             receipt = c.drop_memory("team")
@@ -128,11 +132,12 @@ def test_a_session_another_memory_shares_keeps_its_messages(tmp_path: Path, zep:
         theirs = [m for m in zep.messages() if m["metadata"]["chrysalis_id"] == "mine"]
         assert len(theirs) == 1 and not theirs[0]["metadata"].get("chrysalis_forgotten")
         assert _held(zep) == [f"fact {WORD} t likes tea in s1"]  # Zep v2: facts per session
-        with d.client() as c:  # the default memory's mirror goes on
+        with other.client() as c:  # the other memory's mirror goes on
             assert c.sync()["mirrors"][0]["ok"]
     finally:
-        d.stop()
-        d.close()
+        for x in (d, other):
+            x.stop()
+            x.close()
 
 
 def test_a_drop_with_zep_down_changes_nothing(tmp_path: Path, zep: FakeZep) -> None:
@@ -181,14 +186,14 @@ def test_the_other_laptop_takes_its_sessions_out_of_zep(tmp_path: Path, zep: Fak
             assert report["mirrors"][0]["ok"] and not report["remote"]["ok"], report
         (tmp_path / "unmounted").rename(folder)
         assert b.stop() == 0
-        assert any("chrysalis-sb" in p for p in _held(zep))
+        assert any("shared@chrysalis-sb" in p for p in _held(zep))
 
         with a.client(timeout=60.0) as c:
             receipt = c.drop_memory("shared")
         assert receipt["zep"]["state"] == "gone" and receipt["zep"]["sessions"] == [
-            "chrysalis-s1"
+            "shared@chrysalis-s1"
         ], receipt
-        assert [p for p in _held(zep) if "chrysalis-sb" not in p] == []
+        assert [p for p in _held(zep) if "shared@chrysalis-sb" not in p] == []
         assert _held(zep), "sb: only B knows it"
 
         # B comes back while Zep is down: it keeps its copy until Zep takes the erase
@@ -237,7 +242,9 @@ def test_a_dropped_memory_leaves_zep_cloud_threads_and_its_facts(
         assert _held(zep) == [f"edge {WORD} t likes tea in s{i}" for i in (1, 2)], receipt
         place = receipt["zep"]
         assert zep.threads == {}
-        assert place["state"] == "kept" and place["kept"] == [{"graph": "chrysalis", "facts": 2}]
+        assert place["state"] == "kept" and place["kept"] == [
+            {"graph": "team@chrysalis", "facts": 2}
+        ]
         assert sorted(place["sessions"]) == ["s1", "s2"] and place["edges_deleted"] == 1
         assert "2 facts Zep derived" in place["why"], place
     finally:

@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,9 @@ class Mirror(abc.ABC):
 
     kind: str
     health: MirrorHealth
+    # The replica ids of the other memories beside this one (the daemon sets it): what they
+    # wrote, met in a user they shared with this memory, is never shown from here.
+    foreign: Callable[[], Collection[str]] = frozenset
 
     @abc.abstractmethod
     def push(self) -> dict[str, Any]:
@@ -119,6 +122,20 @@ class OpLogMirror(Mirror):
         self._meta = meta  # this mirror's prefix for meta names
         self._push_lock = threading.Lock()
         self._pull_lock = threading.Lock()
+        self.earlier_users = self._earlier_users()
+
+    def _earlier_users(self) -> list[str]:
+        """The other users of this service this memory mirrored to before (a changed
+        ``zep_user_id``, or a named memory made when every memory defaulted to
+        ``chrysalis``): their cursors are here. What it sent them stays there; under this
+        user it sends its beads again."""
+        kind = self._meta.split(":", 1)[0] + ":"
+        return sorted(
+            name[len(kind) : -len(":cursor")]
+            for name, value in self.store.metas(kind).items()
+            # an int: a bead id ending in ":cursor" has a session name as its value
+            if name.endswith(":cursor") and type(value) is int and name != self._meta + "cursor"
+        )
 
     # ---- push and pull, with their health -------------------------------------------------------
 
@@ -233,6 +250,7 @@ class OpLogMirror(Mirror):
             "kind": self.kind,
             "url": self.base_url,
             "user_id": self.user_id,
+            "earlier_users": self.earlier_users,
             "pushed_through_seq": self.store.get_meta(self._meta + "cursor") or 0,
             "pending_ops": self.pending_ops(),
             "last_push": h.last_push,

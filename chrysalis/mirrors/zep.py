@@ -17,9 +17,9 @@
 - Drop: every session this replica sent beads to (recorded in LMDB), or that holds the memory's
   beads, loses its memory (messages and the facts Zep derived): the memory is gone everywhere.
   A session that also holds messages of replicas that are not the memory's (another memory on
-  the same Zep user: ``zep_user_id`` is ``chrysalis`` unless set, for every memory) keeps
-  them, and ours there are marked ``chrysalis_forgotten``. The Zep user stays (it may be
-  shared, and it holds no text).
+  the same Zep user: one made before each memory had a user of its own, or another laptop's
+  or program's) keeps them, and ours there are marked ``chrysalis_forgotten``. The Zep user
+  stays (it may be shared, and it holds no text).
 """
 
 from __future__ import annotations
@@ -82,17 +82,36 @@ class ZepMirror(OpLogMirror):
 
     def _missing(self, fn: Any, *args: Any) -> bool:
         """True if the object the call reads does not exist (404)."""
+        return self._found(fn, *args) is None
+
+    def _found(self, fn: Any, *args: Any) -> Any | None:
+        """What the call reads, or None if it does not exist (404)."""
         from zep_python.core.api_error import ApiError
 
         try:
-            fn(*args, request_options={"max_retries": 2})
+            return fn(*args, request_options={"max_retries": 2})
         except ApiError as exc:
             if exc.status_code == 404:
-                return True
+                return None
             raise MirrorError(f"zep {self.base_url}: HTTP {exc.status_code}") from None
         except Exception as exc:
             raise MirrorError(f"zep {self.base_url}: {type(exc).__name__}") from None
-        return False
+
+    def _session(self, session: str) -> Any | None:
+        """Zep session ``session`` if it exists (None if not), refusing one of another user:
+        session ids are global in Zep and ours are ``<user>-<session>``, so another program
+        or laptop (user ``a`` with session ``b-x``, user ``a-b`` with ``x``) can own the
+        name. Writing there would show our text to that user, and reading its facts would
+        bring theirs into this memory."""
+        found = self._found(self.client.memory.get_session, session)
+        owner = getattr(found, "user_id", None)
+        if found is not None and owner != self.user_id:
+            raise MirrorError(
+                f"zep {self.base_url}: session {session} belongs to Zep user {owner}, not to "
+                f"this memory's {self.user_id}: nothing is sent there nor read from it; give "
+                "this memory (or that program) another zep_user_id"
+            )
+        return found
 
     def _ensure_user(self) -> None:
         if self.user_id in self._ready:
@@ -107,7 +126,7 @@ class ZepMirror(OpLogMirror):
         if session in self._ready:
             return
         self._ensure_user()
-        if self._missing(self.client.memory.get_session, session):
+        if self._session(session) is None:
             self._call(
                 self.client.memory.add_session,
                 session_id=session,
@@ -248,8 +267,9 @@ class ZepMirror(OpLogMirror):
         sessions |= {self.session_of(s) for s in [None, *self.memory.sessions()]}
         gone, kept = [], []
         for session in sorted(sessions):
-            if self._missing(self.client.memory.get_session, session):
-                continue
+            found = self._found(self.client.memory.get_session, session)
+            if found is None or getattr(found, "user_id", None) != self.user_id:
+                continue  # none, or another user's of the same name (`_session`): not ours
             mine, others = [], 0
             for msg in self._messages(session):
                 if (msg.metadata or {}).get("chrysalis_origin") in ours:
@@ -290,7 +310,7 @@ class ZepMirror(OpLogMirror):
         local = [None, *self.memory.sessions()]
         added = 0
         for sid in dict.fromkeys(self.session_of(s) for s in local):
-            if self._missing(self.client.memory.get_session, sid):
+            if self._session(sid) is None:
                 continue
             mem = self._call(self.client.memory.get, sid)
             for fact in mem.relevant_facts or []:
@@ -324,6 +344,11 @@ class ZepMirror(OpLogMirror):
         except ApiError as exc:
             raise MirrorError(f"zep {self.base_url}: HTTP {exc.status_code}") from None
         items = []
+        # The replicas of the daemon's other memories: a bead message of theirs is in this
+        # user's sessions because that memory shared it (mirrored before each memory had a
+        # user of its own, DESIGN §15), and is not this memory's to show. Any other replica
+        # may be one of ours not synced here yet: its beads show, with Zep's copy.
+        theirs = set(self.foreign())
         for r in reply.results or []:
             score = float(r.score or 0.0)
             if r.message is not None:
@@ -331,6 +356,8 @@ class ZepMirror(OpLogMirror):
                 if meta.get("chrysalis_forgotten"):
                     continue
                 bead_id = meta.get("chrysalis_id")
+                if bead_id and meta.get("chrysalis_origin") in theirs:
+                    continue
                 if bead_id and self._forgotten_here(bead_id):
                     continue  # never shown again, from anywhere
                 if bead_id:

@@ -17,8 +17,9 @@
 - Search: ``graphs/{user}/search/edges`` within the budget.
 - Drop: every thread this replica wrote is deleted, and every edge of the user's graph that
   this memory sent (``chrysalis_edge``). Facts Zep derived from the messages stay (v4 does not
-  say which thread a fact came from, and the user may hold another memory's: ``zep_user_id``
-  is ``chrysalis`` unless set); the receipt counts them. The user stays, for the same reason.
+  say which thread a fact came from, and the user may hold another memory's: one made
+  before each memory had a user of its own, or another laptop's); the receipt counts them.
+  The user stays, for the same reason.
 """
 
 from __future__ import annotations

@@ -150,7 +150,11 @@ class Settings(BaseSettings):
         description='"zep-python": the 2.x SDK, v2 API (Zep Community Edition); "zep-cloud": '
         "the current SDK, v4 API (threads, graph), zep_url e.g. https://api.getzep.com/api/v4",
     )
-    zep_user_id: str = Field("chrysalis", pattern=ID_PATTERN, description="one Zep user per memory")
+    zep_user_id: str = Field(
+        "chrysalis", pattern=ID_PATTERN,
+        description="the memory's Zep user, its own: default's is chrysalis, a named memory's "
+        "NAME@chrysalis; two memories never share one (refused)",
+    )  # fmt: skip
     zep_push_interval: float = Field(60.0, gt=0, description="seconds between pushes to Zep")
     zep_pull_interval: float = Field(300.0, gt=0, description="seconds between fact pulls")
     zep_weak_score: float = Field(
@@ -246,6 +250,15 @@ def check_memory_name(name: str) -> str:
     return name
 
 
+def zep_user_of(name: str) -> str:
+    """Memory ``name``'s Zep user unless it sets ``zep_user_id``: ``chrysalis`` for default
+    (as before there were several), ``NAME@chrysalis`` for the others. A suffix, not a
+    ``chrysalis-NAME`` prefix: Zep session ids are global and ours are ``<user>-<session>``,
+    so ``chrysalis-team`` would name default's session ``team-x`` too; ``@`` is in no memory
+    name, so ``NAME@chrysalis-`` starts the sessions of that memory alone."""
+    return "chrysalis" if name == DEFAULT_MEMORY else f"{name}@chrysalis"
+
+
 def memory_dir(data_dir: Path, name: str) -> Path:
     """Where memory ``name`` keeps its data: default in the data dir itself (as before
     there were several), the others in ``memories/<name>`` under it."""
@@ -265,6 +278,9 @@ def settings_for(base: Settings, name: str, section: Mapping[str, Any]) -> Setti
             f"{', '.join(sorted(MEMORY_KEYS))}"
         )
     values = {k: getattr(base, k) for k in Settings.model_fields if k not in OWN_KEYS}
+    # A Zep user of its own: Zep serves a user's messages and derived facts to whoever asks
+    # as that user, so a shared one would show this memory's text to the other memory.
+    values["zep_user_id"] = zep_user_of(name)
     values.update(section, data_dir=memory_dir(base.data_dir, name), memories={})
     try:
         return Settings.model_validate(values)

@@ -46,6 +46,20 @@ def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
                     "check zep_url and the API key; local memory is unaffected and pushes resume",
                 )
             )  # fmt: skip
+        elif m["earlier_users"]:
+            earlier = ", ".join(m["earlier_users"])
+            out.append(
+                check(
+                    "zep", "warn",
+                    f"{m['kind']} at {m['url']} as Zep user {m['user_id']}; this memory was "
+                    f"mirrored before as Zep user {earlier}, and what it sent then stays in "
+                    "that user's sessions (where another memory using that user, like "
+                    "default, may have met it)",
+                    f"delete this memory's sessions of Zep user {earlier} in Zep (their "
+                    f"messages carry chrysalis_origin {daemon.memory.replica_id}); it sends "
+                    f"its beads again as {m['user_id']}",
+                )
+            )  # fmt: skip
         else:
             out.append(check("zep", "ok", f"{m['kind']} at {m['url']}, {m['pending_ops']} pending"))
     return out

@@ -139,10 +139,14 @@ class Memories:
             yield hosts
 
     def open_all(self) -> None:
-        """Open default, then each memory of the file's tables and of the data dir."""
-        self._add(DEFAULT_MEMORY, self.settings)
+        """Open default, then each memory of the file's tables and of the data dir;
+        `InvalidInput` (nothing opened) when two would meet in Zep (`check_zep_users`)."""
+        every = {DEFAULT_MEMORY: self.settings}
         for name, section in sorted(self._sections().items()):
-            self._add(name, settings_for(self.settings, name, section))
+            every[name] = settings_for(self.settings, name, section)
+        check_zep_users(every)
+        for name, settings in every.items():
+            self._add(name, settings)
 
     def _sections(self) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
@@ -160,9 +164,20 @@ class Memories:
         group = JobGroup(self.jobs, name, name == DEFAULT_MEMORY)
         host = self._open(name, settings, group, self.metrics)
         host.when_dropped = self.erase_dropped
+        if host.mirror is not None:
+            host.mirror.foreign = lambda: self._replicas(but=name)
         with self._lock:
             self._hosts[name] = host
         return host
+
+    def _replicas(self, but: str) -> set[str]:
+        """The replica ids of every memory but ``but``: each one's own and those it heard
+        of (its other laptops)."""
+        found: set[str] = set()
+        for host in self:
+            if host.name != but:
+                found |= {host.memory.replica_id, *host.memory.version_vector()}
+        return found
 
     def create(self, name: str, section: Mapping[str, Any]) -> Daemon:
         """A new memory ``name`` with ``section``'s settings, kept in its data dir.
@@ -174,6 +189,8 @@ class Memories:
             if name in self._hosts:
                 raise Conflict(f"memory {name!r} exists; `chrysalis memory ls` lists them")
             settings = settings_for(self.settings, name, section)
+            others = {n: h.settings for n, h in self._hosts.items()}
+            check_zep_users({**others, name: settings}, Conflict)
             directory = memory_dir(self.settings.data_dir.expanduser(), name)
             if directory.exists():
                 raise Conflict(f"{directory} exists; remove it or choose another name")
@@ -349,6 +366,37 @@ class Memories:
             hosts, self._hosts = list(self._hosts.values()), {}
         for host in reversed(hosts):
             close(host)
+
+
+def check_zep_users(
+    memories: Mapping[str, Settings], error: type[ChrysalisError] = InvalidInput
+) -> None:
+    """Refuse (``error``, naming both memories) two memories that mirror to Zep and would
+    meet there: one ``zep_user_id`` (Zep serves a user's messages and the facts it derived
+    to whoever asks as that user, so each memory's recall would show the other's text), or,
+    with the zep-python flavour, users whose session ids can be the same (``<user>-<session>``:
+    users ``a`` and ``a-b`` both name a session ``a-b-x``). Compared whatever their
+    ``zep_url``: one server has many names (localhost, 127.0.0.1, a proxy), and nothing is lost
+    by two users' ids differing."""
+    mirrored = [(name, s) for name, s in memories.items() if s.zep_url]
+    for i, (a, sa) in enumerate(mirrored):
+        for b, sb in mirrored[i + 1 :]:
+            ua, ub = sa.zep_user_id, sb.zep_user_id
+            if ua == ub:
+                raise error(
+                    f"memories {a} and {b} would both be Zep user {ua!r} (zep_user_id): Zep "
+                    "would give each one's text and facts to the other; give each memory its "
+                    "own zep_user_id (unset, default's is chrysalis and a named memory's "
+                    "NAME@chrysalis)"
+                )
+            short, long = sorted((ua, ub), key=len)
+            if sa.zep_flavour == sb.zep_flavour == "zep-python" and long.startswith(short + "-"):
+                raise error(
+                    f"memories {a} and {b} would be Zep users {ua!r} and {ub!r}: Zep session "
+                    f"ids are USER-SESSION, so a session of {short!r} can have the id of one "
+                    f"of {long!r}'s and mix their text; choose a zep_user_id that does not "
+                    f"start with {short + '-'!r}"
+                )
 
 
 def _drop_remote(host: Daemon) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
