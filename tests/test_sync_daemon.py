@@ -235,3 +235,23 @@ def test_a_deleted_format_is_refused_then_repaired_from_the_cli(
     assert (shared / "format.json").exists()
     human = a.cli("sync", "--repair-format")
     assert human.returncode == 0 and "already right" in human.stdout
+
+
+def test_the_first_scheduled_push_honours_push_interval(tmp_path: Path) -> None:
+    """A daemon told to push every hour does not push two seconds after start (the test
+    above raced that push: a push the schedule started under a fault hook killed the daemon
+    before the test's own)."""
+    from chrysalis import Memory
+    from chrysalis.sync import Sync
+    from chrysalisd.config import Settings
+    from chrysalisd.state import Daemon
+
+    (tmp_path / "remote").mkdir()
+    with Memory.open(tmp_path / "m", sync=False) as m:
+        for every in (3600.0, 0.5):
+            daemon = Daemon(Settings(push_interval=every, pull_interval=3600), m)
+            daemon.attach_sync(Sync(m, f"file://{tmp_path / 'remote'}"))
+            started = time.time()
+            job = daemon.jobs.all.scheduler.get_job("push")
+            first = job.next_run_time.timestamp() - started
+            assert every - 1 <= first <= every + 1, (every, first)
