@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 from tests.test_forget_marker import MARKERS, Remote, holding_files
 
@@ -168,9 +168,9 @@ def test_a_dropped_memory_is_forgotten_on_the_other_laptop_and_leaves_its_remote
         [peer] = [p for p in status["sync"]["remote"]["peers"] if p["replica"] == a_id]
         assert peer["decommissioned"]
         assert remote.holding(key) == []
-        deadline = time.monotonic() + 20.0  # b's local scrub runs 0.2 s after the forgets
-        while holding_files(tmp_path / "b") and time.monotonic() < deadline:
-            time.sleep(0.2)
+        eventually(lambda: holding_files(tmp_path / "b"), until=lambda held: not held,
+                   timeout=20, interval=0.2,  # b's local scrub runs 0.2 s after the forgets
+                   what="b's scrub to leave no file holding the text")  # fmt: skip
         assert holding_files(tmp_path / "b") == []
     finally:
         for d in (a, b):

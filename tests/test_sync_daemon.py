@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 
 QUIET = {  # the test drives sync with `chrysalis sync`; the schedule stays out of the way
@@ -41,10 +42,8 @@ def sync(d: DaemonProcess, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def wait_indexed(d: DaemonProcess, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while any(d.once("status")["index"]["behind"].values()):
-        assert time.monotonic() < deadline, "indexes did not catch up"
-        time.sleep(0.05)
+    eventually(lambda: d.once("status")["index"]["behind"], until=lambda b: not any(b.values()),
+               timeout=timeout, what="the indexes to catch up")  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["file", "s3"])
