@@ -254,3 +254,23 @@ def test_the_first_scheduled_push_honours_push_interval(tmp_path: Path) -> None:
             job = daemon.jobs.all.scheduler.get_job("push")
             first = job.next_run_time.timestamp() - started
             assert every - 1 <= first <= every + 1, (every, first)
+
+
+def test_a_finished_scrub_is_pushed_at_once_not_at_the_next_interval(tmp_path: Path) -> None:
+    """Forget receipts on other laptops wait for this replica's scrub report, which a push
+    carries: it goes out when the scrub is done, whatever `push_interval` says."""
+    from chrysalis import Memory
+    from chrysalis.sync import Sync
+    from chrysalisd.config import Settings
+    from chrysalisd.state import Daemon
+
+    (tmp_path / "remote").mkdir()
+    with Memory.open(tmp_path / "m", sync=False, scrub_delay=0.1) as m:
+        daemon = Daemon(Settings(push_interval=3600, pull_interval=3600), m)
+        daemon.attach_sync(Sync(m, f"file://{tmp_path / 'remote'}"))
+        poked: list[str] = []
+        daemon.jobs.poke = poked.append  # type: ignore[method-assign]
+        bead = m.append_bead("a secret to scrub")
+        m.forget(bead.id)
+        eventually(lambda: poked, timeout=20, what="a push to be asked for after the scrub")
+        assert poked == ["push"] and not m.scrubber.due()

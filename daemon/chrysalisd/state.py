@@ -209,6 +209,8 @@ class Daemon:
         # `push_after_ops` / `push_after_bytes`; `chrysalis sync` pushes at once).
         add("push", pausing("push", self._push), s.push_interval, first=s.push_interval)
         add("pull", pausing("pull", sync.pull), s.pull_interval, first=1.0)
+        # A finished scrub's report rides on a push: send it now, not at the next interval.
+        self.memory.scrubber.listeners.append(lambda _done: self.jobs.poke("push"))
         add(
             "snapshot",
             pausing("snapshot", sync.snapshot),
