@@ -42,6 +42,18 @@ class Embedder(ABC):
 
     ``model`` names the vector space: vectors of different models are never compared, and a
     replica embeds only what has no vector for its model yet.
+
+    Every implementation passes the contract suite in ``tests/contracts/test_embedder.py``:
+
+    - ``embed_documents(texts)`` returns one row per text, shape ``(len(texts), dims)``,
+      float32, each row of unit length (a text with nothing to embed, such as ``""``, may be
+      the zero vector); ``[]`` gives shape ``(0, dims)`` and asks no service.
+    - The same text gives the same vector, alone or in a batch of any size (a batch is its
+      singles, stacked).
+    - ``embed_query(text)`` returns one unit vector of shape ``(dims,)``, the same each time
+      (it may differ from the document vector: some models embed queries apart).
+    - When the backing service or model cannot answer, both raise `EmbedderUnavailable`
+      saying what to do; no other exception escapes (a foreign one is mapped to it).
     """
 
     provider: str
@@ -173,13 +185,23 @@ class OllamaEmbedder(Embedder):
                 ) from exc
             except httpx.HTTPError as exc:
                 raise EmbedderUnavailable(f"Ollama at {self.host} failed: {exc}") from exc
+            except ValueError as exc:  # the client's JSON and pydantic errors: not Ollama's answer
+                raise EmbedderUnavailable(
+                    f"{self.host} did not answer as Ollama does ({type(exc).__name__}): is "
+                    "Ollama what listens there?"
+                ) from exc
             embeddings = list(response.embeddings)
             if len(embeddings) != len(batch):
                 raise EmbedderUnavailable(
                     f"Ollama returned {len(embeddings)} vectors for {len(batch)} texts"
                 )
             rows.extend(embeddings)
-        matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        try:
+            matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        except ValueError as exc:  # rows of different lengths, or not numbers
+            raise EmbedderUnavailable(
+                f"Ollama model {self.model!r} returned vectors that are not one matrix of numbers"
+            ) from exc
         if self.dims and matrix.shape[1] != self.dims:
             raise EmbedderUnavailable(
                 f"Ollama model {self.model!r} returned {matrix.shape[1]} dims, expected {self.dims}"

@@ -107,6 +107,9 @@ class Scrubber:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # one scrub at a time
         self._starting = threading.Lock()
+        # told what each finished scrub covered (the daemon pushes the report at once: forget
+        # receipts elsewhere wait for it)
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
         store.listeners.append(self._on_commit)
         if self.due():
             self._start()
@@ -161,7 +164,12 @@ class Scrubber:
             self.store.put_meta(SCRUBBED, done)
             self.last_error = None
             log.info("scrub: LMDB compacted in %.3f s", done["seconds"])
-            return dict(done)
+        for listener in list(self.listeners):
+            try:
+                listener(dict(done))
+            except Exception:  # a listener's failure is not the scrub's
+                log.exception("scrub: a listener failed")
+        return dict(done)
 
     def close(self) -> None:
         """Stop the worker; scrub first if one is due (the memory is closing)."""

@@ -289,6 +289,7 @@ class Writer:
             },
             "edge",
         )
+        _check_span(edge)
         scalars = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
@@ -342,6 +343,7 @@ class Writer:
             },
             "fact",
         )
+        _check_span(edge)
         scalars = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
@@ -550,3 +552,16 @@ class Writer:
         if not canon:
             return ApplyResult()
         return self.store.write(lambda ctx: apply_remote(ctx, canon))  # type: ignore[no-any-return]
+
+
+def _check_span(edge: Edge) -> None:
+    """A fact never ends before it starts (`InvalidInput`): such an edge holds at no time, and
+    a mirror (Zep) refuses it, which would stop every push after it."""
+    if (
+        edge.valid_at is not None
+        and edge.invalid_at is not None
+        and edge.invalid_at < edge.valid_at
+    ):
+        raise InvalidInput(
+            f"invalid edge: invalid_at ({edge.invalid_at}) is before valid_at ({edge.valid_at})"
+        )

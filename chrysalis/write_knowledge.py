@@ -133,7 +133,11 @@ class KnowledgeWriter:
                         continue
                     eid = edge_id(s, fact.predicate, o)
                     plan = edges.get(eid)
-                    valid_at = bead_times[ex.bead_id] if fact.valid_at is None else fact.valid_at
+                    valid_at = fact.valid_at
+                    if valid_at is None and (
+                        fact.invalid_at is None or fact.invalid_at >= bead_times[ex.bead_id]
+                    ):  # its start is unknown; the bead's time, unless it ended before that
+                        valid_at = bead_times[ex.bead_id]
                     if plan is None:
                         metadata: dict[str, Any] = {"stated_by": fact.stated_by}
                         if fact.predicate in self.functional:
@@ -141,7 +145,9 @@ class KnowledgeWriter:
                         plan = edges[eid] = _EdgePlan(
                             s, o, fact.predicate, valid_at, fact.invalid_at, metadata
                         )
-                    elif plan.valid_at is None or valid_at < plan.valid_at:
+                    elif valid_at is not None and (
+                        plan.valid_at is None or valid_at < plan.valid_at
+                    ):
                         plan.valid_at = valid_at
                     plan.evidence.add(ex.bead_id)
             for nid, node in nodes.items():

@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from chrysalis import AsyncClient, Client
 from chrysalis.errors import Conflict, DaemonNotRunning, InvalidInput, NotFound
+from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
 
@@ -300,10 +300,12 @@ def test_restart_keeps_everything_and_sigterm_exits_zero(fresh: DaemonProcess) -
         c.add_node("boiler", "thing")
         c.add_node("house", "place")
         edge = c.add_edge("boiler", "house", "located_in")
-        deadline = time.monotonic() + 30
-        while any(c.status()["index"]["behind"].values()):  # embeddings are ops too
-            assert time.monotonic() < deadline, "indexes did not catch up"
-            time.sleep(0.05)
+        eventually(
+            lambda: c.status()["index"]["behind"],
+            until=lambda b: not any(b.values()),
+            timeout=30,
+            what="the indexes to catch up",
+        )  # embeddings are ops too
         digest = c.status()["state_digest"]
     assert fresh.stop(signal.SIGTERM) == 0
     assert not fresh.socket.exists()

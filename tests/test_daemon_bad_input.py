@@ -4,7 +4,6 @@ keeps serving."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import httpx
 import pytest
 
 from chrysalis.models import MAX_CONTENT_CHARS
+from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
 
@@ -232,10 +232,12 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     with d.client() as c:
         c.remember("the seed bead", id="seed-bead")
         c.add_node("seed-node", "thing")
-    deadline = time.monotonic() + 30
-    while any(d.once("status")["index"]["behind"].values()):  # embeddings are ops too
-        assert time.monotonic() < deadline, "indexes did not catch up"
-        time.sleep(0.05)
+    eventually(
+        lambda: d.once("status")["index"]["behind"],
+        until=lambda b: not any(b.values()),
+        timeout=30,
+        what="the indexes to catch up",
+    )  # embeddings are ops too
     yield d
     assert d.stop() == 0, d.output()
     d.close()

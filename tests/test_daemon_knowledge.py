@@ -3,25 +3,22 @@ status, metrics and doctor, a failing extractor named with the fix, and a bad se
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from chrysalis.errors import NotFound
+from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
 
 
 def wait_caught_up(d: DaemonProcess, timeout: float = 5.0) -> dict[str, object]:
-    deadline = time.monotonic() + timeout
     with d.client() as c:
-        while True:
-            k = c.status()["knowledge"]
-            if k["ops_behind"] == 0 and k["extracted"]:
-                return k  # type: ignore[no-any-return]
-            assert time.monotonic() < deadline, k
-            time.sleep(0.05)
+        k = eventually(lambda: c.status()["knowledge"],
+                       until=lambda k: k["ops_behind"] == 0 and k["extracted"],
+                       timeout=timeout, what="the knowledge worker to catch up")  # fmt: skip
+        return k  # type: ignore[no-any-return]
 
 
 def knowledge_place(d: DaemonProcess, bead_id: str) -> dict[str, str]:
@@ -54,10 +51,14 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
         assert doctor["knowledge"]["status"] == "ok", doctor["knowledge"]
         # forgotten: what only it supported is retracted, and the receipt says so
         d.once("forget", bead.id)
-        deadline = time.monotonic() + 5
-        while (place := knowledge_place(d, bead.id))["state"] != "gone":
-            assert place["state"] == "pending" and time.monotonic() < deadline, place
-            time.sleep(0.05)
+
+        def knowledge_state() -> str:
+            place = knowledge_place(d, bead.id)
+            assert place["state"] in ("pending", "gone"), place
+            return place["state"]
+
+        eventually(knowledge_state, until=lambda s: s == "gone", timeout=5,
+                   what="the receipt's knowledge place to be gone")  # fmt: skip
         with d.client() as c, pytest.raises(NotFound):
             c.get_node("lisbon")
     finally:
@@ -69,10 +70,8 @@ def test_a_failing_extractor_is_a_doctor_warning_with_the_fix(tmp_path: Path) ->
     d = DaemonProcess(tmp_path / "data", env=env).start()
     try:
         d.once("remember", "I live in Lisbon")
-        deadline = time.monotonic() + 5
-        while not (k := d.once("status")["knowledge"])["paused_for_s"]:
-            assert time.monotonic() < deadline, k
-            time.sleep(0.05)
+        k = eventually(lambda: d.once("status")["knowledge"], until=lambda k: k["paused_for_s"],
+                       timeout=5, what="the knowledge worker to pause")  # fmt: skip
         assert k["last_error"] and k["ops_behind"] > 0
         check = {c["check"]: c for c in d.once("doctor")["checks"]}["knowledge"]
         assert check["status"] == "warn" and "paused" in check["detail"], check

@@ -20,6 +20,7 @@ from chrysalis import Memory
 from chrysalis.errors import InsufficientStorage
 from chrysalis.models import Bead
 from chrysalis.store import WriteContext
+from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
 
@@ -203,10 +204,8 @@ def test_the_indexer_pauses_while_the_disk_is_full_and_catches_up_after(
             return bead
 
         bead = m.store.write(fill_up)
-        deadline = time.monotonic() + 10
-        while m.indexer.status()["last_error"] is None:
-            assert time.monotonic() < deadline, "the indexer never tried"
-            time.sleep(0.02)
+        eventually(lambda: m.indexer.status()["last_error"], timeout=10,
+                   what="the indexer to try", interval=0.02)  # fmt: skip
         assert "has 1 MiB free" in m.indexer.status()["last_error"]
         assert m.indexer._thread.is_alive()
         paused = [r for r in caplog.records if "indexing paused" in r.getMessage()]

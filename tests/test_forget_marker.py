@@ -8,7 +8,6 @@ the daemons are subprocesses on real Unix sockets."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from chrysalis.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 
 # The name is for the extractor: its entity node and the session's summary hold it too.
@@ -126,10 +126,9 @@ def test_forgotten_text_leaves_every_data_dir_and_the_remote(
     small = a.once("remember", SMALL, session_id="chat").id
     large = a.once("remember", LARGE, session_id="chat").id
     kept = a.once("remember", "a bead that stays", session_id="chat").id
-    deadline = time.monotonic() + 30  # the knowledge (an entity, a summary) goes out too
-    while a.once("status")["knowledge"]["summaries"]["written"] < 1:
-        assert time.monotonic() < deadline, a.once("status")["knowledge"]
-        time.sleep(0.1)
+    eventually(lambda: a.once("status")["knowledge"],  # an entity, a summary go out too
+               until=lambda k: k["summaries"]["written"] >= 1, timeout=30, interval=0.1,
+               what="a summary to be written")  # fmt: skip
     for d in (a, b, a):
         sync(d)
     assert b.once("get_bead", large).content == LARGE
@@ -142,18 +141,19 @@ def test_forgotten_text_leaves_every_data_dir_and_the_remote(
     for d in (a, b, a, b):
         sync(d)
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def holding() -> dict[str, list[Any]]:
         left = {
             "a": holding_files(tmp_path / "a"),
             "b": holding_files(tmp_path / "b"),
             "remote": remote.holding(key_file),
         }
-        if not any(left.values()):
-            break
-        time.sleep(0.5)
-        for d in (a, b):
-            sync(d)
+        if any(left.values()):
+            for d in (a, b):  # the next look comes after another round of sync
+                sync(d)
+        return left
+
+    left = eventually(holding, until=lambda left: not any(left.values()), timeout=30,
+                      interval=0.5, what="no place to hold the forgotten text")  # fmt: skip
     assert left == {"a": [], "b": [], "remote": []}
     digests = {d.once("status")["state_digest"] for d in (a, b)}
     assert len(digests) == 1

@@ -5,7 +5,6 @@ once both have caught up."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 
 from chrysalis.errors import Conflict, NotFound
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.fakes.zep_server import FakeZep
 
 KEY = "zk-receipt-secret-5521"
@@ -89,9 +89,8 @@ def test_receipt_pending_on_an_offline_laptop_and_zep_down(tmp_path: Path, zep: 
         b.start()  # b comes back and syncs: it applies the forget, scrubs, and says so
         assert sync(b)["ok"]
         assert sync(a)["ok"]
-        deadline = time.monotonic() + 30
-        while not (r := receipt(a, bead))["clean"] and time.monotonic() < deadline:
-            time.sleep(0.5)
+        r = eventually(lambda: receipt(a, bead), until=lambda r: r["clean"], timeout=30,
+                       interval=0.5, what="a clean receipt")  # fmt: skip
         assert r["clean"], r["places"]
         assert place(r, "replica", b_id)["state"] == "gone"
         assert place(r, "zep")["state"] == "gone"

@@ -76,3 +76,18 @@ def test_a_bad_fact_writes_nothing(
     with pytest.raises(InvalidInput, match=message):
         mem.add_fact(subject, predicate, object_)
     assert mem.version_vector() == {}
+
+
+def test_a_fact_that_ends_before_it_starts_is_refused_and_writes_nothing(mem: Memory) -> None:
+    # the zep-cloud mirror sent such an edge, Zep refused it (400), and every push after it
+    # failed on the same batch: refused at the door instead
+    with pytest.raises(InvalidInput, match=r"invalid_at \(1000.0\) is before valid_at \(2000.0\)"):
+        mem.add_fact("Ada", "works_at", "Acme", valid_at=2000.0, invalid_at=1000.0)
+    assert mem.version_vector() == {}
+    mem.add_node("ada", "person")
+    mem.add_node("acme", "org")
+    before = mem.version_vector()
+    with pytest.raises(InvalidInput, match="is before valid_at"):
+        mem.add_edge("ada", "acme", "works_at", valid_at=2000.0, invalid_at=1000.0)
+    assert mem.version_vector() == before
+    assert mem.add_fact("Ada", "works_at", "Acme", valid_at=1000.0, invalid_at=1000.0).valid_at

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from chrysalis import Memory
 from chrysalis.search import VectorIndex
+from tests.eventually import eventually
 
 from .conftest import exchange
 
@@ -102,9 +102,9 @@ def test_forget_leaves_every_index(open_memory: Callable[..., Memory]) -> None:
         op for op in mem.ops_since({}) if op["kind"] == "embedding.put" and op["target"] == "b0"
     ]
     assert vector_ops and all(op["data"].get("erased") for op in vector_ops)  # the log's copy too
-    deadline = time.monotonic() + 5
-    while mem.indexer.vectors.removed and time.monotonic() < deadline:
-        time.sleep(0.02)
+    vectors = mem.indexer.vectors
+    eventually(lambda: vectors.removed, until=lambda n: n == 0, timeout=5,
+               what="the vector file to be saved without it", interval=0.02)  # fmt: skip
     assert mem.indexer.vectors.removed == 0  # saved since: the file no longer holds it
     assert mem.indexer.vectors is not None and not mem.indexer.vectors.has("bead:b0")
     for strategy in ("fusion", "emb", "keyword", "beads"):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from chrysalis import ChrysalisError, Memory, crdt
 from chrysalis.errors import ExtractorUnavailable, NotFound
-from chrysalis.extract import Entity, Extraction
+from chrysalis.extract import Entity, Extraction, Fact
 from chrysalis.extract.worker import Budget, KnowledgeWorker
 from chrysalis.graph import derived_node_id, edge_id, graph_key, node_id
 from chrysalis.models import Bead, Edge, Node, OpKind
@@ -556,3 +556,31 @@ def test_a_fact_trimmed_here_and_removed_there_does_not_outlive_its_beads(
     finally:
         a.close()
         b.close()
+
+
+class EndedBeforeSaid:
+    """States one fact that ended before the bead said it, with no start ("I lived in Lisbon
+    until 2020", said in 2023)."""
+
+    name = "ended"
+    version = "ended/1"
+
+    def extract(self, beads: Any) -> list[Extraction]:
+        return [
+            Extraction(b.id, facts=(Fact("ada", "lived_in", "Lisbon", invalid_at=b.ts - 1000),))
+            for b in beads
+        ]
+
+
+def test_a_fact_that_ended_before_it_was_said_gets_no_start_after_its_end(
+    tmp_path: Path,
+) -> None:
+    m = open_mem(tmp_path / "a", extractor=EndedBeforeSaid())
+    try:
+        m.append_bead("I lived in Lisbon until 2020.", ts=5000)
+        learned(m)
+        (edge,) = m.all_edges(include_invalid=True)
+        # was (5000, 4000): the bead's time taken as its start, after its end
+        assert (edge.valid_at, edge.invalid_at) == (None, 4000)
+    finally:
+        m.close()

@@ -25,6 +25,7 @@ from chrysalis.errors import EmbedderUnavailable, ExtractorUnavailable, MirrorEr
 from chrysalis.extract.ollama import OllamaExtractor
 from chrysalis.loopback import check_loopback_service, listener_uids, loopback_address
 from chrysalis.mirrors.zep import ZepMirror
+from tests.eventually import eventually
 
 from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory  # noqa: F401 (a fixture)
 
@@ -59,11 +60,12 @@ class Squatter:
         os.chown(log, user.pw_uid, user.pw_gid)
         self.log = log
         self.proc = as_user(user, SYSTEM_PYTHON, "-I", "-c", SQUATTER, str(log), bind)
-        deadline = time.monotonic() + 20
-        while not self.lines():
+
+        def started() -> list[str]:
             assert self.proc.poll() is None, "the squatter did not start"
-            assert time.monotonic() < deadline, "the squatter did not start in 20 s"
-            time.sleep(0.02)
+            return self.lines()
+
+        eventually(started, timeout=20, what="the squatter to start", interval=0.02)
         self.port = int(self.lines()[0].split()[1])
 
     def lines(self) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from chrysalis import Memory
 from chrysalis.errors import Conflict, NotFound
 from tests.conftest import exchange
+from tests.eventually import eventually
 
 SMALL = "the small secret ZEBRACORN-41 lives here"
 LARGE = "the large secret QUOKKAPLEX-77 " + "padding words " * 6000  # > 64 KiB: a blob
@@ -74,13 +74,11 @@ def test_the_scrub_runs_by_itself_within_its_delay(open_memory: Callable[..., Me
     fill(mem, 50)
     bead = mem.append_bead(SMALL, role="user")
     mem.forget(bead.id)
-    deadline = time.monotonic() + 20
     # The receipt may say "pending" a moment after the files are clean: the index takes in
     # the forget after it (the row may never have reached a file), and says so only then.
-    while time.monotonic() < deadline and (
-        holders(mem.path) or not mem.forget_receipt(bead.id).clean
-    ):
-        time.sleep(0.1)
+    eventually(lambda: (holders(mem.path), mem.forget_receipt(bead.id).clean),
+               until=lambda h: h == ([], True), timeout=20, interval=0.1,
+               what="no file to hold the text and a clean receipt")  # fmt: skip
     assert holders(mem.path) == []
     assert mem.forget_receipt(bead.id).clean
 
@@ -157,9 +155,8 @@ os._exit(0)
     mem = Memory.open(data, sync=False, scrub_delay=0.1)
     try:
         assert not leftover.exists()
-        deadline = time.monotonic() + 20
-        while mem.scrubber.due() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        eventually(mem.scrubber.due, until=lambda due: not due, timeout=20,
+                   what="the scrub to run")  # fmt: skip
         assert holders(data) == []
         assert mem.forget_receipt(bead_id).clean
         assert mem.replica_id == mem.store.replica_id  # the same data dir, no new generation

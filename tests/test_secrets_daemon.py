@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from chrysalis.client import Routes
 from chrysalis.errors import SecretRefused
 from chrysalisd.exchange import export_lines
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.test_secrets import ALL_FOUR, SECRETS
 
 QUIET = {  # sync is driven by `chrysalis sync`; the schedule stays out of the way
@@ -56,10 +56,8 @@ def _everything(*roots: Path) -> bytes:
 
 
 def _wait_indexed(d: DaemonProcess, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while any(d.once("status")["index"]["behind"].values()):
-        assert time.monotonic() < deadline, "indexes did not catch up"
-        time.sleep(0.05)
+    eventually(lambda: d.once("status")["index"]["behind"], until=lambda b: not any(b.values()),
+               timeout=timeout, what="the indexes to catch up")  # fmt: skip
 
 
 def test_no_secret_reaches_the_data_dir_the_remote_or_the_log(

@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import pytest
 from chrysalis import AsyncClient, Client
 from chrysalis.errors import Forbidden
 from chrysalis.transport import check_peer, peer_uid
+from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
 from .test_mcp import session_run
@@ -134,11 +134,12 @@ class Impostor:
             *extra,
             pass_fds=[listener] if listener >= 0 else [],
         )
-        deadline = time.monotonic() + 20
-        while "ready" not in self.lines():
+
+        def ready() -> bool:
             assert self.proc.poll() is None, "the impostor did not start"
-            assert time.monotonic() < deadline, "the impostor did not start in 20 s"
-            time.sleep(0.02)
+            return "ready" in self.lines()
+
+        eventually(ready, timeout=20, what="the impostor to start", interval=0.02)
 
     def lines(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
@@ -295,9 +296,7 @@ def test_cli_and_clients_refuse_an_impostor_socket_without_sending_a_byte(
             s.connect(str(sock))
             s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             assert s.recv(100).startswith(b"HTTP/1.1 200")
-        deadline = time.monotonic() + 10
-        while not impostor.bytes_received() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        eventually(impostor.bytes_received, timeout=10, what="the impostor's log", interval=0.02)
         assert impostor.bytes_received() == [27]
     finally:
         impostor.close()
@@ -357,9 +356,8 @@ def test_clients_check_the_peer_not_only_the_file(mallory: pwd.struct_passwd, sh
         out = cli({**os.environ, "CHRYSALIS_SOCKET": str(sock)}, "remember", "PIN 4321")
         assert out.returncode != 0 and out.stderr.strip() == f"error: {refusal}"
 
-        deadline = time.monotonic() + 10  # the impostor saw three connections, empty
-        while len(impostor.bytes_received()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        eventually(impostor.bytes_received, until=lambda got: len(got) >= 3, timeout=10,
+                   what="three connections at the impostor", interval=0.02)  # fmt: skip
         assert impostor.bytes_received() == [0, 0, 0]
     finally:
         impostor.close()
@@ -386,9 +384,7 @@ def test_a_pooled_client_checks_each_new_connection(
                 listener.close()
             with pytest.raises(Forbidden, match=f"runs as user {MALLORY}"):
                 c.remember("my bank PIN is 4321")
-        deadline = time.monotonic() + 10
-        while not impostor.bytes_received() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        eventually(impostor.bytes_received, timeout=10, what="the impostor's log", interval=0.02)
         assert impostor.bytes_received() == [0]
     finally:
         if impostor is not None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.daemon_process import DaemonProcess
+from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 
 QUIET = {  # the test drives sync with `chrysalis sync`; the schedule stays out of the way
@@ -41,10 +42,8 @@ def sync(d: DaemonProcess, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def wait_indexed(d: DaemonProcess, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while any(d.once("status")["index"]["behind"].values()):
-        assert time.monotonic() < deadline, "indexes did not catch up"
-        time.sleep(0.05)
+    eventually(lambda: d.once("status")["index"]["behind"], until=lambda b: not any(b.values()),
+               timeout=timeout, what="the indexes to catch up")  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["file", "s3"])
@@ -235,3 +234,43 @@ def test_a_deleted_format_is_refused_then_repaired_from_the_cli(
     assert (shared / "format.json").exists()
     human = a.cli("sync", "--repair-format")
     assert human.returncode == 0 and "already right" in human.stdout
+
+
+def test_the_first_scheduled_push_honours_push_interval(tmp_path: Path) -> None:
+    """A daemon told to push every hour does not push two seconds after start (the test
+    above raced that push: a push the schedule started under a fault hook killed the daemon
+    before the test's own)."""
+    from chrysalis import Memory
+    from chrysalis.sync import Sync
+    from chrysalisd.config import Settings
+    from chrysalisd.state import Daemon
+
+    (tmp_path / "remote").mkdir()
+    with Memory.open(tmp_path / "m", sync=False) as m:
+        for every in (3600.0, 0.5):
+            daemon = Daemon(Settings(push_interval=every, pull_interval=3600), m)
+            daemon.attach_sync(Sync(m, f"file://{tmp_path / 'remote'}"))
+            started = time.time()
+            job = daemon.jobs.all.scheduler.get_job("push")
+            first = job.next_run_time.timestamp() - started
+            assert every - 1 <= first <= every + 1, (every, first)
+
+
+def test_a_finished_scrub_is_pushed_at_once_not_at_the_next_interval(tmp_path: Path) -> None:
+    """Forget receipts on other laptops wait for this replica's scrub report, which a push
+    carries: it goes out when the scrub is done, whatever `push_interval` says."""
+    from chrysalis import Memory
+    from chrysalis.sync import Sync
+    from chrysalisd.config import Settings
+    from chrysalisd.state import Daemon
+
+    (tmp_path / "remote").mkdir()
+    with Memory.open(tmp_path / "m", sync=False, scrub_delay=0.1) as m:
+        daemon = Daemon(Settings(push_interval=3600, pull_interval=3600), m)
+        daemon.attach_sync(Sync(m, f"file://{tmp_path / 'remote'}"))
+        poked: list[str] = []
+        daemon.jobs.poke = poked.append  # type: ignore[method-assign]
+        bead = m.append_bead("a secret to scrub")
+        m.forget(bead.id)
+        eventually(lambda: poked, timeout=20, what="a push to be asked for after the scrub")
+        assert poked == ["push"] and not m.scrubber.due()

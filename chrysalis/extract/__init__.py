@@ -34,8 +34,9 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Entity:
     """A thing a bead names: its text as written and a coarse type (``person``, ``title``,
-    ``code``, ``path``, ``email``, ``url``, ``date``, ``place``, ``org``, ``thing``). Its node id
-    is `chrysalis.graph.node_id` of the name, so every laptop derives the same node."""
+    ``code``, ``path``, ``email``, ``url``, ``date``, ``place``, ``org``, ``thing``; the rules
+    say ``name`` for a capitalised name they cannot type). Its node id is
+    `chrysalis.graph.node_id` of the name, so every laptop derives the same node."""
 
     name: str
     type: str
@@ -46,7 +47,8 @@ class Fact:
     """``subject -[predicate]-> object`` as stated in a bead.
 
     ``valid_at`` / ``invalid_at`` are world time as the bead states it (epoch seconds), None
-    when it does not say (the writer then takes the bead's time for ``valid_at``).
+    when it does not say (the writer then takes the bead's time for ``valid_at``, unless the
+    fact ended before that: its start stays unknown).
     ``stated_by`` is who said it: the bead's speaker (its ``source``, or its role).
     """
 
@@ -76,11 +78,24 @@ class Extraction:
 class Extractor(Protocol):
     """Turns beads into entities and facts. Implementations are thread-safe.
 
-    ``version`` names the extractor and its prompt or rule set (``"rules/1"``): every derived
-    item records it, and a new version re-extracts nothing by itself (a cursor per version
-    would: that is a deliberate `chrysalis extract --redo`, not a side effect of an upgrade).
-    ``extract`` raises `chrysalis.errors.ExtractorUnavailable` when its service cannot answer;
-    the worker backs off and retries, nothing is lost.
+    ``version`` names the extractor and its prompt or rule set, ``<name>/<set>``
+    (``"rules/1"``): every derived item records it, and a new version re-extracts nothing by
+    itself (the worker's cursor is not per version: re-extracting old beads would be a
+    deliberate command, which does not exist yet, not a side effect of an upgrade).
+
+    Every implementation passes the contract suite in ``tests/contracts/test_extractor.py``:
+
+    - ``extract(beads)`` returns one `Extraction` per bead, in order, its ``bead_id`` the
+      bead's id (the evidence the writer records); ``[]`` for ``[]``. It never writes.
+    - Entities have a non-empty name, one of the types `Entity` lists, each name once per
+      bead (case aside). Facts have a non-empty subject, predicate and object and
+      ``stated_by``; ``valid_at`` and ``invalid_at`` are epoch seconds or None, and a fact
+      never ends before it starts.
+    - A system bead, or one with no text, gives nothing (``dropped`` may say why).
+    - The same beads give the same extractions (rules by construction, a model at
+      temperature 0 answering the same).
+    - ``extract`` raises `chrysalis.errors.ExtractorUnavailable` when its service cannot
+      answer; the worker backs off and retries, nothing is lost.
     """
 
     name: str

@@ -489,6 +489,10 @@ class OllamaExtractor:
                 reason = "an empty part"
             elif bead.role == "assistant" and _about_the_user(subject):
                 reason = "an assistant's statement about the user"
+            valid_at, invalid_at = parse_when(item.valid_at), parse_when(item.invalid_at)
+            ends_first = valid_at is not None and invalid_at is not None and invalid_at < valid_at
+            if reason is None and ends_first:
+                reason = "it ends before it starts"
             if reason is None:
                 subject, obj = _as_speaker(subject, speaker), _as_speaker(obj, speaker)
                 if _norm(subject) == _norm(obj):
@@ -519,8 +523,8 @@ class OllamaExtractor:
                     object=obj,
                     subject_type=item.subject_type,
                     object_type=item.object_type,
-                    valid_at=parse_when(item.valid_at),
-                    invalid_at=parse_when(item.invalid_at),
+                    valid_at=valid_at,
+                    invalid_at=invalid_at,
                     stated_by=speaker,
                 )
             )

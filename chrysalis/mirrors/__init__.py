@@ -53,7 +53,28 @@ class MirrorHealth:
 
 
 class Mirror(abc.ABC):
-    """A service that mirrors the memory. Thread-safe."""
+    """A service that mirrors the memory. Thread-safe.
+
+    Every implementation passes the contract suite in ``tests/contracts/test_mirror.py``:
+
+    - ``push()`` sends each bead this replica originated once, as a message holding its
+      text and ``chrysalis_id`` / ``chrysalis_origin`` metadata; beads pulled from other
+      replicas are theirs to send. A second push with nothing new sends nothing
+      (``{"ops": 0}``). A push that dies after the service took a batch (a crash, a lost
+      reply) sends none of it twice when it runs again, in this process or the next.
+    - A forget, from any replica, of a bead this replica sent reaches the service at the next
+      push (``"forgotten"`` counts them); where the bead was alone with this replica's beads
+      its text leaves the service, and `forget_state` says ``gone``. A bead never sent is
+      ``gone`` too ("never sent").
+    - ``pull()`` brings what the service derived (facts) in as ordinary ops, each once:
+      a second pull brings nothing.
+    - ``search(query, k, timeout)`` returns at most ``k`` items whose ``signals`` carry the
+      mirror's ``kind`` and whose provenance says ``source: zep``; never a bead forgotten here.
+      ``timeout`` bounds the client's wait (assisted recall keeps its own, shorter, budget).
+    - Failures raise `MirrorError` naming the service and the HTTP status, never the API key;
+      they show in ``status()`` (``last_error``, ``consecutive_errors``), which never holds
+      the key either, and no log line does.
+    """
 
     kind: str
     health: MirrorHealth

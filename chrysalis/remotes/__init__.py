@@ -1,6 +1,6 @@
 """Where replicas meet: a few verbs over an object store, one implementation per URL scheme.
 
-Every implementation passes the contract suite in ``tests/test_remotes.py``. Keys are
+Every implementation passes the contract suite in ``tests/contracts/test_remote.py``. Keys are
 ``/``-separated relative paths (``ops/a1b2/0000000000000001.seg``); values are bytes. The
 contracts:
 

@@ -175,7 +175,7 @@ class Retriever:
         if strategy in ("fusion", "keyword", "kg"):
             indexer = self.indexer
             if indexer.keyword.size > PARALLEL_KEYWORD:
-                # SQLite and FAISS both release the GIL: in a large memory, rank keywords on
+                # tantivy and FAISS both release the GIL: in a large memory, rank keywords on
                 # another thread while the vector search runs here. In a small one the Python
                 # around them dominates and two threads only fight over the GIL (measured).
                 keyword = indexer.pool.submit(self._keyword_hits, query, pool, f)

@@ -109,6 +109,20 @@ class KeywordIndex:
     Thread-safe: one writer behind a lock; searches read the searcher of the last commit.
     Not durable on its own by design (it is rebuilt from LMDB): its watermark is a document
     committed with the rows it describes, so it never claims ops whose rows are not in.
+
+    The contract, checked by ``tests/contracts/test_keyword_index.py`` in each state a row
+    can be in (waiting for a commit, committed, reopened from disk):
+
+    - After ``apply`` returns, ``search`` finds an upserted row by any of its words
+      (case-insensitive, stemmed: "tea" finds "teas"), best first, at most ``k``; an upsert
+      of a key replaces its text and fields (its old words no longer find it); `has` and
+      `count` agree. The same rows rank the same whether they wait or are committed.
+    - Filters on bead fields narrow beads and pass every other kind; ``kinds`` narrows all.
+      `match_all` gives every bead holding all the words, unranked.
+    - After ``apply`` deletes a key, nothing finds it, `has` is False, and no file of the
+      index holds its text (`has_text`); the other rows stay as they were.
+    - ``apply`` is idempotent; after `close` and a new open, the rows, the deletes and the
+      watermark are as they were.
     """
 
     def __init__(self, path: Path) -> None:
@@ -206,12 +220,16 @@ class KeywordIndex:
             return
         now = time.monotonic()
         added = []
+        counted = self._total + len(self._pending)  # rows in the mean so far
         for key, text, fields in rows:
             self._writer.delete_documents_by_term("key", key)
             self._writer.add_document(self._document(key, text, fields))
             stems = self._analyzer.analyze(text)
             added.append((key, stems, dict(fields)))
-            self._avg_len += (len(stems) - self._avg_len) / max(1, self._total + 1)
+            # a running mean over every row, as tantivy's own (the overlay scores with it):
+            # the count moves with each row, not only at commits
+            counted += 1
+            self._avg_len += (len(stems) - self._avg_len) / counted
         if added:
             self._pending = self._pending.with_rows(added, now)
         self._watermark, self._unsaved = dict(watermark), True
@@ -457,7 +475,7 @@ class KeywordIndex:
             found = [(key, s) for key, s in found if key not in pending]
             found += pending.search(
                 stems, filters or Filters(), lambda t: int(searcher.doc_freq("text", t)),
-                self._total, self._avg_len,
+                int(searcher.num_docs), self._avg_len,
             )  # fmt: skip
             found.sort(key=lambda h: -h[1])
         return [KeywordHit(key, score) for key, score in found[:k]]

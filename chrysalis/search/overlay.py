@@ -60,14 +60,16 @@ class Pending:
         avg_len: float,
     ) -> list[tuple[str, float]]:
         """``(key, BM25)`` of the pending items that hold any of ``stems`` and pass
-        ``filters``; document frequencies count the committed index and these items."""
+        ``filters``. The statistics are those tantivy uses once they are committed: ``total``
+        documents in the index (as tantivy counts them) and ``doc_freq`` there, plus every
+        pending item, whatever the filters (they narrow the hits, not the corpus)."""
         live = [(k, tf, f) for k, tf, f in self.live() if passes(k, f, filters)]
         if not live:
             return []
-        n = total + len(live)
+        n = total + len(self.items)
         idf = {}
         for stem in stems:
-            df = doc_freq(stem) + sum(1 for _, tf, _ in live if tf[stem])
+            df = doc_freq(stem) + self.holding[stem]
             idf[stem] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         scored = []
         for key, tf, _ in live:

@@ -209,8 +209,13 @@ class Daemon:
         # (the jobs' jitter), so "due" after three quarters of one is once a run.
         sync.heartbeat_every = s.pull_interval * 0.75
         add, pausing = self.jobs.add, self._pausing
-        add("push", pausing("push", self._push), s.push_interval, first=2.0)
+        # The first push comes one `push_interval` after start, like every other: a daemon
+        # told to push hourly does not push two seconds in (writes push sooner through
+        # `push_after_ops` / `push_after_bytes`; `chrysalis sync` pushes at once).
+        add("push", pausing("push", self._push), s.push_interval, first=s.push_interval)
         add("pull", pausing("pull", sync.pull), s.pull_interval, first=1.0)
+        # A finished scrub's report rides on a push: send it now, not at the next interval.
+        self.memory.scrubber.listeners.append(lambda _done: self.jobs.poke("push"))
         add(
             "snapshot",
             pausing("snapshot", sync.snapshot),
@@ -239,7 +244,8 @@ class Daemon:
         self.mirror = mirror
         s = self.settings
         push, pull = f"{mirror.kind}-push", f"{mirror.kind}-pull"
-        self.jobs.add(push, self._pausing(push, mirror.push), s.zep_push_interval, first=3.0)
+        every = s.zep_push_interval  # the first push too, as for the remote (`attach_sync`)
+        self.jobs.add(push, self._pausing(push, mirror.push), every, first=every)
         self.jobs.add(pull, self._pausing(pull, mirror.pull), s.zep_pull_interval, first=10.0)
 
     def _pausing(self, name: str, run: Callable[[], Any]) -> Callable[[], Any]:

@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -77,6 +78,9 @@ class FakeOllamaChat:
         self.prompt_tokens = prompt_tokens
         self.eval_tokens = eval_tokens
         self.replies: deque[Reply] = deque()
+        # without a scripted reply, the answer computed from the request's user message (the
+        # bead's text after the header), if set: a fake model for suites that run many beads
+        self.answer: Callable[[str], Reply] | None = None
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self._lock = threading.Lock()
@@ -124,6 +128,8 @@ class FakeOllamaChat:
                     )
                 with fake._lock:
                     reply = fake.replies.popleft() if fake.replies else None
+                if reply is None and fake.answer is not None:
+                    reply = fake.answer(body["messages"][1]["content"])
                 if reply is None:
                     return self._refuse("a request no test scripted")
                 if isinstance(reply, tuple):

@@ -32,6 +32,7 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None, delay: float = 0.0) -> None:
         self.models = models if models is not None else {"nomic-embed-text": 768}
         self.delay = delay
+        self.raw: bytes | None = None  # set: every answer is 200 with these bytes (a bad server)
         self.requests: list[dict[str, Any]] = []
         self.problems: list[str] = []  # requests the real server would not have taken
         fake = self
@@ -69,6 +70,13 @@ class FakeOllama:
                     fake.problems.append(f"unknown fields {sorted(body)}")
                 if fake.delay:
                     time.sleep(fake.delay)
+                if fake.raw is not None:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(fake.raw)))
+                    self.end_headers()
+                    self.wfile.write(fake.raw)
+                    return None
                 model = body.get("model")
                 if model not in fake.models:
                     return self._reply(

@@ -1,0 +1,1 @@
+"""Conformance suites: one per interface, run against every implementation of it."""
