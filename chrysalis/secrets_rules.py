@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["spans"]
+__all__ = ["keyed_secret", "spans"]
 
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
 # The rest of a token after a provider's documented part: its own characters, and a dot,
@@ -445,6 +445,19 @@ def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
         else:
             kind = "secret"
         yield v_start, v_start + len(value), kind
+
+
+def keyed_secret(name: str, value: str) -> str | None:
+    """The kind of secret ``value`` is when a mapping gives it under ``name`` (metadata
+    ``{"password": "..."}``, ``{"api_key": "..."}``), else None."""
+    if not _secret_name(name) or " " in value.strip():
+        return None
+    lower = name.lower()
+    password = "pass" in lower or "pwd" in lower or lower.endswith("pw")
+    strict = lower in _LONE_NAMES
+    if not _made_up(value.strip(), strict, password):
+        return None
+    return "password" if password else "secret"
 
 
 # ---- all of it ----------------------------------------------------------------------------------

@@ -17,14 +17,27 @@ were scanned where they were written.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidInput, SecretRefused
-from .secrets_rules import spans
+from .secrets_rules import keyed_secret, spans
 
-__all__ = ["POLICIES", "Finding", "Policy", "describe", "redact", "scan_bead"]
+if TYPE_CHECKING:
+    from .extract import Extraction
+
+__all__ = [
+    "POLICIES",
+    "Finding",
+    "Policy",
+    "describe",
+    "redact",
+    "redact_extraction",
+    "scan_bead",
+    "scan_item",
+]
 
 Policy = Literal["redact", "refuse", "off"]
 POLICIES: tuple[Policy, ...] = ("redact", "refuse", "off")
@@ -45,9 +58,12 @@ class Finding:
         return {"kind": self.kind, "field": self.field, "start": self.start, "end": self.end}
 
 
-def redact(text: str, field: str = "content") -> tuple[str, list[Finding]]:
+def redact(text: str, field: str = "content", *, as_id: bool = False) -> tuple[str, list[Finding]]:
     """``text`` with each secret replaced by ``[REDACTED:<kind>]``, and what was replaced
-    (offsets of the markers in the returned text). Text without secrets comes back as is."""
+    (offsets of the markers in the returned text). Text without secrets comes back as is.
+    ``as_id``: the marker is ``redacted-<kind>``, so an id stays a valid id."""
+    if len(text) < _SHORTEST:
+        return text, []
     found_spans = spans(text)
     if not found_spans:
         return text, []
@@ -57,13 +73,18 @@ def redact(text: str, field: str = "content") -> tuple[str, list[Finding]]:
     for start, end, kind in found_spans:
         out.append(text[at:start])
         length += start - at
-        marker = f"[REDACTED:{kind}]"
+        marker = f"redacted-{kind}" if as_id else f"[REDACTED:{kind}]"
         out.append(marker)
         findings.append(Finding(kind, field, length, length + len(marker)))
         length += len(marker)
         at = end
     out.append(text[at:])
     return "".join(out), findings
+
+
+# The shortest text that can hold a secret a rule finds (``pw=hunter2``): ids and tags of
+# a few characters are passed without running the rules.
+_SHORTEST = 10
 
 
 def describe(findings: Iterable[Finding]) -> str:
@@ -74,35 +95,92 @@ def describe(findings: Iterable[Finding]) -> str:
     return ", ".join(f"{n} {kind} in {field}" for (kind, field), n in counts.items())
 
 
-def scan_bead(row: Mapping[str, Any], policy: Policy) -> tuple[dict[str, Any], list[Finding]]:
-    """Scan a bead's text fields (``content``, ``source``, each tag): returns the row with
-    secrets redacted and the findings. ``policy`` ``"off"`` returns the row untouched;
-    ``"refuse"`` raises `SecretRefused` naming the kinds and fields (never the secret).
-    Fields that are not text are left for validation to reject."""
+# Per item kind: the fields that are ids (redacted with an id's marker) and those the
+# scan leaves alone (numbers, times, hashes, enum words). Every other field is text, walked
+# into lists and mappings (keys too: a metadata key can hold a secret as well as a value).
+_ID_FIELDS = {
+    "bead": {"id", "session_id", "turn_id", "derived_from"},
+    "node": {"id", "evidence"},
+    "edge": {"id", "source", "target", "evidence"},
+    "persona": {"id", "skills"},
+    "skill": {"id"},
+    "fact": {"evidence"},
+}
+_SKIP_FIELDS = {"role", "importance", "ts", "blob", "derived_by", "weight", "valid_at",
+                "invalid_at", "start_line", "end_line"}  # fmt: skip
+
+
+def _walk(value: Any, field: str, as_id: bool, findings: list[Finding]) -> Any:
+    if isinstance(value, str):
+        out, found = redact(value, field, as_id=as_id)
+        findings += found
+        return out
+    if isinstance(value, list | tuple):
+        return [_walk(v, f"{field}[{n}]", as_id, findings) for n, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        walked = {}
+        for key, v in value.items():
+            kind = keyed_secret(key, v) if isinstance(key, str) and isinstance(v, str) else None
+            key = _walk(key, f"{field} key", as_id, findings)
+            if kind is not None:  # {"password": "..."}: the whole value
+                marker = f"[REDACTED:{kind}]"
+                findings.append(Finding(kind, f"{field}.{key}", 0, len(marker)))
+                walked[key] = marker
+                continue
+            walked[key] = _walk(v, f"{field}.{key}", as_id, findings)
+        return walked
+    return value
+
+
+def scan_item(
+    kind: str, row: Mapping[str, Any], policy: Policy
+) -> tuple[dict[str, Any], list[Finding]]:
+    """Scan every text field of an item of ``kind`` (``bead``, ``node``, ``edge``,
+    ``persona``, ``skill``, ``fact``): returns the row with secrets redacted and the findings
+    (``field`` names where, e.g. ``metadata.note``, ``span_refs[0].path``; never the secret).
+    ``"off"`` returns the row untouched; ``"refuse"`` raises `SecretRefused` naming the
+    kinds and fields. Fields that are not text are left for validation to reject."""
     if policy not in POLICIES:
         raise InvalidInput(f"secrets policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     item = dict(row)
     if policy == "off":
         return item, []
+    ids = _ID_FIELDS.get(kind, {"id"})
     findings: list[Finding] = []
-    for name in ("content", "source"):
-        value = item.get(name)
-        if isinstance(value, str):
-            item[name], found = redact(value, name)
-            findings += found
-    tags = item.get("tags")
-    if isinstance(tags, list | tuple):
-        new_tags = []
-        for n, tag in enumerate(tags):
-            if isinstance(tag, str):
-                tag, found = redact(tag, f"tags[{n}]")
-                findings += found
-            new_tags.append(tag)
-        item["tags"] = new_tags
+    for name, value in item.items():
+        if name in _SKIP_FIELDS or value is None or isinstance(value, int | float):
+            continue
+        item[name] = _walk(value, name, name in ids, findings)
     if findings and policy == "refuse":
         raise SecretRefused(
-            f"refused: the bead holds {describe(findings)} (secrets policy is 'refuse'); "
+            f"refused: the {kind} holds {describe(findings)} (secrets policy is 'refuse'); "
             "nothing was stored",
             details=[f.as_dict() for f in findings],
         )
     return item, findings
+
+
+def scan_bead(row: Mapping[str, Any], policy: Policy) -> tuple[dict[str, Any], list[Finding]]:
+    """`scan_item` of a bead: content, source, tags, session and turn ids, span paths, the
+    id and what it is derived from."""
+    return scan_item("bead", row, policy)
+
+
+def redact_extraction(ex: Extraction, policy: Policy) -> Extraction:
+    """An extraction's entity names and fact ends with secrets redacted (``"off"``: as is):
+    what an extractor read from a bead stored before this scan, or under ``"off"`` and
+    scanned now, never names a node after a secret."""
+    if policy == "off":
+        return ex
+
+    def clean(text: str) -> str:
+        return redact(text)[0]
+
+    return dataclasses.replace(
+        ex,
+        entities=tuple(dataclasses.replace(e, name=clean(e.name)) for e in ex.entities),
+        facts=tuple(
+            dataclasses.replace(f, subject=clean(f.subject), object=clean(f.object))
+            for f in ex.facts
+        ),
+    )
