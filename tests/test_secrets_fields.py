@@ -7,6 +7,7 @@ the daemon's log, no summary and no node. A daemon in a subprocess on a real soc
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import time
@@ -180,3 +181,34 @@ def test_knowledge_from_a_bead_stored_before_the_scan_names_no_secret(tmp_path: 
         assert all(secret not in (n.name or "") for n in mem.all_nodes())
     finally:
         mem.close()
+
+
+def test_secrets_audit_finds_what_off_stored_and_forgets_it_with_receipts(
+    tmp_path: Path,
+) -> None:
+    leaked, clean = _github(), "plain words about tea"
+    d = DaemonProcess(tmp_path / "loose", env={**QUIET, "CHRYSALIS_SECRETS": "off"})
+    try:
+        d.start()
+        with d.client() as c:
+            bad = c.remember(f"the CI token {leaked}", session_id="ops").id
+            good = c.remember(clean).id
+        out = d.cli("secrets", "audit", "--json")
+        assert out.returncode == 0, out.stderr
+        found = json.loads(out.stdout)["found"]
+        assert [(f["kind"], f["id"]) for f in found] == [("bead", bad)]
+        assert found[0]["found"] == [{"kind": "github-token", "field": "content"}]
+        assert leaked not in out.stdout
+        out = d.cli("secrets", "audit", "--forget", "--json")
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+        assert got["forgotten"] == [bad] and got["receipts"][0]["bead_id"] == bad
+        assert leaked not in out.stdout
+        with d.client() as c:
+            assert [b.id for b in c.last_beads(10)] == [good]
+        again = d.cli("secrets", "audit")
+        assert again.returncode == 0 and "no stored credential found" in again.stdout
+        assert d.stop() == 0
+        assert leaked.encode() not in _everything(d.data_dir)
+    finally:
+        d.close()
