@@ -3,9 +3,9 @@
 Over the generated corpus (`bench/secrets_corpus.py`: ~90 credential kinds, each in every way
 people paste it, random bodies), prints per kind the share of cases redacted whole (no piece
 of 4 or more characters of the secret left), then the false positives: the share of real
-conversation turns (the dev sets in ``$CHRYSALIS_EVAL``, default /work/shared/eval: LoCoMo
-and LongMemEval) and of Python source files (this interpreter's site-packages) that redaction
-changes, and the cost per KB.
+conversation turns (the dev sets in ``$CHRYSALIS_EVAL``, default ``../shared/eval`` beside
+the repository: LoCoMo and LongMemEval) and of Python source files (this interpreter's
+site-packages) that redaction changes, and the cost per KB.
 
 ``--quick`` scores a smaller slice (one seed, 2,000 turns, 200 files): what the test suite
 runs. ``--compare`` also scores the other detectors: detect-secrets as Chrysalis used it
@@ -37,7 +37,10 @@ from secrets_corpus import Case, cases, survivors
 from chrysalis.secrets_scan import redact
 
 Redactor = Callable[[list[str]], list[str]]  # texts -> redacted texts
-EVAL = Path(os.environ.get("CHRYSALIS_EVAL", "/work/shared/eval"))
+# The dev sets sit in shared/ beside the repository (as CI lays it out).
+EVAL = Path(
+    os.environ.get("CHRYSALIS_EVAL", Path(__file__).resolve().parents[2] / "shared" / "eval")
+)
 
 
 def turns(limit: int | None = None) -> list[str]:
