@@ -257,7 +257,7 @@ _TAIL_PARTS = {
 }  # fmt: skip
 # After the name: a separator, then the value quoted or bare.
 _ASSIGN = re.compile(
-    r"""(?P<nq>["'`\]]?)[ \t]*(?:
+    r"""(?P<nq>["'`\]]?)(?:[ \t]*\[[^\]\n]{0,24}\])?[ \t]*(?:  # aws configure: Key [None]:
           (?P<op>:=|=>|==|=|:(?=[ \t"'`])|\s+is:?|\s+was:?|\s+are:?)[ \t]*
         | (?P<xml>>)
         | (?P<ws>[ \t]+)
