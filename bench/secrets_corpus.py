@@ -582,6 +582,14 @@ def _special_cases(rng: random.Random) -> Iterator[Case]:
         f"I set the access key {kid} and the secret {sec} but boto3 still says denied",
         (kid, sec),
     )
+    kid, sec = "AKIA" + _r(rng, B32, 16), _r(rng, B64, 40)
+    yield Case(
+        "aws-credentials-file",
+        "aws-configure",
+        f"$ aws configure\nAWS Access Key ID [None]: {kid}\n"
+        f"AWS Secret Access Key [None]: {sec}\nDefault region name [None]: eu-west-1",
+        (kid, sec),
+    )
     pw = _password(rng)
     yield Case(
         "url-password", "git", f"git clone https://ada:{pw}@git.example.com/team/repo.git", (pw,)
