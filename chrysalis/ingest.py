@@ -38,7 +38,7 @@ from .chunking import (
 from .errors import InvalidInput, NotFound, SecretRefused
 from .limits import ID_PATTERN, ID_RULE
 from .models import MAX_SHORT_CHARS
-from .secrets_scan import describe, redact
+from .secrets_scan import Finding, describe, redact
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -147,7 +147,16 @@ def ingest_text(
     redacted = 0
     policy = memory.writer.secrets
     if policy != "off":
-        text, found = redact(text, "content")
+        found: list[Finding] = []
+        # The source first: the session id, the span paths and the ingest record are
+        # derived from it (a URL may hold a password).
+        if isinstance(source, str):
+            source, found = redact(source, "source")
+        if isinstance(session_id, str):
+            session_id, in_session = redact(session_id, "session_id", as_id=True)
+            found += in_session
+        text, in_text = redact(text, "content")
+        found += in_text
         if found and policy == "refuse":
             raise SecretRefused(
                 f"{source}: refused: it holds {describe(found)} (secrets policy is 'refuse'); "

@@ -47,7 +47,7 @@ from .models import (
 )
 from .read import Reader, persona_of
 from .rules import ApplyResult, apply_remote, local_op
-from .secrets_scan import POLICIES, Finding, Policy
+from .secrets_scan import POLICIES, Finding, Policy, scan_item
 from .store import Store, WriteContext
 from .validate import check_id, validate
 
@@ -129,6 +129,11 @@ class Writer:
         ``refuse``. The append verbs call it; import calls it first to compare what it would
         store with what is stored."""
         return scan_row(row, self.secrets)
+
+    def scan_item(self, kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        """A node, edge, fact, persona or skill row under the secrets policy
+        (`secrets_scan.scan_item`): the row redacted; `SecretRefused` under ``refuse``."""
+        return scan_item(kind, row, self.secrets)[0]
 
     def _append_beads(
         self, rows: list[Mapping[str, Any] | Bead]
@@ -235,17 +240,11 @@ class Writer:
         metadata: Mapping[str, Any] | None = None,
     ) -> Node:
         """Add or replace a node (add-wins against a concurrent remove)."""
-        node = validate(
-            Node,
-            {
-                "id": id,
-                "type": type,
-                "name": name,
-                "labels": list(labels),
-                "metadata": dict(metadata or {}),
-            },
-            "node",
-        )
+        row = {
+            "id": id, "type": type, "name": name, "labels": list(labels),
+            "metadata": dict(metadata or {}),
+        }  # fmt: skip
+        node = validate(Node, self.scan_item("node", row), "node")
         # A person's or an agent's write makes the node theirs (derived_by None): a forget
         # never takes it back, even where an extractor once derived it (DESIGN §13).
         scalars = {"type": node.type, "name": node.name, "metadata": node.metadata}
@@ -275,20 +274,15 @@ class Writer:
         Without ``id`` the edge is named by (source, predicate, target), so the same fact
         added twice, here or on another laptop, is one edge.
         """
-        edge = validate(
-            Edge,
-            {
-                "id": id if id is not None else edge_id(source, predicate, target),
-                "source": source,
-                "target": target,
-                "predicate": predicate,
-                "weight": weight,
-                "evidence": list(evidence),
-                "valid_at": valid_at,
-                "invalid_at": invalid_at,
-            },
-            "edge",
-        )
+        given = {
+            "source": source, "target": target, "predicate": predicate, "weight": weight,
+            "evidence": list(evidence), "valid_at": valid_at, "invalid_at": invalid_at,
+            **({} if id is None else {"id": id}),
+        }  # fmt: skip
+        row = self.scan_item("edge", given)  # before the id is derived from its ends
+        if id is None:
+            row["id"] = edge_id(row["source"], row["predicate"], row["target"])
+        edge = validate(Edge, row, "edge")
         _check_span(edge)
         scalars = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
@@ -325,6 +319,11 @@ class Writer:
         for what, text in (("subject", subject), ("object", object)):
             if not isinstance(text, str) or not text.strip():
                 raise InvalidInput(f"invalid fact: {what} must be non-empty text")
+        # Before a node id or an edge id is derived from them.
+        given = {"subject": subject, "predicate": predicate, "object": object}
+        scanned = self.scan_item("fact", {**given, "evidence": list(evidence)})
+        subject, predicate, object = scanned["subject"], scanned["predicate"], scanned["object"]
+        evidence = scanned["evidence"]
         ends = [
             validate(Node, {"id": node_id(t), "type": type, "name": t}, "node")
             for t in (subject, object)
@@ -368,7 +367,8 @@ class Writer:
 
     def put_persona(self, persona: Persona | Mapping[str, Any]) -> Persona:
         """Replace the persona: every field takes the given value."""
-        p = persona if isinstance(persona, Persona) else validate(Persona, dict(persona), "persona")
+        row = persona.model_dump() if isinstance(persona, Persona) else dict(persona)
+        p = validate(Persona, self.scan_item("persona", row), "persona")
         return self._write_persona(p.model_dump(), replace_traits=True)
 
     def update_persona(self, **fields: Any) -> Persona:
@@ -378,6 +378,7 @@ class Writer:
         unknown = set(fields) - set(Persona.model_fields)
         if unknown:
             raise InvalidInput(f"unknown persona field(s): {', '.join(sorted(unknown))}")
+        fields = self.scan_item("persona", fields)
         # Only the given fields are checked: after a merge the persona may hold more goals
         # than one write may send, and that must not block editing its name.
         traits = fields.get("traits")
@@ -406,7 +407,8 @@ class Writer:
 
     def put_skill(self, skill: Skill | Mapping[str, Any]) -> Skill:
         """Add or replace a skill (add-wins against a concurrent delete)."""
-        s = skill if isinstance(skill, Skill) else validate(Skill, dict(skill), "skill")
+        row = skill.model_dump() if isinstance(skill, Skill) else dict(skill)
+        s: Skill = validate(Skill, self.scan_item("skill", row), "skill")
         data = s.model_dump()
         self._put_record(
             "skill", s.id, {k: data[k] for k in _SKILL_SCALARS}, {k: data[k] for k in _SKILL_SETS}

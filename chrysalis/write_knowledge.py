@@ -33,6 +33,7 @@ from .graph import GRAPH_KEY_BYTES, EntityNames, derived_node_id, edge_id, key_f
 from .keys import RECORD_DBS, unpack
 from .models import Bead, OpKind
 from .rules import local_op
+from .secrets_scan import Policy, redact_extraction, scan_bead
 from .store import WriteContext
 from .validity import Span, resolve
 
@@ -112,6 +113,7 @@ class KnowledgeWriter:
         """Write a batch of extractions in one commit, with the ``cursor`` meta values that
         say it is done. Beads forgotten since they were read are skipped (their knowledge
         would outlive them)."""
+        extractions = [redact_extraction(ex, self.writer.secrets) for ex in extractions]
 
         def write(ctx: WriteContext) -> Learned:
             _put_metas(ctx, cursor)
@@ -435,6 +437,9 @@ class KnowledgeWriter:
         data = None
         if summary is not None:
             data = self._summary_bead(summary_id, session_id, summary, derived_by)
+            # Its turns may predate the scan; derived, so redacted even under "refuse".
+            policy: Policy = "off" if self.writer.secrets == "off" else "redact"
+            data = scan_bead(data, policy)[0]
 
         def write(ctx: WriteContext) -> bool:
             if replaces is not None and _live(ctx, replaces):

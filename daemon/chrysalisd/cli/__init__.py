@@ -20,6 +20,7 @@ from chrysalis import __version__
 from chrysalis.errors import ChrysalisError
 
 from . import agent, browse, exchange, lifecycle, memories, memory, replication, service, settings
+from . import secrets as secrets_cli
 
 __all__ = ["main"]
 
@@ -108,7 +109,7 @@ for command in (
     browse.ls, browse.show, browse.kg,
     agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,
-    replication.sync, replication.demo,
+    replication.sync, replication.demo, secrets_cli.secrets,
 ):  # fmt: skip
     _anywhere(command)
     main.add_command(command)
