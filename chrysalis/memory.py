@@ -172,8 +172,8 @@ class Memory:
         if isinstance(own, bytes) and len(own) == GRAPH_KEY_BYTES:
             # The kept key is a plaintext remote's (derived from its format id) or random.
             remote = any(
-                isinstance(fmt, dict) and graph_key(f"format:{fmt.get('id')}") == own
-                for fmt in self._store.metas(FORMAT_META).values()
+                isinstance(fmt, dict) and graph_key(f"format:{fmt.get('id')}".encode()) == own
+                for fmt in self.reader.metas(FORMAT_META).values()
             )
             return EntityNames(own, shared=False, own=not remote), None
         own = os.urandom(GRAPH_KEY_BYTES)

@@ -35,6 +35,18 @@ class Reader(GraphReads):
     def get_meta(self, name: str) -> Any:
         return self.store.get_meta(name)
 
+    def metas(self, prefix: str) -> dict[str, Any]:
+        """Every named meta value whose name starts with ``prefix``, by name."""
+        start, found = b"m:" + prefix.encode(), {}
+        with self.store.read() as txn:
+            cursor = txn.cursor(db=self.store.dbs["meta"])
+            if cursor.set_range(start):
+                for key, raw in cursor:
+                    if not key.startswith(start):
+                        break
+                    found[key[2:].decode()] = unpack(raw)
+        return found
+
     def on_commit(self, listener: Callable[[Committed], None]) -> None:
         """Call ``listener`` after each durable commit, with what it applied."""
         self.store.listeners.append(listener)

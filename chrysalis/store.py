@@ -256,18 +256,6 @@ class Store:
             raw = txn.get(b"m:" + name.encode(), db=self.dbs["meta"])
         return None if raw is None else unpack(raw)
 
-    def metas(self, prefix: str) -> dict[str, Any]:
-        """Every named meta value whose name starts with ``prefix``, by name."""
-        start, found = b"m:" + prefix.encode(), {}
-        with self.read() as txn:
-            cursor = txn.cursor(db=self.dbs["meta"])
-            if cursor.set_range(start):
-                for key, raw in cursor:
-                    if not key.startswith(start):
-                        break
-                    found[key[2:].decode()] = unpack(raw)
-        return found
-
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a named meta value (cursors and the like)."""
         self.put_metas({name: value})

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import crdt
+from .entity_moves import move_entities
+from .entity_moves import record_scalars as _scalars
 from .extract import Extraction
 from .extract.summary import TAG as SUMMARY_TAG
 from .extract.summary import Summary
@@ -366,56 +368,13 @@ class KnowledgeWriter:
 
     def _move(self, ctx: WriteContext, id_of: Callable[[str], str]) -> Retracted:
         """Move every present derived node whose id is not ``id_of`` its name, and the
-        present edges naming one (see `rekey`); answers what was removed."""
+        present edges naming one (`entity_moves.move_entities`); answers what was removed."""
         out = Retracted()
-        moved: dict[str, tuple[str, crdt.Record]] = {}
-        with ctx.txn.cursor(db=ctx.dbs["nodes"]) as cur:
-            for k, v in cur:
-                record = unpack(v)
-                names = crdt.set_values(record, "names")
-                if not names or not crdt.is_present(record):
-                    continue
-                if crdt.field_value(record, "derived_by") is None:
-                    continue  # a person's node keeps the id they gave it
-                want = id_of(sorted(names)[0])  # all its names share one normal form
-                if want != k.decode():
-                    moved[k.decode()] = (want, record)
-        if not moved:
-            return out
-        for new, record in moved.values():
-            there = ctx.get("nodes", new.encode())
-            target = there or crdt.new_record()
-            live = there is not None and crdt.is_present(there)
-            scalars = _scalars("node", there if live else record)
-            sets = {
-                field: sorted(
-                    set(crdt.set_values(record, field))
-                    | set(crdt.set_values(target, field) if live else ())
-                )
-                for field in ("names", "evidence", "labels")
-            }
-            self.writer.put_op(ctx, "node", new, target, scalars, sets)
-        ends = {old: new for old, (new, _) in moved.items()}
-        with ctx.txn.cursor(db=ctx.dbs["edges"]) as cur:
-            facts = [(k.decode(), unpack(v)) for k, v in cur]
-        for eid, record in facts:
-            source = crdt.field_value(record, "source")
-            target_id = crdt.field_value(record, "target")
-            if not crdt.is_present(record) or not ({source, target_id} & ends.keys()):
-                continue
-            scalars = {**_scalars("edge", record)}
-            scalars["source"] = ends.get(source, source)
-            scalars["target"] = ends.get(target_id, target_id)
-            new_eid = edge_id(scalars["source"], scalars["predicate"], scalars["target"])
-            there = ctx.get("edges", new_eid.encode())
-            edge = there or crdt.new_record()
-            evidence = set(crdt.set_values(record, "evidence"))
-            if there is not None and crdt.is_present(there):
-                evidence |= set(crdt.set_values(there, "evidence"))
-            self.writer.put_op(ctx, "edge", new_eid, edge, scalars, {"evidence": sorted(evidence)})
-            self._remove(ctx, "edge", eid, record, out)
-        for old, (_, record) in moved.items():
-            self._remove(ctx, "node", old, record, out)
+
+        def remove(collection: str, item_id: str, record: crdt.Record) -> None:
+            self._remove(ctx, collection, item_id, record, out)
+
+        move_entities(ctx, id_of, self.writer.put_op, remove)
         return out
 
     # ---- summaries -------------------------------------------------------------------------
@@ -631,16 +590,3 @@ def _summaries_citing(ctx: WriteContext, bead_id: str) -> list[str]:
 def _put_metas(ctx: WriteContext, values: Mapping[str, Any] | None) -> None:
     for name, value in (values or {}).items():
         ctx.put_meta(name, value)
-
-
-def _scalars(collection: str, record: crdt.Record) -> dict[str, Any]:
-    fields = (
-        ("type", "name", "derived_by")
-        if collection == "node"
-        else ("source", "target", "predicate", "weight", "valid_at", "invalid_at", "derived_by")
-    )
-    out = {f: crdt.field_value(record, f) for f in fields}
-    out["metadata"] = crdt.field_value(record, "metadata", {})
-    if collection == "edge" and out["weight"] is None:
-        out["weight"] = 1.0
-    return out

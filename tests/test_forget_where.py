@@ -13,7 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from chrysalis import Memory
 from chrysalis.errors import InvalidInput, NotFound, SelectionChanged
+from chrysalis.sync import Sync
 
 from .daemon_process import DaemonProcess
 
@@ -288,10 +290,18 @@ def test_cli_forget_by_selector_wait_exits_3_while_a_place_holds_it(tmp_path: Pa
     try:
         ids = seed(d, "held", "pushed before the forget", "and this one too")
         assert json.loads(d.cli("sync", "--json").stdout)["ok"]  # the remote holds them now
+        # another laptop pulls them and says so in its heartbeat, then goes offline: its
+        # copy holds the text until it syncs again
+        with Memory.open(tmp_path / "b", embedder="deterministic") as b:
+            laptop = Sync(b, env["CHRYSALIS_REMOTE"])
+            laptop.pull()
+            laptop.push()
+            other = b.replica_id
+        assert json.loads(d.cli("sync", "--json").stdout)["ok"]  # a reads b's heartbeat
         out = d.cli("forget", "--session", "held", "--yes", "--wait", "1")
-        assert out.returncode == 3, out.stdout + out.stderr  # the remote's copy remains
+        assert out.returncode == 3, out.stdout + out.stderr  # b's copy remains
         assert "forgot 2 beads; forget receipt" in out.stdout
-        assert "pending on" in out.stdout and "segments" in out.stdout, out.stdout
+        assert "pending on" in out.stdout and other in out.stdout, out.stdout
         assert live(d, ids) == []
     finally:
         d.close()

@@ -531,9 +531,11 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
         assert time.monotonic() - started < 3.0
         assert holder.wait(60) == 0
         held = json.loads(out.read_text())
-        if holder_is == "another user":  # every one closed before a byte was read
-            assert held["open_after_0.5s"] == 0 and held["timed_out"] == [], held
-            assert held["still_open"] == 0 and held["all_closed_after"] < 2.0, held
+        if holder_is == "another user":  # every one closed before a byte was read: none
+            # waited for the header timeout (a 408 would say it was read); how soon the
+            # daemon gets through 1,100 accepts depends on the machine's load
+            assert held["timed_out"] == [] and held["still_open"] == 0, held
+            assert held["all_closed_after"] < HEADER_TIMEOUT, held
             return
         # the owner's own runaway process: over the cap, closed at once; the cap's few
         # dropped when their headers never end

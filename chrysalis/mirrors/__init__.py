@@ -153,7 +153,7 @@ class OpLogMirror(Mirror):
         kind = self._meta.split(":", 1)[0] + ":"
         return sorted(
             name[len(kind) : -len(":cursor")]
-            for name, value in self.store.metas(kind).items()
+            for name, value in self.memory.reader.metas(kind).items()
             # an int: a bead id ending in ":cursor" has a session name as its value
             if name.endswith(":cursor") and type(value) is int and name != self._meta + "cursor"
         )

@@ -262,8 +262,8 @@ class ZepMirror(OpLogMirror):
 
     def _erase_all(self, ours: set[str]) -> dict[str, Any]:
         sessions = {name[len(self._meta + "session:") :]
-                    for name in self.store.metas(self._meta + "session:")}  # fmt: skip
-        sessions |= {str(s) for s in self.store.metas(self._meta + "bead:").values()}
+                    for name in self.memory.reader.metas(self._meta + "session:")}  # fmt: skip
+        sessions |= {str(s) for s in self.memory.reader.metas(self._meta + "bead:").values()}
         sessions |= {self.session_of(s) for s in [None, *self.memory.sessions()]}
         gone, kept = [], []
         for session in sorted(sessions):

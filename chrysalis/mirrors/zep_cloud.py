@@ -246,7 +246,7 @@ class ZepCloudMirror(OpLogMirror):
     def _erase_all(self, ours: set[str]) -> dict[str, Any]:
         prefix = self._meta + "thread:"
         gone = []
-        for name, thread in sorted(self.store.metas(prefix).items()):
+        for name, thread in sorted(self.memory.reader.metas(prefix).items()):
             self._unless_missing(
                 self.client.thread.delete, str(thread), idempotency_key=self._key("drop", thread)
             )
