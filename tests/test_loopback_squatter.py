@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import socket
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -27,7 +25,9 @@ from chrysalis.loopback import check_loopback_service, listener_uids, loopback_a
 from chrysalis.mirrors.zep import ZepMirror
 from tests.eventually import eventually
 
-from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory  # noqa: F401 (a fixture)
+from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory, shared
+
+__all__ = ["mallory", "shared"]  # fixtures, used by name
 
 # Listens on 127.0.0.1 (or the wildcard), writes its port, then one line per connection with
 # the bytes that arrived. Stdlib only: it runs as the other user.
@@ -80,19 +80,8 @@ class Squatter:
 
 
 @pytest.fixture
-def logs() -> Iterator[Path]:
-    """A directory the other user can reach (pytest's tmp_path sits under a 0700 one)."""
-    d = Path(tempfile.mkdtemp(prefix="chr-squat-", dir="/tmp"))
-    d.chmod(0o755)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def squatter(mallory: pwd.struct_passwd, logs: Path) -> Iterator[Squatter]:  # noqa: F811
-    s = Squatter(mallory, logs / "squatter.log")
+def squatter(mallory: pwd.struct_passwd, shared: Path) -> Iterator[Squatter]:
+    s = Squatter(mallory, shared / "squatter.log")
     try:
         yield s
     finally:
@@ -101,7 +90,7 @@ def squatter(mallory: pwd.struct_passwd, logs: Path) -> Iterator[Squatter]:  # n
 
 def test_the_kernel_names_the_listener_of_a_loopback_port(
     squatter: Squatter,
-    mallory: pwd.struct_passwd,  # noqa: F811
+    mallory: pwd.struct_passwd,
 ) -> None:
     assert listener_uids("127.0.0.1", squatter.port) == {mallory.pw_uid}
     assert listener_uids("localhost", squatter.port) == {mallory.pw_uid}
@@ -118,11 +107,11 @@ def test_the_kernel_names_the_listener_of_a_loopback_port(
 
 
 def test_a_wildcard_and_an_ipv6_listener_are_found_too(
-    mallory: pwd.struct_passwd,  # noqa: F811
-    logs: Path,
+    mallory: pwd.struct_passwd,
+    shared: Path,
 ) -> None:
     for bind, asked in [("0.0.0.0", "127.0.0.1"), ("::1", "::1"), ("::", "127.0.0.1")]:
-        s = Squatter(mallory, logs / f"{bind.replace(':', '_')}.log", bind=bind)
+        s = Squatter(mallory, shared / f"{bind.replace(':', '_')}.log", bind=bind)
         try:
             with pytest.raises(EmbedderUnavailable, match="another user"):
                 OllamaEmbedder(

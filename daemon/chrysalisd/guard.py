@@ -25,6 +25,21 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 DRAIN_LIMIT = 1024**3  # past this an oversized body is not read to the end; the socket closes
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app ``body`` (already read whole) first, then whatever
+    ``receive`` says (a disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class Guard:
     """Pure ASGI middleware in front of every route.
 
@@ -121,17 +136,7 @@ class Guard:
                 await self._too_large(scope, receive, send, more=more)
                 return
             chunks.append(chunk)
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
     async def _too_large(
         self, scope: Scope, receive: Receive, send: Send, *, more: bool = True

@@ -68,7 +68,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from chrysalis.loopback import connection_uid
 
-from .guard import ASGIApp, Message, Receive, Scope, Send
+from .guard import ASGIApp, Receive, Scope, Send, replaying
 from .http_errors import error_response
 from .memories import route_memory
 
@@ -287,16 +287,7 @@ class Inspector:
                 f"the inspector takes request bodies of at most {MAX_BODY} bytes",
             )  # fmt: skip
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.api(inner, replay, send)
+        await self.api(inner, replaying(body, receive), send)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
