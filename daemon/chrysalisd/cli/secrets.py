@@ -23,7 +23,13 @@ from .receipts import show_receipt
 
 @click.group()
 def secrets() -> None:
-    """Credentials in the memory: find those already stored, and forget them."""
+    """Credentials in the memory: find those already stored, and forget them.
+
+    \b
+    Example:
+      chrysalis secrets audit              # what is stored, by bead (never the secret)
+      chrysalis secrets audit --forget     # forget those beads, with their receipts
+    """
 
 
 def audit_lines(lines: bytes) -> list[dict[str, Any]]:
