@@ -214,8 +214,8 @@ class Daemon:
         return self.replica.mirror
 
     def attach_sync(self, sync: Sync) -> None:
-        """Give the replica ``sync`` as its remote (unless it has it already) and push, pull,
-        snapshot and compact on the configured schedule."""
+        """Push, pull, snapshot and compact the replica's remote ``sync`` (it becomes the
+        replica's engine, if it was not) on the configured schedule."""
         self.replica.engine = sync
         sync.on_dropped = self._dropped_elsewhere
         s = self.settings
@@ -255,8 +255,8 @@ class Daemon:
             ).start()
 
     def attach_mirror(self, mirror: Mirror) -> None:
-        """Give the replica ``mirror`` (unless it has it already), push to it and pull its
-        facts on the configured schedule."""
+        """Push to the replica's ``mirror`` (it becomes the replica's, if it was not) and
+        pull its facts on the configured schedule."""
         self.replica.mirror = mirror
         s = self.settings
         push, pull = f"{mirror.kind}-push", f"{mirror.kind}-pull"
