@@ -60,6 +60,7 @@ if _typing.TYPE_CHECKING:
         Skill,
         SpanRef,
     )
+    from .replica import Replica
     from .rules import ApplyResult
     from .select import Selection, Selector
 
@@ -70,6 +71,7 @@ _LAZY = {
     "AsyncClient": ".client",
     "Client": ".client",
     "Memory": ".memory",
+    "Replica": ".replica",
     "Selection": ".select",
     "Selector": ".select",
     **dict.fromkeys(
@@ -129,6 +131,7 @@ __all__ = [
     "NotReady",
     "PayloadTooLarge",
     "Persona",
+    "Replica",
     "RetrievalResult",
     "RetrievedItem",
     "SecretRefused",

@@ -336,7 +336,7 @@ class Memory:
 
     def forget_receipt(self, bead_id: str) -> ForgetReceipt:
         """Where forgotten bead ``bead_id`` is gone from this data dir and where it may remain
-        (`chrysalis.receipt`); the daemon's adds the other replicas, the remote and Zep."""
+        (`chrysalis.receipt`); a `Replica`'s adds the other replicas, the remote and Zep."""
         record = record_of(self, bead_id)
         return receipt(self.replica_id, bead_id, record, local_places(self, bead_id, record))
 

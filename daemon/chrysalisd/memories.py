@@ -447,11 +447,7 @@ def _drop_mirror(host: Daemon, peers: list[str]) -> dict[str, Any]:
 
 
 def close(host: Daemon) -> None:
-    if host.sync is not None:
-        host.sync.close()
-    if host.mirror is not None:
-        host.mirror.close()
-    host.memory.close()
+    host.replica.close()  # its remote, its mirror, then its memory
 
 
 def _read_section(path: Path) -> dict[str, Any]:

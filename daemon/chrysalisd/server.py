@@ -37,14 +37,11 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from chrysalis import Memory
+from chrysalis import Memory, Replica
 from chrysalis.client import default_socket_path
 from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
-from chrysalis.remotes import open_remote
-from chrysalis.segment import read_key_file
-from chrysalis.sync import Sync
 from chrysalis.transport import check_socket_owner, peer_uid, who
 
 from .app import create_app
@@ -284,12 +281,15 @@ def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
 
 
 def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics) -> Daemon:
-    """Open memory ``name`` as its ``settings`` say, its jobs in ``jobs``: the store, and its
-    remote and mirror when it has them."""
-    key_file = settings.sync_key_file if settings.remote else None
-    memory = Memory.open(
+    """Open memory ``name`` as its ``settings`` say, its jobs in ``jobs``: its `Replica` (the
+    store, and its remote and mirror when it has them), scheduled."""
+    replica = Replica.open(
         settings.data_dir.expanduser(),
+        remote=settings.remote or None,
+        sync_key_file=settings.sync_key_file,
+        blob_grace=settings.blob_grace,
         sync=settings.durable,
+        min_free_bytes=settings.min_free_disk_bytes,
         replica_id=settings.replica_id,
         embedder=settings.embedder,
         scrub_delay=settings.scrub_delay,
@@ -298,25 +298,20 @@ def open_memory(name: str, settings: Settings, jobs: JobGroup, metrics: Metrics)
         functional=settings.functional_predicates,
         extract_budget=Budget(settings.extract_calls_per_hour, settings.extract_tokens_per_hour),
         summary_after=settings.summary_after_s,
-        # Entity ids are keyed with the sync key from the start (`graph.EntityNames`): opened
-        # without it, the worker would name entities under another key until Sync came.
-        graph_secret=None if key_file is None else read_key_file(key_file),
     )
-    daemon = Daemon(settings, memory, jobs, name, metrics)
+    if settings.remote and settings.sync_key_file is None:  # often a misspelt variable: say it
+        log.warning(
+            "%sremote %s has no sync key (sync_key_file): what this laptop pushes "
+            "there is not encrypted, readable by anyone who can read the remote",
+            "" if name == "default" else f"memory {name}: ", settings.remote,
+        )  # fmt: skip
+    daemon = Daemon(settings, replica, jobs, name, metrics)
     try:
         daemon.jobs.add("disk", daemon.check_disk, settings.disk_check_interval)
-        if settings.remote:
-            if settings.sync_key_file is None:  # often a misspelt variable: say it at start
-                log.warning(
-                    "%sremote %s has no sync key (sync_key_file): what this laptop pushes "
-                    "there is not encrypted, readable by anyone who can read the remote",
-                    "" if name == "default" else f"memory {name}: ", settings.remote,
-                )  # fmt: skip
-            remote = open_remote(settings.remote)
-            key, grace = settings.sync_key_file, settings.blob_grace
-            daemon.attach_sync(Sync(memory, remote, key_file=key, blob_grace=grace))
+        if replica.engine is not None:
+            daemon.attach_sync(replica.engine)
         if settings.zep_url:
-            daemon.attach_mirror(open_mirror(memory, settings))
+            daemon.attach_mirror(open_mirror(replica.memory, settings))
     except BaseException:
         daemon.jobs.remove_all()
         close(daemon)

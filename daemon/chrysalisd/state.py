@@ -16,10 +16,11 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 import chrysalis
-from chrysalis import Memory
-from chrysalis.errors import ChrysalisError, Conflict, InsufficientStorage
+from chrysalis import Memory, Replica
+from chrysalis.errors import Conflict, InsufficientStorage
 from chrysalis.events import Committed
-from chrysalis.mirrors import Mirror, assisted_retrieve
+from chrysalis.mirrors import Mirror
+from chrysalis.receipt import ForgetReceipt
 from chrysalis.sync import Sync
 
 from .config import DEFAULT_MEMORY, Settings
@@ -130,19 +131,25 @@ _COUNT_HELP = {
 
 
 class Daemon:
-    """One memory as the daemon serves it: its settings, store, jobs, sync and mirror. The
-    daemon holds one per memory (`memories.Memories`); routes get the one their path names."""
+    """One memory as the daemon serves it: its `Replica` (the memory, its remote and mirror;
+    sync, forget receipts and assisted recall are the replica's) with what the daemon adds:
+    settings, the jobs that schedule it, metrics, and who is using it. The daemon holds one
+    per memory (`memories.Memories`); routes get the one their path names."""
 
     def __init__(
         self,
         settings: Settings,
-        memory: Memory,
+        memory: Memory | Replica,
         jobs: Jobs | JobGroup | None = None,
         name: str = DEFAULT_MEMORY,
         metrics: Metrics | None = None,
     ) -> None:
         self.settings = settings
-        self.memory = memory
+        self.replica = memory if isinstance(memory, Replica) else Replica(memory)
+        self.replica.weak_below = settings.zep_weak_score
+        self.replica.budget_s = settings.zep_budget_ms / 1000
+        self.replica.on_push = self._pushing
+        memory = self.memory = self.replica.memory
         self.name = name
         self.jobs = (
             jobs if isinstance(jobs, JobGroup)
@@ -157,8 +164,6 @@ class Daemon:
         self._idle = threading.Condition()
         self._changes = 0
         self._digest: tuple[int, str] = (-1, "")
-        self.sync: Sync | None = None
-        self.mirror: Mirror | None = None
         # What erases this copy once another laptop dropped the memory (`Memories`); called
         # once, in a thread of its own (it waits for this memory's jobs and requests).
         self.when_dropped: Callable[[Daemon], None] | None = None
@@ -199,9 +204,19 @@ class Daemon:
 
     # ---- sync ----------------------------------------------------------------------------------
 
+    @property
+    def sync(self) -> Sync | None:
+        """The replica's sync engine (None: no remote)."""
+        return self.replica.engine
+
+    @property
+    def mirror(self) -> Mirror | None:
+        return self.replica.mirror
+
     def attach_sync(self, sync: Sync) -> None:
-        """Push, pull, snapshot and compact on the configured schedule."""
-        self.sync = sync
+        """Push, pull, snapshot and compact the replica's remote ``sync`` (it becomes the
+        replica's engine, if it was not) on the configured schedule."""
+        self.replica.engine = sync
         sync.on_dropped = self._dropped_elsewhere
         s = self.settings
         # Each pull, even one that finds nothing, writes our heartbeat and reads the others'
@@ -212,7 +227,7 @@ class Daemon:
         # The first push comes one `push_interval` after start, like every other: a daemon
         # told to push hourly does not push two seconds in (writes push sooner through
         # `push_after_ops` / `push_after_bytes`; `chrysalis sync` pushes at once).
-        add("push", pausing("push", self._push), s.push_interval, first=s.push_interval)
+        add("push", pausing("push", self.replica.push), s.push_interval, first=s.push_interval)
         add("pull", pausing("pull", sync.pull), s.pull_interval, first=1.0)
         # A finished scrub's report rides on a push: send it now, not at the next interval.
         self.memory.scrubber.listeners.append(lambda _done: self.jobs.poke("push"))
@@ -240,8 +255,9 @@ class Daemon:
             ).start()
 
     def attach_mirror(self, mirror: Mirror) -> None:
-        """Push to the mirror and pull its facts on the configured schedule."""
-        self.mirror = mirror
+        """Push to the replica's ``mirror`` (it becomes the replica's, if it was not) and
+        pull its facts on the configured schedule."""
+        self.replica.mirror = mirror
         s = self.settings
         push, pull = f"{mirror.kind}-push", f"{mirror.kind}-pull"
         every = s.zep_push_interval  # the first push too, as for the remote (`attach_sync`)
@@ -269,17 +285,12 @@ class Daemon:
         return job
 
     def retrieve(self, query: str, **kw: Any) -> Any:
-        """Local retrieval, with the mirror's hits when the local ones are weak."""
-        s = self.settings
-        return assisted_retrieve(
-            self.memory, self.mirror, query, weak_below=s.zep_weak_score,
-            budget_s=s.zep_budget_ms / 1000, **kw,
-        )  # fmt: skip
+        """Local retrieval, with the mirror's hits when the local ones are weak
+        (`Replica.retrieve`, with the configured ``zep_weak_score`` and ``zep_budget_ms``)."""
+        return self.replica.retrieve(query, **kw)
 
-    def _push(self) -> dict[str, Any]:
-        assert self.sync is not None
-        self._unpushed = [0, 0]
-        return self.sync.push()
+    def _pushing(self) -> None:
+        self._unpushed = [0, 0]  # a push starts: what it sends no longer counts as unpushed
 
     def sync_now(
         self,
@@ -289,39 +300,24 @@ class Daemon:
         decommission: str | None = None,
         repair_format: bool = False,
     ) -> dict[str, Any]:
-        """Push, then pull, at once; what moved (or why not) for the remote and each mirror.
-        ``decommission`` retires another laptop's replica id first (it stops gating
-        compaction); ``repair_format`` first puts back the remote's deleted or rewritten
-        ``format.json``; both need a remote."""
+        """`Replica.sync` (push, then pull, at once), with the daemon's words for what is
+        missing: ``decommission`` and ``repair_format`` need a remote, and a sync needs a
+        remote or a mirror."""
         if repair_format and self.sync is None:
             raise Conflict(
                 "repairing format.json needs a remote: start the daemon with --remote URL"
             )
-        if decommission is not None:
-            if self.sync is None:
-                raise Conflict("decommission needs a remote: start the daemon with --remote URL")
-            self.sync.decommission(decommission)
+        if decommission is not None and self.sync is None:
+            raise Conflict("decommission needs a remote: start the daemon with --remote URL")
         if self.sync is None and self.mirror is None:
             raise Conflict(
                 "no remote configured: start the daemon with --remote URL (or CHRYSALIS_REMOTE)"
             )
-        remote = None
-        if self.sync is not None:
-            sync = self.sync
-            remote = _steps(
-                {"url": sync.remote.url},
-                [("repair_format", repair_format, sync.repair_format),
-                 ("push", push, self._push), ("pull", pull, lambda: sync.pull(force=True)),
-                 ("snapshot", snapshot, sync.snapshot)],
-            )  # fmt: skip
-        mirrors = []
-        if self.mirror is not None:
-            m = self.mirror
-            mirrors.append(
-                _steps({"kind": m.kind}, [("push", push, m.push), ("pull", pull, m.pull)])
-            )
-        ok = all(r["ok"] for r in [*([remote] if remote else []), *mirrors])
-        return {"ok": ok, "remote": remote, "mirrors": mirrors}
+        return self.replica.sync(push, pull, snapshot, decommission, repair_format)
+
+    def forget_receipt(self, bead_id: str) -> ForgetReceipt:
+        """Every place's receipt for a forgotten bead (`Replica.forget_receipt`)."""
+        return self.replica.forget_receipt(bead_id)
 
     def state_digest(self) -> str:
         """The memory's digest, recomputed only after a commit (it reads every record)."""
@@ -369,26 +365,9 @@ class Daemon:
             "scrub": self.memory.scrubber.status(),
             "knowledge": self.memory.knowledge.status(),
             "jobs": self.jobs.status(),
-            "sync": {
-                "remote": self.sync.status() if self.sync else None,
-                "mirrors": [self.mirror.status()] if self.mirror else [],
-            },
+            "sync": self.replica.status(),
         }
 
     def metrics_lines(self) -> list[str]:
         """``GET /metrics``: request figures, then the counts and index lag read now."""
         return self.metrics.render()
-
-
-def _steps(report: dict[str, Any], steps: list[tuple[str, bool, Any]]) -> dict[str, Any]:
-    """Run the wanted steps in order; each one's result, or its error, goes in the report."""
-    report["ok"] = True
-    for verb, wanted, run in steps:
-        if not wanted:
-            continue
-        try:
-            report[verb] = run()
-        except ChrysalisError as exc:
-            report[verb] = {"ok": False, "error": exc.message, "code": exc.code}
-            report["ok"] = False
-    return report

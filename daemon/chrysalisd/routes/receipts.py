@@ -7,7 +7,6 @@ from fastapi.responses import Response
 
 from chrysalis.receipt import ForgetReceipt
 
-from ..receipts import forget_receipt
 from .common import D, PathId, json_answer
 
 router = APIRouter()
@@ -27,4 +26,4 @@ def receipt(d: D, id: PathId) -> Response:
     must act), ``marked``, ``in use`` (a live bead has the same bytes) or ``unknown``.
     ``clean``: every place is gone; ``settled``: none is pending. 404 for a bead never seen
     here, 409 for a live one."""
-    return json_answer(forget_receipt(d, id))
+    return json_answer(d.forget_receipt(id))
