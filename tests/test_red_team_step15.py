@@ -33,7 +33,7 @@ from chrysalis.segment import Kind, encode
 from chrysalis.sync import Sync
 from tests.daemon_process import DaemonProcess
 
-from .test_loopback_squatter import Squatter, logs  # noqa: F401 (a fixture)
+from .test_loopback_squatter import Squatter
 from .test_socket_owner import mallory, run_as, shared  # noqa: F401 (fixtures)
 from .test_stop import stop_cli
 
@@ -221,8 +221,8 @@ def test_ollama_host_0_0_0_0_sends_nothing_to_a_squatter(
 
 
 @pytest.fixture
-def squatter(mallory: pwd.struct_passwd, logs: Path) -> Iterator[Squatter]:  # noqa: F811
-    s = Squatter(mallory, logs / "squatter.log")
+def squatter(mallory: pwd.struct_passwd, shared: Path) -> Iterator[Squatter]:  # noqa: F811
+    s = Squatter(mallory, shared / "squatter.log")
     try:
         yield s
     finally:
