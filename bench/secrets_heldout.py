@@ -735,8 +735,10 @@ TOKEN_CONTEXTS: dict[str, Ctx] = {
     "curl-header": lambda r, f, n, s: (
         f"curl https://api.example.com/v2/items -H 'X-API-Key: {s}' -H 'Accept: application/json'"
     ),
+    # a value in a query string is percent-encoded, as a client sends it
     "url-query": lambda r, f, n, s: (
-        f"GET https://api.example.com/v1/data?{r.choice(['api_key', 'access_token', 'key', 'token'])}={s}&limit=10"
+        f"GET https://api.example.com/v1/data?{r.choice(['api_key', 'access_token', 'key', 'token'])}={quote(s, safe='')}&limit=10",
+        [quote(s, safe="")],
     ),
 }
 
@@ -1074,6 +1076,9 @@ def cases(seed: int = 0, quick: bool = False) -> list[Case]:
     out: list[Case] = []
     for f in FORMATS:
         ctxs = dict(TOKEN_CONTEXTS)
+        if f.hint == "password":  # a password is not sent as a bearer token or an API key
+            for c in ("curl-bearer", "curl-header", "url-query"):
+                del ctxs[c]
         if f.bare:
             ctxs.update(BARE_CONTEXTS)
         names = sorted(ctxs)
