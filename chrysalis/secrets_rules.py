@@ -3,14 +3,18 @@
 Pure: no I/O. Chosen by measurement (``python bench/secrets_bench.py``, docs/benchmarks.md)
 over detect-secrets with every plugin, Kingfisher and Betterleaks: three kinds of rule,
 
-- **provider shapes**: a documented prefix and alphabet (``ghp_``, ``github_pat_``,
-  ``sk-proj-``, ``sk-ant-``, ``AIza``, ``hf_``, ``xoxb-``, PEM blocks, JWTs, ...). A match runs
-  to the end of the token, not to the documented length, so no tail of a longer key survives.
+- **provider shapes** (`secrets_shapes.SHAPES`): a documented prefix and alphabet (``ghp_``,
+  ``github_pat_``, ``sk-proj-``, ``sk-ant-``, ``AIza``, ``hf_``, ``xoxb-``, ...), and PEM
+  blocks here. A match runs to the end of the token, so no tail of a longer key survives.
 - **context**: a value given to a name that says key, secret, token, password, passwd, pwd,
   credential or auth, in every syntax people paste (``NAME=v``, ``export NAME="v"``,
   ``name = v``, ``name: v``, ``"name": "v"``, ``name := "v"``, ``'name' => 'v'``,
-  ``<password>v</password>``, ``--token v``, ``name is v`` in prose); ``Authorization:``
-  headers (Bearer, Basic, Token); a password in a URL of any scheme.
+  ``ENV['NAME'] = 'v'``, ``define('NAME', 'v')``, ``| NAME | v |``, ``\\"v\\"`` inside JSON,
+  ``<password>v</password>``, ``--token v``, ``name is v`` / ``set NAME to v`` /
+  ``token → v`` / ``the token (v)`` in prose); a name and its value as two fields
+  (``- name: X`` / ``value: v``, ``<add key="X" value="v"/>``); a Kubernetes Secret's
+  ``data:``; cookies; ``Authorization:`` headers (Bearer, Basic, Token); a password in a
+  URL of any scheme, in ``curl -u``, ``auth=(u, p)``, ``mysql -p``, ``docker login -p``.
 - **what is not a secret**: placeholders (``${VAR}``, ``<your-key>``, ``xxxx``, ``changeme``),
   code (``password = input(...)``, ``os.environ["X"]``, ``settings.KEY``) and words: a
   context value must look made up (digits or symbols, or long and of mixed case).
@@ -24,148 +28,11 @@ import base64
 import binascii
 import itertools
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+
+from .secrets_shapes import SHAPES, TAIL, mixed
 
 __all__ = ["keyed_secret", "spans"]
-
-_TOKEN_CHARS = r"A-Za-z0-9_\-"
-# The rest of a token after a provider's documented part: its own characters, and a dot,
-# slash, plus, equals or tilde inside it (never one that ends a sentence).
-_TAIL = re.compile(r"(?:[A-Za-z0-9_\-+/=~]|[.](?=[A-Za-z0-9_\-]))*")
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    kind: str
-    hints: tuple[str, ...]  # literal pieces one of which the text must hold (case-sensitive)
-    pattern: re.Pattern[str]
-    group: int = 0
-    tail: bool = True  # extend the match to the token's end
-    valid: Callable[[str], bool] | None = None
-
-
-def _varied(secret: str) -> bool:
-    """A made-up body: not one character repeated (``ghp_xxxx...``) nor a short cycle."""
-    return len(set(secret)) >= 8
-
-
-def _shape(
-    kind: str,
-    hints: str | tuple[str, ...],
-    regex: str,
-    group: int = 0,
-    tail: bool = True,
-    valid: Callable[[str], bool] | None = _varied,
-) -> _Shape:
-    return _Shape(
-        kind,
-        (hints,) if isinstance(hints, str) else hints,
-        re.compile(r"(?<![A-Za-z0-9])" + regex),
-        group,
-        tail,
-        valid,
-    )
-
-
-_B = _TOKEN_CHARS
-SHAPES: tuple[_Shape, ...] = (
-    _shape(
-        "aws-access-key",
-        ("AKIA", "ASIA", "AROA", "AIDA", "ANPA", "AGPA", "ABIA", "ACCA"),
-        r"(?:AKIA|ASIA|AROA|AIDA|ANPA|AGPA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-        tail=False,
-    ),
-    _shape("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{40,}"),
-    _shape("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{30,}"),
-    _shape("github-token", "github_pat_", rf"github_pat_[{_B}]{{30,}}"),
-    _shape(
-        "gitlab-token",
-        "gl",
-        r"gl(?:pat|rt|dt|ptt|cbt|ft|imt|oas|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}",
-    ),
-    _shape("gitlab-token", "GR1348941", r"GR1348941[A-Za-z0-9_\-]{20,}"),
-    _shape("slack-token", ("xox", "xapp-"), r"(?:xox[abposrce]|xapp)-[0-9A-Za-z\-]{10,}"),
-    _shape(
-        "slack-webhook",
-        "hooks.slack.com",
-        r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
-    ),
-    _shape("stripe-key", "k_", r"[spr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _shape("stripe-key", "whsec_", r"whsec_[A-Za-z0-9+/=]{24,}"),
-    _shape("anthropic-key", "sk-ant-", rf"sk-ant-[a-z]+\d*-[{_B}]{{20,}}"),
-    _shape("openai-key", "sk-", rf"sk-(?:proj|svcacct|admin|None|or-v1)-[{_B}]{{20,}}"),
-    _shape("openai-key", "T3BlbkFJ", r"sk-[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}"),
-    # Any other sk- key (DeepSeek, Moonshot, many proxies): long, letters and digits.
-    _shape("api-key", "sk-", r"sk-[A-Za-z0-9]{32,}", valid=lambda s: _varied(s) and _mixed(s)),
-    _shape("google-api-key", "AIza", rf"AIza[{_B}]{{35}}"),
-    _shape("google-oauth", ("GOCSPX-", "ya29."), rf"(?:GOCSPX-|ya29\.)[{_B}]{{20,}}"),
-    _shape("huggingface-token", ("hf_", "api_org_"), r"(?:hf|api_org)_[A-Za-z]{30,}"),
-    _shape("npm-token", "npm_", r"npm_[A-Za-z0-9]{36,}"),
-    _shape("pypi-token", "pypi-", rf"pypi-AgE[{_B}]{{40,}}"),
-    _shape("sendgrid-key", "SG.", rf"SG\.[{_B}]{{16,32}}\.[{_B}]{{16,64}}"),
-    _shape("twilio-key", "SK", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", tail=False),
-    _shape("mailgun-key", "key-", r"key-[0-9a-zA-Z]{32}"),
-    _shape("mailchimp-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}(?![0-9])", tail=False),
-    _shape("discord-token", ".", rf"[MNO][A-Za-z0-9_\-]{{23,27}}\.[{_B}]{{6}}\.[{_B}]{{27,40}}"),
-    _shape(
-        "discord-webhook", "/api/webhooks/", r"(?<=/api/webhooks/)[0-9]{10,20}/[A-Za-z0-9_\-]{30,}"
-    ),
-    _shape("telegram-token", ":AA", r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"),
-    _shape("jwt", "eyJ", rf"eyJ[{_B}]{{8,}}\.eyJ[{_B}]{{8,}}\.[{_B}]*"),
-    _shape("mapbox-token", ("sk.eyJ", "pk.eyJ"), rf"[sp]k\.eyJ[{_B}]{{20,}}\.[{_B}]{{16,}}"),
-    _shape("azure-client-secret", "Q~", r"[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"),
-    _shape("digitalocean-token", "_v1_", r"do[por]_v1_[a-f0-9]{64}"),
-    _shape("shopify-token", "shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    _shape("linear-key", "lin_", r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
-    _shape(
-        "notion-token",
-        ("ntn_", "secret_"),
-        r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})",
-        valid=lambda s: _varied(s) and _mixed(s),
-    ),
-    _shape("vault-token", ("hvs.", "hvb.", "hvr."), rf"hv[sbr]\.[{_B}]{{24,}}"),
-    _shape("databricks-token", "dapi", r"dapi[a-f0-9]{32}"),
-    _shape("groq-key", "gsk_", r"gsk_[A-Za-z0-9]{40,}"),
-    _shape("replicate-token", "r8_", r"r8_[A-Za-z0-9]{30,}"),
-    _shape("perplexity-key", "pplx-", r"pplx-[A-Za-z0-9]{40,}"),
-    _shape("xai-key", "xai-", r"xai-[A-Za-z0-9]{60,}"),
-    _shape(
-        "supabase-token",
-        ("sbp_", "sb_secret_"),
-        r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})",
-    ),
-    _shape("docker-token", "dckr_pat_", rf"dckr_pat_[{_B}]{{20,}}"),
-    _shape(
-        "grafana-token",
-        ("glsa_", "glc_"),
-        r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
-    ),
-    _shape("atlassian-token", "ATATT3", r"ATATT3[A-Za-z0-9_\-=]{100,}"),
-    _shape("postman-key", "PMAK-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
-    _shape("age-key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
-    _shape("doppler-token", "dp.", rf"dp\.(?:st|ct|pt|sa|scim|audit)\.[{_B}.]{{40,}}"),
-    _shape("terraform-token", ".atlasv1.", rf"[A-Za-z0-9]{{14}}\.atlasv1\.[{_B}]{{60,}}"),
-    _shape("square-token", ("sq0", "EAAA"), rf"(?:sq0(?:atp|csp)-[{_B}]{{22,}}|EAAA[{_B}]{{60,}})"),
-    _shape("heroku-key", "HRKU-", rf"HRKU-[{_B}]{{40,}}"),
-    _shape("newrelic-key", "NRAK-", r"NRAK-[A-Z0-9]{27}"),
-    _shape("pulumi-token", "pul-", r"pul-[a-f0-9]{40}"),
-    _shape("tailscale-key", "tskey-", r"tskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]+"),
-    _shape("langsmith-key", "lsv2_", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
-    _shape("pinecone-key", "pcsk_", r"pcsk_[A-Za-z0-9_]{50,}"),
-    _shape("onepassword-token", "ops_eyJ", rf"ops_eyJ[{_B}]{{50,}}"),
-    _shape("sentry-token", ("sntrys_", "sntryu_"), r"sntry[su]_[A-Za-z0-9+/=_]{40,}"),
-    # A URL whose user is a 32-hex key (a Sentry DSN and its like).
-    _shape("dsn-key", "://", r"(?<=://)[0-9a-f]{32}(?=@)", tail=False),
-    _shape(
-        "fireworks-key", "fw_", r"fw_[A-Za-z0-9]{24,}", valid=lambda s: _varied(s) and _mixed(s)
-    ),
-)
-
-
-def _mixed(s: str) -> bool:
-    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
-
 
 # ---- private key blocks ------------------------------------------------------------------------
 
@@ -210,7 +77,7 @@ _URL_PASSWORD = re.compile(
 _PLACEHOLDER = re.compile(
     r"\[REDACTED:[a-z0-9-]+\]|redacted-[a-z0-9-]+|\$\{.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|%\(?\w*\)?[sdr]|%[A-Za-z_]+%|\{\{.*|<[^<>]*>"
     r"|.*\{[A-Za-z_][\w.]*\}.*|.*\$\{[^}]*\}.*|\**|x+|X+|\.+|pass|password|passwd|pwd|pw|secret"
-    r"|token|[a-z]+_?pass|(?:your|my|the)[_\-]?\w*|changeme|change[_\-]me|example\w*|dummy"
+    r"|token|[a-z]+_?pass|(?:your|my|the)(?:[_\-][\w\-]*|[a-z]*(?:key|token|secret|pass\w*|pwd|here)\w*)|changeme|change[_\-]me|example\w*|dummy"
     r"|redacted|placeholder|null|none|nil|undefined|true|false|todo|fixme|test|\*+\w*\**",
     re.IGNORECASE,
 )
@@ -219,7 +86,7 @@ _SSHPASS = re.compile(r"sshpass\s+-p\s*(['\"]?)([^\s'\"]+)\1")
 _NETRC = re.compile(r"\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)")
 _AUTH_SCHEME = re.compile(
     r"\b(?:Bearer|Token|Bot|Digest|token|bearer)[ \t]+"
-    r"([A-Za-z0-9_\-~+/]{16,}(?:\.[A-Za-z0-9_\-~+/]+)*=*)"
+    r"([A-Za-z0-9_\-~+/!@#$%^&*]{16,}(?:\.[A-Za-z0-9_\-~+/!@#$%^&*]+)*=*)"
 )
 _BASIC = re.compile(r"\b[Bb]asic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 
@@ -246,7 +113,7 @@ _SECRET_PARTS = {
     "passphrase", "passcode", "credential", "credentials", "cred", "creds", "auth", "authtoken",
     "authorization", "oauth", "sig", "signature", "accesskey", "secretkey", "privatekey",
     "apitoken", "accesstoken", "refreshtoken", "authkey", "pat", "dsn", "masterkey",
-    "secretaccesskey",
+    "secretaccesskey", "sessionid", "sessid",
 }  # fmt: skip
 # What may follow the secret's part at the end of a name: ``private_key_id``,
 # ``SECRET_KEY_BASE``, ``token_value``, ``key_b64`` (``key_file`` or ``token_type`` name
@@ -257,15 +124,18 @@ _TAIL_PARTS = {
 }  # fmt: skip
 # After the name: a separator, then the value quoted or bare.
 _ASSIGN = re.compile(
-    r"""(?P<nq>["'`\]]?)(?:[ \t]*\[[^\]\n]{0,24}\])?[ \t]*(?:  # aws configure: Key [None]:
-          (?P<op>:=|=>|==|=|:(?=[ \t"'`])|\s+is:?|\s+was:?|\s+are:?)[ \t]*
+    r"""(?P<nq>\\?["'`]\]?|\])?(?:[ \t]*\[[^\]\n]{0,24}\])?[ \t]*(?:  # aws configure: Key [None]:
+          (?P<op>:=|=>|==|=|:(?=[ \t"'`\\])|\s+is:?|\s+was:?|\s+are:?|\s+to:?(?=[ \t])
+                |[ \t]*(?:->|→|⇒)|(?<=["'])[ \t]*,)[ \t]*  # set X to v; X → v; define('X', 'v')
         | (?P<xml>>)
-        | (?P<ws>[ \t]+)
+        | (?P<pipe>[ \t]*\|[ \t]*)  # a table's row: | NAME | value |
+        | (?P<ws>[ \t]+\(?)  # the token abc, the token (abc)
     )(?:
           "(?P<dq>[^"\n]{1,1000})"
         | '(?P<sq>[^'\n]{1,1000})'
         | `(?P<bq>[^`\n]{1,1000})`
-        | (?P<bare>[^\s"'`<>]{1,1000})
+        | \\"(?P<eq>[^"\\\n]{1,1000})\\"  # inside a JSON string: \"v\"
+        | (?P<bare>[^\s"'`<>|]{1,1000})
     )""",
     re.VERBOSE,
 )
@@ -315,6 +185,10 @@ def _secret_name(name: str) -> bool:
 
     if says(parts[-1]):
         return True
+    if parts[-1] == "pass" and len(parts) >= 2:  # SMTP_PASS, dbPass; never "a monthly pass"
+        return True
+    if parts[-2:] == ["session", "id"]:
+        return True
     if len(parts) >= 2 and says(parts[-2]):
         return parts[-1] in _TAIL_PARTS or (parts[-1] == "id" and "private" in parts)
     return False
@@ -338,16 +212,31 @@ def _wordy(value: str) -> bool:
     if sum(len(r) for r in _ALPHA_RUN.findall(value) if len(r) >= 3) < 0.7 * len(value):
         return False
     letters = [c for c in value if c.isalpha()]
+    # Words split into runs of 3 or more (``ConvertTo``: one short run); a random mix of
+    # cases breaks into many runs of 1 or 2 (``BKYPFAdEPycAGWig``: ``Ad``, ``E``, ``AG``).
+    short = [r for r in _ALPHA_RUN.findall(value) if len(r) <= 2]
+    if len(short) >= 3 and sum(map(len, short)) > 0.2 * len(letters):
+        return False
     return sum(c in "aeiouAEIOU" for c in letters) >= 0.25 * len(letters)
+
+
+def _random_path(value: str) -> bool:
+    """A value that looks like a path but is a key: base64 may start with ``/``
+    (``/6STnY5Z0pYfYh39/dQGcgFx8``), where a real path's parts are words."""
+    return value.startswith("/") and any(
+        len(part) >= 12 and mixed(part) and part != part.lower() and not _wordy(part)
+        for part in value.split("/")
+    )
 
 
 def _made_up(value: str, strict: bool, password: bool = False, bare: bool = False) -> bool:
     """A value that looks made up, not a word, a placeholder or code. ``strict`` (prose, a
     bare space before it): letters and digits, 12 or more, not words. ``password``: a
     password's name before it, where words with a digit or a symbol are enough."""
-    if len(value) < (12 if strict else 6) or len(value) > 1000:
+    value = value.replace("\\_", "_")  # markdown's escaped underscores: \_wc\_rating
+    if len(value) < (12 if strict and not password else 6) or len(value) > 1000:
         return False
-    if _PLACEHOLDER.fullmatch(value) or _NOT_SECRET.fullmatch(value):
+    if _PLACEHOLDER.fullmatch(value) or (_NOT_SECRET.fullmatch(value) and not _random_path(value)):
         return False
     if bare and _CODE_VALUE.fullmatch(value):
         return False
@@ -362,8 +251,13 @@ def _made_up(value: str, strict: bool, password: bool = False, bare: bool = Fals
     symbols = len(value) - digits - letters - sum(value.count(c) for c in "_-.")
     if letters == 0:
         return len(value) >= 12  # a long number: a PIN-like key (not a price: $1,200)
+    if strict and password:  # "the password is Harbor391$": 8 or more, not only letters
+        return len(value) >= 8 and digits > 0 and letters > 0
     if strict:
-        return digits > 0 and letters > 0 and not _wordy(value)
+        mixed_case = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        # letters only: a long random mix of cases (a Vercel or Mistral key), never code
+        letters_only = len(value) >= 20 and mixed_case and value.isalpha()
+        return (digits > 0 or letters_only) and letters > 0 and not _wordy(value)
     if password:
         return digits > 0 or symbols > 0 or not _wordy(value)
     if _wordy(value):
@@ -391,11 +285,16 @@ def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
             continue
         if m.group("ws") is not None and not (name.startswith("-") or name.lower() in _WS_NAMES):
             continue  # ``the secret sauce``: a bare space only after a flag or the word alone
-        group = next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
+        op = (m.group("op") or "").strip(" \t:")
+        if op == "," and m.group("bare") is not None:
+            continue  # f(name, value): only two string literals, define('X', 'v')
+        if m.group("pipe") is not None and not re.search(r"\|[ \t]*$", text[:n_start]):
+            continue  # a table's cell holds the name: | NAME | value |
+        group = next(g for g in ("dq", "sq", "bq", "eq", "bare") if m.group(g) is not None)
         v_start, v_end = m.span(group)
         value = m.group(group)
         if group == "bare":
-            if _CODE_VALUE.fullmatch(value):
+            if _CODE_VALUE.fullmatch(value) and value.lower() not in _SCHEME_WORDS:
                 continue  # judged before trailing brackets go: FuncSignature(args)
             # In a query string or a connection string a value ends at the next pair.
             if n_start > 0 and text[n_start - 1] in "?&;":
@@ -426,7 +325,7 @@ def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
         # ``sig`` (a dict's key, a header's): the value must be a random mix to count.
         strict = (
             m.group("ws") is not None
-            or (m.group("op") or "").strip(" \t:") in ("is", "was", "are")
+            or op in ("is", "was", "are", "to", "->", "→", "⇒")
             or name.lower() in _LONE_NAMES
         )
         lower = name.lower()
@@ -447,15 +346,138 @@ def _assignments(text: str) -> Iterable[tuple[int, int, str]]:
         yield v_start, v_start + len(value), kind
 
 
-def keyed_secret(name: str, value: str) -> str | None:
+# A name and its value given as two fields: a Kubernetes env entry (``- name: X`` then
+# ``value: v``), .NET's ``<add key="X" value="v" />``, JSON ``{"name": "X", "value": "v"}``.
+_PAIR = re.compile(
+    r"""\b(?:name|key|Name|Key|NAME|KEY)["']?[ \t]*[:=][ \t]*
+        ["']?(?P<name>[A-Za-z0-9_.\-]{2,100})["']?[ \t]*[,;]?[ \t]*(?:\r?\n[ \t\-]*)?
+        ["']?(?:value|Value|VALUE)["']?[ \t]*[:=][ \t]*
+        (?:"(?P<dq>[^"\n]{1,1000})"|'(?P<sq>[^'\n]{1,1000})'|(?P<bare>[^\s"'`<>,}]{1,1000}))""",
+    re.VERBOSE,
+)
+
+
+def _pairs(text: str) -> Iterable[tuple[int, int, str]]:
+    if "alue" not in text and "ALUE" not in text:
+        return
+    for m in _PAIR.finditer(text):
+        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        kind = keyed_secret(m.group("name"), m.group(group), bare=group == "bare")
+        if kind is not None:
+            yield (*m.span(group), kind)
+
+
+# A Kubernetes Secret's ``data:`` holds base64 values, whatever their names: each is secret.
+_K8S_DATA = re.compile(r"^(?P<indent>[ \t]*)data:[ \t]*\r?\n", re.MULTILINE)
+_K8S_ITEM = re.compile(
+    r"(?P<indent>[ \t]+)[A-Za-z0-9_.\-]+:[ \t]+(?P<v>[A-Za-z0-9+/]{4,}={0,2})[ \t]*$"
+)
+
+
+def _k8s_data(text: str) -> Iterable[tuple[int, int, str]]:
+    if "data:" not in text or not re.search(r"kind:[ \t]*[\"']?Secret\b", text):
+        return
+    for block in _K8S_DATA.finditer(text):
+        at, indent = block.end(), None
+        for line in text[at:].splitlines(keepends=True):
+            m = _K8S_ITEM.match(line.rstrip("\r\n"))
+            if m is None or len(m.group("indent")) <= len(block.group("indent")):
+                break
+            if indent is not None and m.group("indent") != indent:
+                break
+            indent = m.group("indent")
+            yield at + m.start("v"), at + m.end("v"), "secret"
+            at += len(line)
+
+
+# Cookies: every pair in a ``Cookie:`` header, the first of a ``Set-Cookie:``, ``curl -b``,
+# ``document.cookie = "..."`` (a session id has no telling name: ``sid``, ``connect.sid``).
+_COOKIE = re.compile(
+    r"(?:\b[Ss]et-[Cc]ookie|\b[Cc]ookie)[ \t]*:[ \t]*(?P<h>[^\n\"'`]+)"
+    r"|(?:\s(?:-b|--cookie)[ \t]+|\bcookie[ \t]*=[ \t]*)[\"'](?P<q>[^\"'\n]+)"
+)
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*[A-Za-z0-9_.\-]+=(?P<v>[^;\s]+)")
+_COOKIE_ATTRS = re.compile(r"(?i)(?:path|domain|expires|max-age|samesite|priority|version)")
+
+
+def _cookies(text: str) -> Iterable[tuple[int, int, str]]:
+    if "ookie" not in text and " -b " not in text:
+        return
+    for m in _COOKIE.finditer(text):
+        group = "h" if m.group("h") is not None else "q"
+        base = m.start(group)
+        for pair in _COOKIE_PAIR.finditer(m.group(group)):
+            name = pair.group(0).lstrip("; \t").split("=", 1)[0]
+            value = pair.group("v")
+            if _COOKIE_ATTRS.fullmatch(name) or not _made_up(value, False, True):
+                continue
+            yield base + pair.start("v"), base + pair.end("v"), "session"
+
+
+# Passwords given to a tool as its arguments: ``auth=('user', 'pw')``, ``HTTPBasicAuth(...)``,
+# httpie ``-a user:pw``, ``mysql -p'pw'``, ``docker login -p pw``.
+# (hint, pattern): each is run only on a text holding its hint (most texts hold none).
+_ARG_PASSWORDS = (
+    (
+        "Auth",
+        re.compile(
+            r"""\b(?:auth[ \t]*=[ \t]*\(|\w*BasicAuth\()[ \t]*(["'])[^"'\n]*\1[ \t]*,"""
+            r"""[ \t]*(["'])(?P<v>[^"'\n]+)\2""",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "http",
+        re.compile(
+            r"""\bhttps?[ \t]+(?:-\S+[ \t]+)*(?:-a|--auth)[ \t=]+['"]?[^\s:'"]+:(?P<v>[^\s'"]+)"""
+        ),
+    ),
+    (
+        "mysql",
+        re.compile(
+            r"""\bmysql(?:dump|admin|sh)?\b[^\n]*?[ \t]-p(?P<q>['"]?)(?P<v>[^\s'"]+)(?P=q)"""
+        ),
+    ),
+    (
+        "login",
+        re.compile(
+            r"""\b(?:docker|podman|helm\s+registry|oras)\s+login\b[^\n]*?"""
+            r"""[ \t](?:-p|--password)[ \t=]+(?P<q>['"]?)(?P<v>[^\s'"]+)(?P=q)"""
+        ),
+    ),
+)
+
+
+# "my session id is ...": a session's id, token or cookie named in prose.
+_SESSION_PROSE = re.compile(
+    r"\b[Ss]ession[ _\-]?(?:id|ID|token|cookie|key)[ \t]*(?:[:=]|is|was)[ \t]*"
+    r"[\"'`]?(?P<v>[A-Za-z0-9_\-%.+/=]+)"
+)
+
+
+def _arg_passwords(text: str) -> Iterable[tuple[int, int, str]]:
+    for m in _SESSION_PROSE.finditer(text) if "ession" in text else ():
+        value = m.group("v").rstrip(_TRAILING)
+        if _made_up(value, True):
+            yield m.start("v"), m.start("v") + len(value), "session"
+    for hint, pattern in _ARG_PASSWORDS:
+        if hint not in text and hint.lower() not in text:
+            continue
+        for m in pattern.finditer(text):
+            if _PLACEHOLDER.fullmatch(m.group("v")) is None and len(m.group("v")) >= 4:
+                yield (*m.span("v"), "password")
+
+
+def keyed_secret(name: str, value: str, *, bare: bool = False) -> str | None:
     """The kind of secret ``value`` is when a mapping gives it under ``name`` (metadata
-    ``{"password": "..."}``, ``{"api_key": "..."}``), else None."""
+    ``{"password": "..."}``, ``{"api_key": "..."}``), else None. ``bare``: the value was
+    not quoted, so it may be code (``value: os.environ["X"]``)."""
     if not _secret_name(name) or " " in value.strip():
         return None
     lower = name.lower()
     password = "pass" in lower or "pwd" in lower or lower.endswith("pw")
     strict = lower in _LONE_NAMES
-    if not _made_up(value.strip(), strict, password):
+    if not _made_up(value.strip(), strict, password, bare):
         return None
     return "password" if password else "secret"
 
@@ -476,7 +498,7 @@ def spans(text: str) -> list[tuple[int, int, str]]:
         for m in shape.pattern.finditer(text):
             start, end = m.span(shape.group)
             if shape.tail:
-                tail = _TAIL.match(text, end)
+                tail = TAIL.match(text, end)
                 assert tail is not None
                 end = tail.end()
             if shape.valid is not None and not shape.valid(text[start:end]):
@@ -501,6 +523,10 @@ def spans(text: str) -> list[tuple[int, int, str]]:
         if _basic_valid(m.group(1)):
             found.append((*m.span(1), "password"))
     found += _assignments(text)
+    found += _pairs(text)
+    found += _k8s_data(text)
+    found += _cookies(text)
+    found += _arg_passwords(text)
     found.sort(key=lambda f: (f[0], -f[1]))
     merged: list[tuple[int, int, str]] = []
     for start, end, kind in found:

@@ -112,6 +112,46 @@ def login(user: str) -> dict[str, str]:
 """
 
 
+# What the held-out corpus (bench/secrets_heldout.py) found missing on main, one per family;
+# the secret is the part in each case that must not survive (made up here, at run time).
+_B64 = "QUtJQV" + "pRN0VYQU1QTEVLRVkyMzQ="
+_LETTERS = "BKYPFAdEPyc" + "AGWigTwfOPbiD"
+HELD_OUT_MISSES = {
+    "kubernetes Secret data": (f"kind: Secret\ndata:\n  key-id: {_B64}\n", _B64),
+    "k8s env name/value": (f'env:\n  - name: VERCEL_TOKEN\n    value: "{_LETTERS}"\n', _LETTERS),
+    ".NET add key/value": (f'<add key="cfApiToken" value="{_LETTERS}9x" />', _LETTERS),
+    "os.environ subscript": (f"os.environ['DD_API_KEY'] = '{_LETTERS}42'", _LETTERS),
+    "PHP define": (f"define('TWILIO_AUTH_TOKEN', '{_LETTERS}7');", _LETTERS),
+    "markdown table": (f"| name | value |\n|---|---|\n| COHERE_API_KEY | {_LETTERS}1 |", _LETTERS),
+    "set X to v": (f"I set MISTRAL_API_KEY to {_LETTERS}3 and it fails", _LETTERS),
+    "json-escaped export": (json.dumps({"c": f'export API_KEY="{_LETTERS}5"'}), _LETTERS),
+    "token in parens": (f"The token ({_LETTERS}8) expired.", _LETTERS),
+    "chat arrow": (f"use this token → {_LETTERS}", _LETTERS),
+    "prose key, letters only": (f"Here's my Vercel token: {_LETTERS}", _LETTERS),
+    "base64 starting with /": (f'awsSecretAccessKey: "/6STnY5Z0pYfYh39/{_LETTERS}"', _LETTERS),
+    "netlify": ("nfp_" + _LETTERS + "0123456789abcdefghij", _LETTERS),
+    "telegram bot url": (
+        f"https://api.telegram.org/bot123456789:AA{_LETTERS}xyz12345/getMe",
+        _LETTERS,
+    ),
+    "cookie header": (f"Cookie: sessionid={_LETTERS}x1; theme=dark", _LETTERS),
+    "curl -b": (f"curl -b 'connect.sid=s%3A{_LETTERS}' https://x.io", _LETTERS),
+    "requests auth tuple": ("requests.get(u, auth=('ada', 'Harbor391$=x'))", "Harbor391$=x"),
+    "mysql -p": ("mysql -h db -u ci -p'4172quartz!!Q' shop", "4172quartz!!Q"),
+    "docker login -p": ("docker login -u bot -p orbit05pepper#$ registry.io", "orbit05pepper#$"),
+    "password in prose": ("my password is `Harbor391$=`, wrong scope?", "Harbor391$="),
+    "smtp_pass": ('smtp_pass = "pepper^+589"', "pepper^+589"),
+    "bearer with symbols": ('-H "Authorization: Bearer 835*Harbor"', "835*Harbor"),
+}
+
+
+@pytest.mark.parametrize("case", HELD_OUT_MISSES.values(), ids=list(HELD_OUT_MISSES))
+def test_what_the_held_out_corpus_found_missing_is_redacted_whole(case: tuple[str, str]) -> None:
+    text, secret = case
+    out, found = redact(text)
+    assert found and secret not in out and secret[:6] not in out and secret[-6:] not in out, out
+
+
 @pytest.mark.parametrize("text", [PROSE, CODE], ids=["prose", "code"])
 def test_no_false_alarm_on_prose_and_code(text: str) -> None:
     assert redact(text) == (text, [])
@@ -303,3 +343,24 @@ def test_the_bench_quick_mode_on_a_corpus_seed_the_rules_were_not_tuned_on() -> 
     assert ours["whole"] >= 0.99 * ours["cases"], ours["misses"]
     assert ours["turns_changed"] <= 0.005 * ours["turns"]
     assert ours["files_changed"] <= 0.05 * ours["files"]
+
+
+def test_the_held_out_corpus_quick_mode_on_a_seed_not_used_for_tuning() -> None:
+    """`bench/secrets_heldout.py --quick` (a corpus written apart from the rules) on seed 7
+    (the rules' fixes were made against seeds 0-4): 99 % of pasted credentials redacted
+    whole; none of its credential-looking negatives and at most 0.5 % of real turns changed."""
+    import importlib.util
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "secrets_heldout", root / "bench" / "secrets_heldout.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    r = bench.main(["--quick", "--seed", "7"])
+    assert r["whole"] >= 0.99 * r["cases"], r["misses"]
+    assert r["negatives_changed"] == []
+    assert r["turns_changed"] <= 0.005 * r["turns"]
