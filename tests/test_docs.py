@@ -226,7 +226,7 @@ def test_shell_completion_works_as_the_readme_says() -> None:
 def test_the_readme_says_what_the_tests_need_and_take() -> None:
     """The test command's time, and the browser tests' chromium (skipped without it)."""
     top = README.split("## ", 1)[0]
-    assert "6\u20139 minutes on two cores" in top  # an en dash
+    assert "10\u201314 minutes on two cores" in top  # an en dash
     inspector = (ROOT / "tests" / "test_inspector.py").read_text()
     count = len(re.findall(r"^def test_", inspector, re.M))
     assert (
