@@ -43,8 +43,9 @@ EVAL = Path(
 )
 
 
-def turns(limit: int | None = None) -> list[str]:
-    """The dev sets' conversation turns, each once, in file order."""
+def turns(limit: int | None = None, seed: int = 1) -> list[str]:
+    """The dev sets' conversation turns, each once, in file order (``limit`` of them drawn
+    with ``seed``)."""
     out: dict[str, None] = {}
     locomo = EVAL / "locomo" / "locomo-dev.json"
     if locomo.exists():
@@ -62,7 +63,7 @@ def turns(limit: int | None = None) -> list[str]:
                     out[turn["content"]] = None
     texts = list(out)
     if limit is not None and len(texts) > limit:
-        texts = random.Random(1).sample(texts, limit)
+        texts = random.Random(seed).sample(texts, limit)
     return texts
 
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import random
 import re
 import string
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -38,9 +38,8 @@ from urllib.parse import quote
 
 from chrysalis.secrets_scan import redact
 
-EVAL = Path(
-    os.environ.get("CHRYSALIS_EVAL", Path(__file__).resolve().parents[2] / "shared" / "eval")
-)
+sys.path.insert(0, str(Path(__file__).parent))
+from secrets_bench import turns as dev_turns
 
 UP = string.ascii_uppercase
 LO = string.ascii_lowercase
@@ -1213,25 +1212,8 @@ def negatives(seed: int = 0) -> list[str]:
 
 
 def turns(limit: int | None = None) -> list[str]:
-    """The dev sets' conversation turns, each once (read from ``$CHRYSALIS_EVAL``)."""
-    out: dict[str, None] = {}
-    locomo = EVAL / "locomo" / "locomo-dev.json"
-    if locomo.exists():
-        for conv in json.loads(locomo.read_text()):
-            for key, session in conv["conversation"].items():
-                if key.startswith("session_") and isinstance(session, list):
-                    for turn in session:
-                        out[turn["text"]] = None
-    lme = EVAL / "longmemeval" / "lme-dev.json"
-    if lme.exists():
-        for q in json.loads(lme.read_text()):
-            for session in q["sessions"]:
-                for turn in session["turns"]:
-                    out[turn["content"]] = None
-    texts = list(out)
-    if limit is not None and len(texts) > limit:
-        texts = random.Random(3).sample(texts, limit)
-    return texts
+    """The dev sets' conversation turns, each once (`secrets_bench.turns`, its own draw)."""
+    return dev_turns(limit, seed=3)
 
 
 # ---- scoring ---------------------------------------------------------------------------------
