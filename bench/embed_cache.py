@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chrysalis.embed import Embedder
+from chrysalis.search.embed import Embedder
 
 
 class CachedEmbedder(Embedder):

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import Memory
+from chrysalis.core.models import Bead
 from chrysalis.extract.rules import RulesExtractor
-from chrysalis.models import Bead
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "eval" / "longmemeval" / "lme-dev.json"
 REMEMBER_CALLS = 300

@@ -4,7 +4,7 @@ while it runs, and what the file weighs before and after.
 
 Beads carry ~60 words each, and vectors of the deterministic embedder (384 dims), so LMDB
 holds what a real memory of that size holds. Each row forgets N beads spread over the
-memory, then runs the scrub the daemon would run (`Scrubber.run`) and checks that no file of
+memory, then runs the scrub the daemon would run (`DataDirScrubber.run`) and checks that no file of
 the data dir holds a forgotten bead's marker afterwards.
 
     .venv/bin/python bench/forget_local_bench.py [--beads 100000] [--json]

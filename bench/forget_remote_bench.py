@@ -30,8 +30,8 @@ from typing import Any
 
 from chrysalis import Memory
 from chrysalis.remotes import open_remote
-from chrysalis.segment import Kind, decode
 from chrysalis.sync import Sync
+from chrysalis.sync.segment import Kind, decode
 
 WORDS = ["alpha", "brook", "cedar", "delta", "ember", "fjord", "grove", "harbor", "island"]
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import AsyncClient, Client, Memory
-from chrysalis.errors import DaemonNotRunning
+from chrysalis.core.errors import DaemonNotRunning
 
 GOAL_P95_MS = 25.0
 GOAL = f"p95 recall <= {GOAL_P95_MS:g} ms end to end, zero errors"

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import Memory
-from chrysalis.embed import Embedder, make_embedder
-from chrysalis.models import ID_PATTERN
+from chrysalis.core.models import ID_PATTERN
+from chrysalis.search.embed import Embedder, make_embedder
 
 DEFAULT_DATA = (
     Path(__file__).resolve().parents[2] / "shared" / "eval" / "longmemeval" / "lme-dev.json"

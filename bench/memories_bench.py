@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import Client
-from chrysalis.errors import DaemonNotRunning
+from chrysalis.core.errors import DaemonNotRunning
 
 WORDS = [
     "harbour",

@@ -104,8 +104,8 @@ from typing import Any
 import numpy as np
 
 from chrysalis import Memory
-from chrysalis.embed import Embedder
 from chrysalis.search import text_hash
+from chrysalis.search.embed import Embedder
 from chrysalis.search.keyword import STOP_WORDS, common_threshold
 
 DIMS = 768

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from chrysalis import Memory
-from chrysalis.embed import Embedder
+from chrysalis.search.embed import Embedder
 
 DIMS = 768
 _WORDS = """alpha budget cinnamon delta engine falcon garden harbor island jungle kettle
@@ -209,7 +209,7 @@ def _timed(fn: Any, name: str, acc: dict[str, float]) -> Any:
 
 def stage_breakdown(mem: Memory, queries: list[str]) -> dict[str, float]:
     """Mean ms per query in each stage of `retrieve`, by wrapping them (a second pass)."""
-    from chrysalis.read import Reader
+    from chrysalis.read.reader import Reader
     from chrysalis.search import fusion
 
     acc: dict[str, float] = {}

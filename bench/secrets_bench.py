@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from secrets_corpus import Case, cases, survivors
 
-from chrysalis.secrets_scan import redact
+from chrysalis.secrets.scan import redact
 
 Redactor = Callable[[list[str]], list[str]]  # texts -> redacted texts
 # The dev sets sit in shared/ beside the repository (as CI lays it out).

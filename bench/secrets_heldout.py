@@ -1,6 +1,6 @@
 """A held-out credential corpus: ``python bench/secrets_heldout.py [--quick] [--seed N] [--misses]``.
 
-Written apart from `bench/secrets_corpus.py` and without reading `chrysalis/secrets_rules.py`,
+Written apart from `bench/secrets_corpus.py` and without reading `chrysalis/secrets/spans.py`,
 to measure how the redaction generalises rather than how well it fits the corpus it was tuned
 on. It generates (seeded, random bodies, never real keys) about 90 credential formats across
 cloud, AI, developer-tool, payment, messaging and database providers, plus key blocks, JWTs,
@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
-from chrysalis.secrets_scan import redact
+from chrysalis.secrets.scan import redact
 
 sys.path.insert(0, str(Path(__file__).parent))
 from secrets_bench import turns as dev_turns

@@ -32,7 +32,7 @@ from typing import Any
 import lmdb
 
 from chrysalis.memory import Memory
-from chrysalis.store import DEFAULT_MAP_SIZE
+from chrysalis.store.env import DEFAULT_MAP_SIZE
 
 CONTENT_CHARS = 100
 BATCH_ROWS = 1000

@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis import Client, Memory
-from chrysalis.errors import DaemonNotRunning
+from chrysalis.core.errors import DaemonNotRunning
 from chrysalis.remotes import ObjectInfo, open_remote
 from chrysalis.sync import HEARTBEAT_EVERY, Sync
 

@@ -21,7 +21,7 @@ first use, so an agent that only talks to the daemon never loads the storage eng
 import importlib as _importlib
 import typing as _typing
 
-from .errors import (
+from chrysalis.core.errors import (
     ChrysalisError,
     ClosedError,
     Conflict,
@@ -44,9 +44,8 @@ from .errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from .client import AsyncClient, Client
-    from .memory import Memory
-    from .models import (
+    from chrysalis.client import AsyncClient, Client
+    from chrysalis.core.models import (
         Bead,
         BlobRef,
         Edge,
@@ -60,20 +59,21 @@ if _typing.TYPE_CHECKING:
         Skill,
         SpanRef,
     )
-    from .replica import Replica
-    from .rules import ApplyResult
-    from .select import Selection, Selector
+    from chrysalis.forget.select import Selection, Selector
+    from chrysalis.memory import Memory
+    from chrysalis.replica import Replica
+    from chrysalis.write.op_rules import ApplyResult
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ApplyResult": ".rules",
-    "AsyncClient": ".client",
-    "Client": ".client",
-    "Memory": ".memory",
-    "Replica": ".replica",
-    "Selection": ".select",
-    "Selector": ".select",
+    "ApplyResult": "chrysalis.write.op_rules",
+    "AsyncClient": "chrysalis.client",
+    "Client": "chrysalis.client",
+    "Memory": "chrysalis.memory",
+    "Replica": "chrysalis.replica",
+    "Selection": "chrysalis.forget.select",
+    "Selector": "chrysalis.forget.select",
     **dict.fromkeys(
         [
             "Bead",
@@ -89,14 +89,14 @@ _LAZY = {
             "Skill",
             "SpanRef",
         ],
-        ".models",
+        "chrysalis.core.models",
     ),
 }
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'chrysalis' has no attribute {name!r}")

@@ -1,9 +1,10 @@
 """`Memory`: the embedded API, a thin façade over the core's rooms.
 
-    write side   `chrysalis.write.Writer`   every verb that changes the memory (`rules` below it)
-    read side    `chrysalis.read.Reader`    every query of the store
-    search       `chrysalis.search`         keyword and vector indexes, their worker, fusion
-    storage      `chrysalis.store.Store`    LMDB, group commit, meta (`datadir`, `blobs` beside)
+    write side   `chrysalis.write`   every verb that changes the memory (`Writer`, `op_rules`)
+    read side    `chrysalis.read`    every query of the store (`Reader`)
+    search       `chrysalis.search`  keyword and vector indexes, their worker, fusion
+    storage      `chrysalis.store`   LMDB, group commit, meta (`Store`; `datadir`, `blobs`)
+    forget       `chrysalis.forget`  selectors, the local scrub, receipts
 
 `Memory` wires them together for one data dir and delegates; it holds no logic of its own
 beyond opening, closing and starting the search worker on first use.
@@ -21,12 +22,9 @@ from typing import Any, Self
 
 from pydantic import BaseModel
 
-from .embed import Embedder, make_embedder
-from .errors import ClosedError
-from .extract import Extractor, make_extractor
-from .extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, KnowledgeWorker
-from .graph import GRAPH_KEY_BYTES, EntityNames, graph_key
-from .models import (
+from chrysalis.core.errors import ClosedError
+from chrysalis.core.graph_ids import GRAPH_KEY_BYTES, EntityNames, graph_key
+from chrysalis.core.models import (
     Bead,
     Edge,
     Embedding,
@@ -37,17 +35,20 @@ from .models import (
     RetrievalResult,
     Skill,
 )
-from .read import Reader
-from .receipt import ForgetReceipt, receipt
-from .rules import ApplyResult
-from .scrub import Scrubber, local_places, record_of
-from .search import Indexer, Retriever, Weights
-from .secrets_scan import Finding, Policy
-from .select import MAX_SELECT, Selection, Selector, forget_where, select_beads
-from .store import DEFAULT_MAP_SIZE, Store
-from .validity import DEFAULT_FUNCTIONAL, epoch
-from .write import DEFAULT_BLOB_THRESHOLD, Writer
-from .write_knowledge import GRAPH_KEY, KnowledgeWriter
+from chrysalis.core.validity import DEFAULT_FUNCTIONAL, epoch
+from chrysalis.extract import Extractor, make_extractor
+from chrysalis.extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, KnowledgeWorker
+from chrysalis.forget.receipt import ForgetReceipt, receipt
+from chrysalis.forget.scrub import DataDirScrubber, local_places, record_of
+from chrysalis.forget.select import MAX_SELECT, Selection, Selector, forget_where, select_beads
+from chrysalis.read.reader import Reader
+from chrysalis.search import Indexer, Retriever, Weights
+from chrysalis.search.embed import Embedder, make_embedder
+from chrysalis.secrets.scan import Finding, Policy
+from chrysalis.store.env import DEFAULT_MAP_SIZE, Store
+from chrysalis.write.knowledge import GRAPH_KEY, KnowledgeWriter
+from chrysalis.write.op_rules import ApplyResult
+from chrysalis.write.writer import DEFAULT_BLOB_THRESHOLD, Writer
 
 FORMAT_META = "sync:format:"  # + remote url: its format.json, as `sync.local` records it
 
@@ -90,7 +91,7 @@ class Memory:
         self.reader.entities = self.entities
         self.knowledge_writer = KnowledgeWriter(self.writer, functional, self.entities)
         self.knowledge_writer.unsaved_key = fresh
-        self.scrubber = Scrubber(
+        self.scrubber = DataDirScrubber(
             store, lambda: self._indexer, delay=scrub_delay, keys=self.knowledge_writer
         )
         self.knowledge = KnowledgeWorker(
@@ -133,7 +134,7 @@ class Memory:
         ``secrets`` says what happens to a credential (an API key, a token, a private key, a
         password in a URL) in a bead's text: ``"redact"`` replaces it with
         ``[REDACTED:<kind>]`` before anything is stored, ``"refuse"`` raises `SecretRefused`
-        and stores nothing, ``"off"`` stores it as given (`chrysalis.secrets_scan`).
+        and stores nothing, ``"off"`` stores it as given (`chrysalis.secrets.scan`).
 
         ``extractor`` (``"rules"``, ``"ollama[:MODEL]"``, ``"none"`` or an `Extractor`) turns
         on knowledge: a background worker derives entities and facts from the beads this
@@ -272,7 +273,7 @@ class Memory:
         span_refs: Iterable[Any] = (),
     ) -> Bead:
         """Append one bead; returns it (``.id`` generated when not given; without
-        ``importance``, one from how new its words are to the memory: `chrysalis.intake`).
+        ``importance``, one from how new its words are to the memory: `chrysalis.write.intake`).
 
         Adding the same id again with the same fields is a no-op that returns the stored bead;
         with other fields it raises `Conflict`. Raises `InvalidInput` and writes nothing when
@@ -329,14 +330,14 @@ class Memory:
         """Erase a bead's content here (views, indexes, op payload, blob) and on every replica.
 
         The op stays in the log as a tombstone. Forgetting twice is a no-op; a bead this
-        replica never saw raises `NotFound`. `chrysalis.forget` owns what it erases, and
-        `chrysalis.scrub` takes it off the disk's freed pages within ``scrub_delay`` seconds.
+        replica never saw raises `NotFound`. `chrysalis.write.erase` owns what it erases, and
+        `chrysalis.forget.scrub` takes it off the disk's freed pages within ``scrub_delay`` seconds.
         """
         self.writer.forget(bead_id)
 
     def forget_receipt(self, bead_id: str) -> ForgetReceipt:
         """Where forgotten bead ``bead_id`` is gone from this data dir and where it may remain
-        (`chrysalis.receipt`); a `Replica`'s adds the other replicas, the remote and Zep."""
+        (`chrysalis.forget.receipt`); a `Replica`'s adds the other replicas, the remote and Zep."""
         record = record_of(self, bead_id)
         return receipt(self.replica_id, bead_id, record, local_places(self, bead_id, record))
 
@@ -352,7 +353,7 @@ class Memory:
         role; all given must hold): the first ``limit`` ids, oldest first (``newest``: the
         last ``limit``, newest first), and the count of all (``count_all=False``: only of
         those found; the walk stops at ``limit``). An empty selector raises `InvalidInput`.
-        See `chrysalis.select`."""
+        See `chrysalis.forget.select`."""
         keyword = self._keyword_for(selector)
         return select_beads(
             self.reader, selector, keyword, limit=limit, newest=newest, count_all=count_all
@@ -370,7 +371,7 @@ class Memory:
         forgotten and the selection. With ``expect_digest`` (a `select_beads`'s ``digest``,
         what the dry run saw), a match of other beads (or, with ``expect``, of another count)
         raises `SelectionChanged` and forgets nothing; ``expect`` alone raises `InvalidInput`
-        (`chrysalis.select.forget_where`)."""
+        (`chrysalis.forget.select.forget_where`)."""
         indexer = self._keyword_for(selector)
         return forget_where(
             self.reader, self.writer, selector, indexer, expect=expect,

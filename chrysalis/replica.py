@@ -28,16 +28,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from . import receipt, scrub
-from .errors import ChrysalisError, Conflict
-from .memory import Memory
-from .mirrors import Mirror, assisted_retrieve
-from .models import Filters, RetrievalResult
-from .receipt import ForgetReceipt, Place, State
-from .remotes import Remote
-from .segment import read_key_file
-from .sync import Sync
-from .sync.protocol import BLOB_GRACE
+from chrysalis.core.errors import ChrysalisError, Conflict
+from chrysalis.core.models import Filters, RetrievalResult
+from chrysalis.forget import receipt, scrub
+from chrysalis.forget.receipt import ForgetReceipt, Place, State
+from chrysalis.memory import Memory
+from chrysalis.mirrors import Mirror, assisted_retrieve
+from chrysalis.remotes import Remote
+from chrysalis.sync import Sync
+from chrysalis.sync.protocol import BLOB_GRACE
+from chrysalis.sync.segment import read_key_file
 
 WEAK_BELOW = 0.5  # a best local hit under this score asks the mirror too
 BUDGET_S = 0.4  # how long a recall waits for the mirror's hits
@@ -210,7 +210,7 @@ class Replica:
 
     def forget_receipt(self, bead_id: str) -> ForgetReceipt:
         """Where forgotten bead ``bead_id`` is gone and where it may remain: this data dir's
-        places (`chrysalis.scrub`), then every other replica the remote knows and the
+        places (`chrysalis.forget.scrub`), then every other replica the remote knows and the
         remote's segments, snapshots and blobs (`chrysalis.sync`), then the mirror.
 
         A source that cannot answer now (the remote unreachable, say) becomes an ``unknown``

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from .models import Bead, BlobRef, Edge, Embedding, Node, Op, Persona, Skill
+from chrysalis.core.models import Bead, BlobRef, Edge, Embedding, Node, Op, Persona, Skill
 
 SCHEMA_MODELS: dict[str, Any] = {
     "bead": Bead,

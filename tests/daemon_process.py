@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chrysalis.client import Client
-from chrysalis.errors import DaemonNotRunning
+from chrysalis.core.errors import DaemonNotRunning
 
 _REQUESTS = re.compile(
     r'chrysalis_http_requests_total\{method="(?P<method>[A-Z]+)",route="(?P<route>[^"]*)",'

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import httpx
 
 from chrysalis import Memory
+from chrysalis.core.models import RetrievedItem
 from chrysalis.mirrors import MirrorHealth, assisted_retrieve
-from chrysalis.models import RetrievedItem
 
 
 class TimesOutItself:

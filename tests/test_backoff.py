@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chrysalis.backoff import Backoff
+from chrysalis.core.backoff import Backoff
 
 seconds = st.floats(min_value=1e-3, max_value=1e6)
 

@@ -5,7 +5,7 @@ import logging
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chrysalis.clock import (
+from chrysalis.core.clock import (
     HLC,
     hlc_pack,
     hlc_wall_ms,
@@ -55,7 +55,7 @@ def test_observe_clamps_a_remote_far_in_the_future_and_warns(caplog) -> None:  #
     wall = FakeWall(10_000)
     clock = HLC(wall_ms=wall, max_drift_ms=60_000)
     future = hlc_pack(10_000 + 365 * 86_400_000)
-    with caplog.at_level(logging.WARNING, logger="chrysalis.clock"):
+    with caplog.at_level(logging.WARNING, logger="chrysalis.core.clock"):
         used = clock.observe(future)
     assert used < future
     assert hlc_wall_ms(clock.now()) <= 10_000 + 60_000 + 1

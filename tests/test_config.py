@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chrysalis.errors import InvalidInput
+from chrysalis.core.errors import InvalidInput
 from chrysalisd.config import (
     Settings,
     default_config_file,

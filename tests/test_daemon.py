@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import AsyncClient, Client
-from chrysalis.errors import Conflict, DaemonNotRunning, InvalidInput, NotFound
+from chrysalis.core.errors import Conflict, DaemonNotRunning, InvalidInput, NotFound
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess

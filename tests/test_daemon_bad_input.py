@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from chrysalis.models import MAX_CONTENT_CHARS
+from chrysalis.core.models import MAX_CONTENT_CHARS
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from chrysalis import AsyncClient
-from chrysalis.errors import InvalidInput, NotFound
+from chrysalis.core.errors import InvalidInput, NotFound
 
 from .daemon_process import DaemonProcess
 

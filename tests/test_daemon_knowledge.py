@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import InsufficientStorage
-from chrysalis.models import Bead
-from chrysalis.store import WriteContext
+from chrysalis.core.errors import InsufficientStorage
+from chrysalis.core.models import Bead
+from chrysalis.store.env import WriteContext
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess
@@ -248,7 +248,7 @@ def test_lmdb_out_of_space_failures_are_recognised() -> None:
 
     import lmdb
 
-    from chrysalis.store import _out_of_space
+    from chrysalis.store.env import _out_of_space
 
     assert _out_of_space(lmdb.DiskError("mdb_txn_commit: No space left on device", 28))
     assert _out_of_space(lmdb.Error("mdb_txn_commit: Input/output error", errno.EIO))
@@ -264,7 +264,7 @@ def test_lmdb_out_of_space_failures_are_recognised() -> None:
 
 
 def test_every_binding_s_way_of_saying_the_disk_is_full_is_recognised() -> None:
-    from chrysalis.errors import disk_full, out_of_space
+    from chrysalis.core.errors import disk_full, out_of_space
 
     for exc in (
         OSError(errno.ENOSPC, "No space left on device"),

@@ -251,7 +251,7 @@ DESIGN = (ROOT / "docs" / "DESIGN.md").read_text()
 
 
 def test_the_named_databases_the_design_lists_are_the_stores() -> None:
-    from chrysalis.keys import DB_NAMES
+    from chrysalis.store.keys import DB_NAMES
 
     listed = re.search(r"named databases ((?:`\w+`,?\s*)+)\.", DESIGN)
     assert listed, "DESIGN.md lists the named databases"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from chrysalis import EmbedderUnavailable, InvalidInput
-from chrysalis.embed import DeterministicEmbedder, Embedder, OllamaEmbedder, make_embedder
+from chrysalis.search.embed import DeterministicEmbedder, Embedder, OllamaEmbedder, make_embedder
 
 from .fakes.ollama_server import FakeOllama, fake_vector
 
@@ -32,7 +32,7 @@ def test_deterministic_contract_and_stability() -> None:
     a = e.embed_documents(["Caroline went to the LGBTQ support group"])
     # stable across processes (no salted hash): compare with a fresh interpreter
     code = (
-        "from chrysalis.embed import DeterministicEmbedder;"
+        "from chrysalis.search.embed import DeterministicEmbedder;"
         "print(DeterministicEmbedder(dims=256).embed_documents(['Caroline went to the LGBTQ support group'])[0][:8].tolist())"
     )
     out = subprocess.run(

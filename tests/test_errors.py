@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from chrysalis import errors
-from chrysalis.errors import BY_CODE, ChrysalisError, error_class
+from chrysalis.core import errors
+from chrysalis.core.errors import BY_CODE, ChrysalisError, error_class
 
 
 def _classes() -> list[type[ChrysalisError]]:
@@ -47,8 +47,8 @@ def test_the_drawing_shows_each_class_under_its_parent_with_its_status() -> None
 def test_no_error_class_lives_outside_errors_py() -> None:
     import chrysalis.mirrors
     import chrysalis.remotes
-    import chrysalis.segment
     import chrysalis.sync
+    import chrysalis.sync.segment
     import chrysalisd.demo
 
     def walk(cls: type) -> list[type]:
@@ -62,7 +62,7 @@ def test_no_error_class_lives_outside_errors_py() -> None:
     # fakes and test doubles may subclass; the package's own modules may not
     assert {n: m for n, m in foreign.items() if m.startswith(("chrysalis", "chrysalisd"))} == {}
     assert chrysalis.remotes.RemoteUnavailable is errors.RemoteUnavailable
-    assert chrysalis.segment.SegmentError is errors.SegmentError
+    assert chrysalis.sync.segment.SegmentError is errors.SegmentError
     assert chrysalis.sync.CloneDetected is errors.CloneDetected
     assert chrysalis.mirrors.MirrorError is errors.MirrorError
     assert chrysalisd.demo.DemoFailed is errors.DemoFailed

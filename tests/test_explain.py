@@ -1,4 +1,4 @@
-"""Pydantic's error dicts in plain words (chrysalis/explain.py)."""
+"""Pydantic's error dicts in plain words (chrysalis/core/explain.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from chrysalis.errors import InvalidInput, PayloadTooLarge, from_pydantic
-from chrysalis.explain import field_name, sentence, sentences
+from chrysalis.core.errors import InvalidInput, PayloadTooLarge, from_pydantic
+from chrysalis.core.explain import field_name, sentence, sentences
 
 CASES: list[tuple[dict[str, Any], str]] = [
     ({"type": "missing", "loc": ("content",), "msg": "Field required"}, "content is required"),

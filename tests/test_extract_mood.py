@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from chrysalis.core.models import Bead
 from chrysalis.extract.mood import (
     BLANK,
     CONDITION,
@@ -20,7 +21,6 @@ from chrysalis.extract.mood import (
     Reading,
 )
 from chrysalis.extract.rules import _FIRST_PERSON, RulesExtractor
-from chrysalis.models import Bead
 
 
 def facts(text: str) -> set[tuple[str, str]]:

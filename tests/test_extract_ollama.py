@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import ExtractorUnavailable, InvalidInput
+from chrysalis.core.errors import ExtractorUnavailable, InvalidInput
+from chrysalis.core.models import Bead
 from chrysalis.extract import Entity, Extractor, make_extractor
 from chrysalis.extract.ollama import (
     DEFAULT_MODEL,
@@ -25,7 +26,6 @@ from chrysalis.extract.ollama import (
     Reply,
     parse_when,
 )
-from chrysalis.models import Bead
 
 from .fakes.ollama_chat import FakeOllamaChat, chat_body
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from chrysalis.errors import PayloadTooLarge
-from chrysalis.limits import MAX_CONTENT_CHARS
+from chrysalis.core.errors import PayloadTooLarge
+from chrysalis.core.limits import MAX_CONTENT_CHARS
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess

@@ -15,7 +15,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from chrysalis.segment import Kind, decode, derive_key, read_key_file
+from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess
 from tests.eventually import eventually
 from tests.remote_fixtures import S3Server

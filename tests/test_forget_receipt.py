@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import Conflict, NotFound
+from chrysalis.core.errors import Conflict, NotFound
 from tests.daemon_process import DaemonProcess
 from tests.eventually import eventually
 from tests.fakes.zep_server import FakeZep

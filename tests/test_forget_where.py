@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import InvalidInput, NotFound, SelectionChanged
+from chrysalis.core.errors import InvalidInput, NotFound, SelectionChanged
 from chrysalis.sync import Sync
 
 from .daemon_process import DaemonProcess

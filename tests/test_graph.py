@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chrysalis import InvalidInput, Memory
-from chrysalis.graph import edge_id, node_id
-from chrysalis.models import ID_PATTERN
+from chrysalis.core.graph_ids import edge_id, node_id
+from chrysalis.core.models import ID_PATTERN
 from tests.conftest import exchange
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import lmdb
 
 from chrysalis import Memory
-from chrysalis.graph import derived_node_id, graph_key
-from chrysalis.keys import DB_NAMES, unpack
+from chrysalis.core.graph_ids import derived_node_id, graph_key
+from chrysalis.store.keys import DB_NAMES, unpack
 from chrysalis.sync import Sync
 
 from .test_knowledge_ids import CANDIDATES, FORGOTTEN, files, forget_all_mentions, open_mem

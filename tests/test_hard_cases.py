@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Conflict, InvalidInput, Memory, NotFound
-from chrysalis.clock import hlc_pack
-from chrysalis.models import MAX_HLC
+from chrysalis.core.clock import hlc_pack
+from chrysalis.core.models import MAX_HLC
 
 from .conftest import exchange
 

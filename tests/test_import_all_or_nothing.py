@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import Conflict, InvalidInput, NotFound
-from chrysalis.store import WriteContext
+from chrysalis.core.errors import Conflict, InvalidInput, NotFound
+from chrysalis.store.env import WriteContext
 from chrysalisd.exchange import FORMAT, FORMAT_VERSION, import_lines
 
 from .daemon_process import DaemonProcess

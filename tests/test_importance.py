@@ -1,5 +1,5 @@
 """Automatic importance: a bead written without one gets its novelty against the memory
-(`chrysalis.search.novelty`, `chrysalis.intake`), decided at its origin and carried in its op."""
+(`chrysalis.search.novelty`, `chrysalis.write.intake`), decided at its origin and carried in its op."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import Conflict
+from chrysalis.core.errors import Conflict
 from chrysalis.search import KeywordIndex, novelty
 
 from .conftest import exchange

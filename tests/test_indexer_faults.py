@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from chrysalis import ClosedError, EmbedderUnavailable, Memory
-from chrysalis.embed import DeterministicEmbedder
 from chrysalis.search import KeywordIndex
+from chrysalis.search.embed import DeterministicEmbedder
 
 
 class Picky(DeterministicEmbedder):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chrysalis import InvalidInput, Memory, NotFound
-from chrysalis.ingest import (
+from chrysalis.ingest.files import (
     Chunk,
     chunk,
     forget_source,

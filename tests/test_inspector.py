@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 from chrysalis.sync import Sync
 
 from .daemon_process import DaemonProcess

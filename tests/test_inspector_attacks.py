@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from chrysalis.routes import Routes
+from chrysalis.client.routes import Routes
 
 from .daemon_process import DaemonProcess
 from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory, shared

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.models import Filters
+from chrysalis.core.models import Filters
 from chrysalis.search import KeywordIndex
 
 SECRET = "ZEBRAQUOKKA123"

@@ -15,12 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chrysalis import ChrysalisError, Memory, crdt
-from chrysalis.errors import ExtractorUnavailable, NotFound
+from chrysalis import ChrysalisError, Memory
+from chrysalis.core import crdt
+from chrysalis.core.errors import ExtractorUnavailable, NotFound
+from chrysalis.core.graph_ids import derived_node_id, edge_id, graph_key, node_id
+from chrysalis.core.models import Bead, Edge, Node, OpKind
 from chrysalis.extract import Entity, Extraction, Fact
 from chrysalis.extract.worker import Budget, KnowledgeWorker
-from chrysalis.graph import derived_node_id, edge_id, graph_key, node_id
-from chrysalis.models import Bead, Edge, Node, OpKind
 
 WAIT = 10.0
 EXAMPLES = int(os.environ.get("CHRYSALIS_KNOWLEDGE_EXAMPLES", "25"))

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from chrysalis import Memory
-from chrysalis.graph import derived_node_id, edge_id, graph_key, node_id
+from chrysalis.core.graph_ids import derived_node_id, edge_id, graph_key, node_id
 from chrysalis.sync import Sync
 
 FORGOTTEN = ["Reykjavik", "Olga Ivanova"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chrysalis import Memory
-from chrysalis.receipt import ForgetReceipt, Place
+from chrysalis.forget.receipt import ForgetReceipt, Place
 
 
 def knowledge(r: ForgetReceipt) -> Place:

@@ -13,7 +13,7 @@ import pytest
 
 from chrysalis import Memory
 from chrysalis.client import Client
-from chrysalis.errors import Conflict, InvalidInput
+from chrysalis.core.errors import Conflict, InvalidInput
 from chrysalisd.locomo import import_locomo, locomo_beads, parse_date, safe_id
 from tests.daemon_process import DaemonProcess
 

@@ -1,6 +1,6 @@
 """Another local user takes the port of a service we talk to on 127.0.0.1 while the real one is
 down (Ollama's 11434, a self-hosted Zep): before a byte of a memory's text goes there, the
-listener's owner is checked (`chrysalis.loopback`), so the squatter receives nothing.
+listener's owner is checked (`chrysalis.net.loopback`), so the squatter receives nothing.
 
 The squatter is a second real Unix user (`mallory`, as in test_socket_owner) running a plain TCP
 server that records every byte it is sent."""
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.embed import OllamaEmbedder, make_embedder
-from chrysalis.errors import EmbedderUnavailable, ExtractorUnavailable, MirrorError
+from chrysalis.core.errors import EmbedderUnavailable, ExtractorUnavailable, MirrorError
 from chrysalis.extract.ollama import OllamaExtractor
-from chrysalis.loopback import check_loopback_service, listener_uids, loopback_address
 from chrysalis.mirrors.zep import ZepMirror
+from chrysalis.net.loopback import check_loopback_service, listener_uids, loopback_address
+from chrysalis.search.embed import OllamaEmbedder, make_embedder
 from tests.eventually import eventually
 
 from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory, shared
@@ -180,7 +180,7 @@ def test_our_own_service_and_a_free_port_are_not_refused() -> None:
 def test_an_s3_endpoint_on_a_squatted_port_gets_no_object(
     squatter: Squatter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chrysalis.errors import RemoteUnavailable
+    from chrysalis.core.errors import RemoteUnavailable
     from chrysalis.remotes import open_remote
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # so boto3 would sign and send

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import Conflict, InvalidInput, NotFound
+from chrysalis.core.errors import Conflict, InvalidInput, NotFound
 
 from .daemon_process import DaemonProcess
 

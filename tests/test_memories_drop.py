@@ -14,8 +14,8 @@ from typing import Any
 import msgpack
 import pytest
 
-from chrysalis.errors import NotFound, Unavailable
-from chrysalis.segment import Kind, decode, derive_key, read_key_file
+from chrysalis.core.errors import NotFound, Unavailable
+from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}

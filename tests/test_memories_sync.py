@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 from tests.daemon_process import DaemonProcess
 from tests.remote_fixtures import S3Server
 

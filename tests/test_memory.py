@@ -200,8 +200,8 @@ def test_concurrent_writers_share_commits(tmp_path: Path) -> None:
 
 
 def test_trusted_construction_matches_validation(mem: Memory) -> None:
-    from chrysalis.models import Bead
-    from chrysalis.read import _trusted
+    from chrysalis.core.models import Bead
+    from chrysalis.read.reader import _trusted
 
     b = mem.append_bead("fast path", session_id="s", tags=["t"], importance=0.25, ts=12.5)
     data = b.model_dump()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Bead, InvalidInput, Memory, PayloadTooLarge
-from chrysalis.models import ID_PATTERN, MAX_CONTENT_CHARS, new_id
+from chrysalis.core.models import ID_PATTERN, MAX_CONTENT_CHARS, new_id
 from chrysalis.schemas import json_schemas
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"

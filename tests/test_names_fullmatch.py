@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import InvalidInput
-from chrysalis.ingest import ingest_text
+from chrysalis.core.checks import check_id
+from chrysalis.core.errors import InvalidInput
+from chrysalis.ingest.files import ingest_text
 from chrysalis.remotes import check_url
-from chrysalis.validate import check_id
 from chrysalisd.config import Settings, check_memory_name
 
 from .daemon_process import DaemonProcess

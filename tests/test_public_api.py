@@ -72,9 +72,9 @@ def test_the_client_imports_no_storage_module() -> None:
     assert out.returncode == 0, out.stderr
     loaded = set(json.loads(out.stdout.replace("'", '"')))
     assert loaded == {
-        "chrysalis", "chrysalis.client", "chrysalis.errors", "chrysalis.routes",
-        "chrysalis.transport",
-        "chrysalis.async_client",
+        "chrysalis", "chrysalis.client", "chrysalis.client.aio", "chrysalis.client.blocking",
+        "chrysalis.client.routes", "chrysalis.client.transport", "chrysalis.core",
+        "chrysalis.core.errors",
     }  # fmt: skip
 
 

@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.embed import OllamaEmbedder
-from chrysalis.errors import EmbedderUnavailable, SyncKeyError
-from chrysalis.loopback import loopback_address
+from chrysalis.client.routes import Routes
+from chrysalis.core.errors import EmbedderUnavailable, SyncKeyError
+from chrysalis.net.loopback import loopback_address
 from chrysalis.remotes import open_remote
-from chrysalis.routes import Routes
-from chrysalis.segment import Kind, encode
+from chrysalis.search.embed import OllamaEmbedder
 from chrysalis.sync import Sync
+from chrysalis.sync.segment import Kind, encode
 from tests.daemon_process import DaemonProcess
 
 from .test_loopback_squatter import Squatter
@@ -351,7 +351,7 @@ def test_an_entity_id_is_no_fast_test_of_a_sync_passphrase(tmp_path: Path) -> No
     forgotten entity's id is testable again. Two replicas with the passphrase still agree."""
     import hashlib
 
-    from chrysalis.graph import derived_node_id
+    from chrysalis.core.graph_ids import derived_node_id
 
     a = Memory.open(tmp_path / "a", sync=False, extractor="rules", graph_secret=PASSPHRASE)
     b = Memory.open(tmp_path / "b", sync=False, extractor="rules", graph_secret=PASSPHRASE)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chrysalis import DotConflict, InvalidInput, Memory
-from chrysalis.models import OPS
+from chrysalis.core.models import OPS
 
 
 def snapshot(mem: Memory) -> tuple[str, dict[str, int], int]:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory, Replica
-from chrysalis.errors import Conflict, SyncKeyError
-from chrysalis.receipt import ForgetReceipt, Place
+from chrysalis.core.errors import Conflict, SyncKeyError
+from chrysalis.forget.receipt import ForgetReceipt, Place
 from tests.eventually import eventually
 
 MARK = "OKAPI-REPLICA-4417"

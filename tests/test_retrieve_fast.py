@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import NotFound
-from chrysalis.events import split_key
-from chrysalis.models import Filters, RetrievedItem
-from chrysalis.read_graph import _Walk
+from chrysalis.core.errors import NotFound
+from chrysalis.core.events import split_key
+from chrysalis.core.models import Filters, RetrievedItem
+from chrysalis.read.graph import _Walk
 from chrysalis.search import count_tokens, evidence, when
 from chrysalis.search.fusion import Retriever, _bead_passes, _Candidate
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from chrysalis import Memory, NotFound
-from chrysalis.clock import hlc_pack
+from chrysalis.core.clock import hlc_pack
 
 from .conftest import exchange
 
@@ -198,8 +198,8 @@ def test_a_drop_arriving_before_the_add_it_saw(open_memory: Callable[..., Memory
 def test_every_op_kind_has_a_rule_and_matches_the_op_union() -> None:
     import typing
 
-    from chrysalis.models import Op, OpKind
-    from chrysalis.rules import RULES
+    from chrysalis.core.models import Op, OpKind
+    from chrysalis.write.op_rules import RULES
 
     union = typing.get_args(typing.get_args(Op)[0])
     kinds = {typing.get_args(cls.model_fields["kind"].annotation)[0] for cls in union}
@@ -208,7 +208,7 @@ def test_every_op_kind_has_a_rule_and_matches_the_op_union() -> None:
 
 
 def test_events_name_the_items_each_op_touched(mem: Memory) -> None:
-    from chrysalis.events import Change, Committed, ItemEvent
+    from chrysalis.core.events import Change, Committed, ItemEvent
 
     told: list[Committed] = []
     mem.reader.on_commit(told.append)

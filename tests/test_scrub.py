@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import Conflict, NotFound
+from chrysalis.core.errors import Conflict, NotFound
 from tests.conftest import exchange
 from tests.eventually import eventually
 

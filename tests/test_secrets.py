@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import BY_CODE, InvalidInput, SecretRefused
-from chrysalis.ingest import ingest_path, ingest_text
-from chrysalis.secrets_scan import Finding, describe, redact, scan_bead
+from chrysalis.core.errors import BY_CODE, InvalidInput, SecretRefused
+from chrysalis.ingest.files import ingest_path, ingest_text
+from chrysalis.secrets.scan import Finding, describe, redact, scan_bead
 from chrysalisd.config import load_settings
 from chrysalisd.exchange import export_lines, import_lines
 

@@ -17,7 +17,7 @@ import pytest
 
 from chrysalis import Memory
 from chrysalis.client import Routes
-from chrysalis.errors import SecretRefused
+from chrysalis.core.errors import SecretRefused
 from chrysalisd.exchange import export_lines
 from tests.daemon_process import DaemonProcess
 from tests.eventually import eventually

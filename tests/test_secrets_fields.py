@@ -18,7 +18,7 @@ import pytest
 
 from chrysalis import Memory
 from chrysalis.extract import Entity, Extraction, Fact
-from chrysalis.secrets_scan import redact_extraction, scan_item
+from chrysalis.secrets.scan import redact_extraction, scan_item
 from tests.daemon_process import DaemonProcess
 from tests.test_secrets_daemon import QUIET, _everything, _wait_indexed
 

@@ -1,4 +1,4 @@
-"""The container replicas exchange (chrysalis/segment.py): what decodes, and what is refused."""
+"""The container replicas exchange (chrysalis/sync/segment.py): what decodes, and what is refused."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chrysalis import segment
-from chrysalis.segment import (
+from chrysalis.sync import segment
+from chrysalis.sync.segment import (
     CHECKSUM,
     COMPRESSED,
     ENCRYPTED,

@@ -1,4 +1,4 @@
-"""Selecting beads by what they are (`chrysalis.select`) and forgetting them in one commit."""
+"""Selecting beads by what they are (`chrysalis.forget.select`) and forgetting them in one commit."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import InvalidInput, NotFound, SelectionChanged
-from chrysalis.ingest import ingest_path
-from chrysalis.select import Selector, preview
+from chrysalis.core.errors import InvalidInput, NotFound, SelectionChanged
+from chrysalis.forget.select import Selector, preview
+from chrysalis.ingest.files import ingest_path
 
 T0 = 1_700_000_000.0
 

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from chrysalis import AsyncClient, Client
-from chrysalis.errors import Forbidden
-from chrysalis.transport import check_peer, peer_uid
+from chrysalis.client.transport import check_peer, peer_uid
+from chrysalis.core.errors import Forbidden
 from tests.eventually import eventually
 
 from .daemon_process import DaemonProcess

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from chrysalis import Memory
+from chrysalis.core.models import Bead
 from chrysalis.extract.summary import MIN_BEADS, extractive
-from chrysalis.models import Bead
 from tests.conftest import exchange
 
 T0 = 1_683_500_000.0  # 2023-05-07: long rested

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 from chrysalis.remotes import Remote, RemoteUnavailable, open_remote
-from chrysalis.segment import Kind, SyncKeyError, encode
 from chrysalis.sync import CloneDetected, Decommissioned, Sync
 from chrysalis.sync import push as sync_push
+from chrysalis.sync.segment import Kind, SyncKeyError, encode
 
 Opener = Callable[..., Memory]
 

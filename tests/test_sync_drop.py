@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import MemoryDropped
+from chrysalis.core.errors import MemoryDropped
 from chrysalis.remotes import open_remote
-from chrysalis.segment import Kind, encode
 from chrysalis.sync import Sync, drop
+from chrysalis.sync.segment import Kind, encode
 
 Opener = Callable[..., Memory]
 

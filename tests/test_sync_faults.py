@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import ChrysalisError
+from chrysalis.core.errors import ChrysalisError
 from chrysalis.remotes import ObjectInfo, Remote, RemoteError, RemoteUnavailable, open_remote
 from chrysalis.sync import Sync
 

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from chrysalis import Memory
-from chrysalis.keys import same_op
 from chrysalis.remotes import open_remote
-from chrysalis.segment import MAGIC, Kind, decode
+from chrysalis.store.keys import same_op
 from chrysalis.sync import Sync, protocol
+from chrysalis.sync.segment import MAGIC, Kind, decode
 
 Opener = Callable[..., Memory]
 MARK = "zebra-quartz-7731"

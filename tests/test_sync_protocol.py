@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chrysalis.errors import SegmentError
-from chrysalis.keys import same_op
+from chrysalis.core.errors import SegmentError
+from chrysalis.store.keys import same_op
 from chrysalis.sync import protocol
 from chrysalis.sync.layout import parse_seg_key, seg_key, snapshot_key, snapshots_of
 

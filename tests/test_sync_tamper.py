@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import FormatTampered
+from chrysalis.core.errors import FormatTampered
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chrysalis.client import Client
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 
 from .daemon_process import DaemonProcess
 

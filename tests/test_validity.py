@@ -1,4 +1,4 @@
-"""`chrysalis.validity`: when a fact holds, and how a later fact on a functional predicate ends
+"""`chrysalis.core.validity`: when a fact holds, and how a later fact on a functional predicate ends
 an earlier one, the same on every replica whatever order they learned them in."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chrysalis.errors import InvalidInput
-from chrysalis.validity import Span, epoch, holds, resolve
+from chrysalis.core.errors import InvalidInput
+from chrysalis.core.validity import Span, epoch, holds, resolve
 
 
 def test_a_later_fact_ends_an_earlier_one_with_another_object() -> None:

@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from chrysalis import Memory, faults
-from chrysalis.graph import derived_node_id, edge_id, graph_key
+from chrysalis import Memory
+from chrysalis.core.graph_ids import derived_node_id, edge_id, graph_key
 from chrysalis.mirrors import MirrorError, assisted_retrieve
 from chrysalis.mirrors.zep_cloud import ZepCloudMirror
+from chrysalis.store import faults
 from tests.fakes.zep_server import FakeZep
 
 

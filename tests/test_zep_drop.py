@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import NotFound, Unavailable
+from chrysalis.core.errors import NotFound, Unavailable
 from tests.daemon_process import DaemonProcess
 from tests.fakes.zep_server import FakeZep
 

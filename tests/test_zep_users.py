@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import ChrysalisError
+from chrysalis.core.errors import ChrysalisError
 from tests.daemon_process import DaemonProcess
 from tests.fakes.zep_server import FakeZep
 

@@ -3,7 +3,7 @@
 An `Extractor` reads beads and says which entities each one names and which facts it
 states; it never writes. The knowledge worker (`chrysalis.extract.worker`) runs it off the
 write path, on the beads this replica originated, and writes what it says as ordinary node
-and edge ops with their evidence (`chrysalis.write_knowledge`).
+and edge ops with their evidence (`chrysalis.write.knowledge`).
 
     RulesExtractor   offline, deterministic: names, quoted titles, code identifiers, paths,
                      emails, URLs, dates; a few first-person facts ("I live in Lisbon")
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import InvalidInput
-from ..models import Bead
+from chrysalis.core.errors import InvalidInput
+from chrysalis.core.models import Bead
 
 __all__ = [
     "Entity",
@@ -36,7 +36,7 @@ class Entity:
     """A thing a bead names: its text as written and a coarse type (``person``, ``title``,
     ``code``, ``path``, ``email``, ``url``, ``date``, ``place``, ``org``, ``thing``; the rules
     say ``name`` for a capitalised name they cannot type). Its node id is
-    `chrysalis.graph.node_id` of the name, so every laptop derives the same node."""
+    `chrysalis.core.graph_ids.node_id` of the name, so every laptop derives the same node."""
 
     name: str
     type: str
@@ -94,7 +94,7 @@ class Extractor(Protocol):
     - A system bead, or one with no text, gives nothing (``dropped`` may say why).
     - The same beads give the same extractions (rules by construction, a model at
       temperature 0 answering the same).
-    - ``extract`` raises `chrysalis.errors.ExtractorUnavailable` when its service cannot
+    - ``extract`` raises `chrysalis.core.errors.ExtractorUnavailable` when its service cannot
       answer; the worker backs off and retries, nothing is lost.
     """
 
@@ -115,11 +115,11 @@ def make_extractor(spec: str | Extractor | None, **options: Any) -> Extractor | 
     if name == "none" and not arg:
         return None
     if name == "rules" and not arg:
-        from .rules import RulesExtractor
+        from chrysalis.extract.rules import RulesExtractor
 
         return RulesExtractor(**options)
     if name == "ollama":
-        from .ollama import DEFAULT_MODEL, OllamaExtractor
+        from chrysalis.extract.ollama import DEFAULT_MODEL, OllamaExtractor
 
         extractor: Extractor = OllamaExtractor(arg or DEFAULT_MODEL, **options)
         return extractor

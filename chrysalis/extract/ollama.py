@@ -42,12 +42,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ExtractorUnavailable, InvalidInput
-from ..loopback import check_loopback_service
-from ..models import Bead
-from . import Entity, Extraction, Fact
-from .mood import ASSERTED, MOODS, QUOTED, REPORTED, Reading
-from .summary import MAX_BEADS, MIN_BEADS, Summary, header
+from chrysalis.core.errors import ExtractorUnavailable, InvalidInput
+from chrysalis.core.models import Bead
+from chrysalis.extract import Entity, Extraction, Fact
+from chrysalis.extract.mood import ASSERTED, MOODS, QUOTED, REPORTED, Reading
+from chrysalis.extract.summary import MAX_BEADS, MIN_BEADS, Summary, header
+from chrysalis.net.loopback import check_loopback_service
 
 __all__ = [
     "DEFAULT_HOST",

@@ -20,11 +20,11 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from ..models import Bead
-from . import Entity, Extraction, Fact
-from .mood import ASSERTED, Reading
-from .summary import VERSION as SUMMARY_VERSION
-from .summary import Summary, extractive
+from chrysalis.core.models import Bead
+from chrysalis.extract import Entity, Extraction, Fact
+from chrysalis.extract.mood import ASSERTED, Reading
+from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
+from chrysalis.extract.summary import Summary, extractive
 
 VERSION = "rules/1"
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
-from ..models import Bead
+from chrysalis.core.models import Bead
 
 VERSION = "summary/1"
 TAG = "summary"  # a summary bead's tag: retrieval lists summaries when a filter names it
@@ -66,7 +66,7 @@ class Summary:
 @runtime_checkable
 class Summarizer(Protocol):
     """Writes a session's summary; ``summary_version`` is recorded as its ``derived_by``.
-    Raises `chrysalis.errors.ExtractorUnavailable` when its service cannot answer."""
+    Raises `chrysalis.core.errors.ExtractorUnavailable` when its service cannot answer."""
 
     summary_version: str
 

@@ -34,13 +34,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..backoff import Backoff
-from ..clock import vv_merge
-from ..errors import ClosedError, ExtractorUnavailable, InsufficientStorage, NotFound
-from ..models import Bead, OpKind, new_id
-from ..read import Reader
-from . import Extraction, Extractor
-from .summary import MAX_BEADS, Summarizer, Summary
+from chrysalis.core.backoff import Backoff
+from chrysalis.core.clock import vv_merge
+from chrysalis.core.errors import ClosedError, ExtractorUnavailable, InsufficientStorage, NotFound
+from chrysalis.core.models import Bead, OpKind, new_id
+from chrysalis.extract import Extraction, Extractor
+from chrysalis.extract.summary import MAX_BEADS, Summarizer, Summary
+from chrysalis.read.reader import Reader
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ _NODE_OPS = frozenset({OpKind.NODE_PUT, OpKind.NODE_REMOVE})
 
 
 class KnowledgeWrites(Protocol):
-    """The writes the worker makes (`chrysalis.write_knowledge.KnowledgeWriter` and a meta put)."""
+    """The writes the worker makes (`chrysalis.write.knowledge.KnowledgeWriter` and a meta put)."""
 
     def learn(
         self,

@@ -18,15 +18,15 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MirrorError as MirrorError  # re-exported: it lives in errors.py
-from ..errors import NotFound
-from ..events import Change, events_of
-from ..loopback import check_loopback_service
-from ..search.assisted import assisted_retrieve as assisted_retrieve  # re-exported
+from chrysalis.core.errors import MirrorError as MirrorError  # re-exported: it lives in errors.py
+from chrysalis.core.errors import NotFound
+from chrysalis.core.events import Change, events_of
+from chrysalis.net.loopback import check_loopback_service
+from chrysalis.search.assisted import assisted_retrieve as assisted_retrieve  # re-exported
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..models import RetrievedItem
+    from chrysalis.core.models import RetrievedItem
+    from chrysalis.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -307,7 +307,7 @@ class OpLogMirror(Mirror):
         return {}
 
     def _push_ops(self) -> int:
-        from ..faults import fault
+        from chrysalis.store.faults import fault
 
         store, sent = self.memory.store, 0
         inflight = store.get_meta(self._meta + "inflight")

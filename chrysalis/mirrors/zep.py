@@ -30,13 +30,13 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ChrysalisError, MirrorError, NotFound
-from ..models import OpKind
-from . import _UNSAFE, OpLogMirror
+from chrysalis.core.errors import ChrysalisError, MirrorError, NotFound
+from chrysalis.core.models import OpKind
+from chrysalis.mirrors import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..models import RetrievedItem
+    from chrysalis.core.models import RetrievedItem
+    from chrysalis.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -329,8 +329,8 @@ class ZepMirror(OpLogMirror):
     def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
         from zep_python.core.api_error import ApiError
 
-        from ..models import RetrievedItem
-        from ..search.fusion import count_tokens
+        from chrysalis.core.models import RetrievedItem
+        from chrysalis.search.fusion import count_tokens
 
         try:
             reply = self.client.memory.search_sessions(

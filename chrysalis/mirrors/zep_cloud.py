@@ -28,13 +28,13 @@ import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ChrysalisError, MirrorError, NotFound
-from ..models import OpKind
-from . import _UNSAFE, OpLogMirror
+from chrysalis.core.errors import ChrysalisError, MirrorError, NotFound
+from chrysalis.core.models import OpKind
+from chrysalis.mirrors import _UNSAFE, OpLogMirror
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..models import RetrievedItem
+    from chrysalis.core.models import RetrievedItem
+    from chrysalis.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -304,8 +304,8 @@ class ZepCloudMirror(OpLogMirror):
     def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]:
         from zep_cloud.core.api_error import ApiError
 
-        from ..models import RetrievedItem
-        from ..search.fusion import count_tokens
+        from chrysalis.core.models import RetrievedItem
+        from chrysalis.search.fusion import count_tokens
 
         try:
             pager = self.client.graph.search_edges(

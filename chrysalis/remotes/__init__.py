@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ..errors import InvalidInput
-from ..errors import RemoteError as RemoteError  # re-exported: they live in errors.py
-from ..errors import RemoteNotFound as RemoteNotFound
-from ..errors import RemoteUnavailable as RemoteUnavailable
+from chrysalis.core.errors import InvalidInput
+from chrysalis.core.errors import RemoteError as RemoteError  # re-exported: they live in errors.py
+from chrysalis.core.errors import RemoteNotFound as RemoteNotFound
+from chrysalis.core.errors import RemoteUnavailable as RemoteUnavailable
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def check_url(url: str) -> str:
     """``url`` if its form names a remote `open_remote` can open; `InvalidInput` saying
     what is wrong otherwise. Opens nothing and reaches nothing (the settings use it, so a
     bad URL is refused with the setting's name before anything starts)."""
-    from . import file, s3  # noqa: F401 - they register their schemes
+    from chrysalis.remotes import file, s3  # noqa: F401 - they register their schemes
 
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
         # urlsplit drops tabs and newlines silently: "file:///x\n" would open /x while the

@@ -14,9 +14,8 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from .. import atomic
-from ..errors import InvalidInput, disk_full, out_of_space
-from . import (
+from chrysalis.core.errors import InvalidInput, disk_full, out_of_space
+from chrysalis.remotes import (
     ObjectInfo,
     Remote,
     RemoteError,
@@ -25,6 +24,7 @@ from . import (
     check_key,
     register,
 )
+from chrysalis.store import atomic
 
 TMP = atomic.TMP_PREFIX
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..errors import InvalidInput
-from ..loopback import check_loopback_service
-from . import (
+from chrysalis.core.errors import InvalidInput
+from chrysalis.net.loopback import check_loopback_service
+from chrysalis.remotes import (
     ObjectInfo,
     Remote,
     RemoteError,

@@ -6,14 +6,14 @@
     fusion.py    fused retrieval with provenance (`Retriever`, `Weights`)
     assisted.py  local fusion joined by a mirror's search when local hits are weak
 
-The package reads through `chrysalis.read.Reader` and writes only through a narrow callback
+The package reads through `chrysalis.read.reader.Reader` and writes only through a narrow callback
 (`indexer.IndexWrites`); it never imports `Memory`.
 """
 
-from .fusion import Retriever, Weights, count_tokens
-from .indexer import Indexer, IndexWrites, text_hash
-from .keyword import KeywordIndex
-from .vectors import VectorIndex
+from chrysalis.search.fusion import Retriever, Weights, count_tokens
+from chrysalis.search.indexer import Indexer, IndexWrites, text_hash
+from chrysalis.search.keyword import KeywordIndex
+from chrysalis.search.vectors import VectorIndex
 
 __all__ = [
     "IndexWrites",

@@ -9,8 +9,8 @@ import concurrent.futures
 import time
 from typing import Any, Protocol
 
-from ..models import RetrievalResult, RetrievedItem
-from .fusion import count_tokens
+from chrysalis.core.models import RetrievalResult, RetrievedItem
+from chrysalis.search.fusion import count_tokens
 
 
 class Retrieves(Protocol):
@@ -27,7 +27,7 @@ class Retrieves(Protocol):
     ) -> RetrievalResult: ...
 
 
-class Health(Protocol):
+class HealthReport(Protocol):
     def ok(self, what: str, result: dict[str, Any]) -> None: ...
 
     def failed(self, what: str, exc: BaseException) -> None: ...
@@ -40,7 +40,7 @@ class SearchService(Protocol):
     def kind(self) -> str: ...
 
     @property
-    def health(self) -> Health: ...
+    def health(self) -> HealthReport: ...
 
     def search(self, query: str, k: int, timeout: float) -> list[RetrievedItem]: ...
 

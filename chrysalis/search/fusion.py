@@ -19,22 +19,22 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..embed import Embedder
-from ..errors import (
+from chrysalis.core.errors import (
     EmbedderUnavailable,
     InsufficientStorage,
     InvalidInput,
     NotFound,
     from_pydantic,
 )
-from ..events import item_key, split_key
-from ..extract.summary import TAG as SUMMARY_TAG
-from ..models import Filters, RetrievalResult, RetrievedItem, Strategy
-from ..read import Reader
-from ..read_graph import record_origin
-from ..validity import epoch
-from . import evidence, when
-from .indexer import Indexer
+from chrysalis.core.events import item_key, split_key
+from chrysalis.core.models import Filters, RetrievalResult, RetrievedItem, Strategy
+from chrysalis.core.validity import epoch
+from chrysalis.extract.summary import TAG as SUMMARY_TAG
+from chrysalis.read.graph import record_origin
+from chrysalis.read.reader import Reader
+from chrysalis.search import evidence, when
+from chrysalis.search.embed import Embedder
+from chrysalis.search.indexer import Indexer
 
 
 class Weights(BaseModel):

@@ -25,15 +25,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..backoff import Backoff
-from ..clock import vv_dominates, vv_merge
-from ..embed import Embedder
-from ..errors import ClosedError, EmbedderUnavailable, InsufficientStorage
-from ..events import Committed, item_key, keys_changed, split_key
-from ..read import Reader
-from . import novelty
-from .keyword import KeywordIndex, remove_legacy
-from .vectors import VectorIndex
+from chrysalis.core.backoff import Backoff
+from chrysalis.core.clock import vv_dominates, vv_merge
+from chrysalis.core.errors import ClosedError, EmbedderUnavailable, InsufficientStorage
+from chrysalis.core.events import Committed, item_key, keys_changed, split_key
+from chrysalis.read.reader import Reader
+from chrysalis.search import novelty
+from chrysalis.search.embed import Embedder
+from chrysalis.search.keyword import KeywordIndex, remove_legacy
+from chrysalis.search.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ SAVE_AFTER_CHANGES = 20_000
 
 
 class IndexWrites(Protocol):
-    """The two writes the indexer makes (`chrysalis.write.Writer` has both)."""
+    """The two writes the indexer makes (`chrysalis.write.writer.Writer` has both)."""
 
     def put_embeddings(
         self, rows: Sequence[Mapping[str, Any]], *, skip_missing: bool = False
@@ -380,7 +380,7 @@ class Indexer:
     def settle_forgets(self, timeout: float) -> bool:
         """Bring both indexes up to every write made before the call as far as forgets are
         concerned, and write the vector index if vectors left it, so no index file holds
-        forgotten content (`chrysalis.scrub`). Embedding is not waited for. False if the
+        forgotten content (`chrysalis.forget.scrub`). Embedding is not waited for. False if the
         indexes were still behind at ``timeout``."""
         deadline = time.monotonic() + timeout
         target = self.reader.version_vector()

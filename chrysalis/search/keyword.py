@@ -34,11 +34,11 @@ from typing import Any
 import tantivy
 from tantivy import Document, FieldType, Occur, Query
 
-from ..errors import ChrysalisError, disk_full, out_of_space
-from ..events import split_key
-from ..keys import pack, unpack
-from ..models import Filters
-from .overlay import Pending
+from chrysalis.core.errors import ChrysalisError, disk_full, out_of_space
+from chrysalis.core.events import split_key
+from chrysalis.core.models import Filters
+from chrysalis.search.overlay import Pending
+from chrysalis.store.keys import pack, unpack
 
 log = logging.getLogger(__name__)
 

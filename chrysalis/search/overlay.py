@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import split_key
-from ..models import Filters
+from chrysalis.core.events import split_key
+from chrysalis.core.models import Filters
 
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters
 

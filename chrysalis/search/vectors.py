@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_write
-from ..errors import disk_full, out_of_space
-from ..keys import pack, unpack
+from chrysalis.core.errors import disk_full, out_of_space
+from chrysalis.store.atomic import atomic_write
+from chrysalis.store.keys import pack, unpack
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ The modules:
     layout.py         every key name in the remote
     local.py          `Local`: everything sync needs from the memory and its store
     remote_format.py  format.json: create (on an empty remote only), read, check the key, repair
-    session.py        `Session` (memory + opened remote), `Outcome`, `Health`
+    session.py        `Session` (memory + opened remote), `Outcome`, `SyncHealth`
     objects.py        segments and blobs: encode, create-only put, read and verify
     heartbeats.py     replicas/<r>.json: ours written, everyone's read; decommission
     push.py, pull.py, snapshots.py, compaction.py    the four runs
@@ -46,13 +46,16 @@ The modules:
 
 from __future__ import annotations
 
-from ..errors import CloneDetected, Decommissioned  # re-exported: they live in errors.py
-from .engine import Sync
-from .layout import seg_key
-from .local import APPLY_BATCH
-from .protocol import HEARTBEAT_EVERY, KEEP_SNAPSHOTS, SEGMENT_BYTES, SEGMENT_OPS
-from .remote_format import FORMAT
-from .session import Outcome
+from chrysalis.core.errors import (  # re-exported: they live in errors.py
+    CloneDetected,
+    Decommissioned,
+)
+from chrysalis.sync.engine import Sync
+from chrysalis.sync.layout import seg_key
+from chrysalis.sync.local import APPLY_BATCH
+from chrysalis.sync.protocol import HEARTBEAT_EVERY, KEEP_SNAPSHOTS, SEGMENT_BYTES, SEGMENT_OPS
+from chrysalis.sync.remote_format import FORMAT
+from chrysalis.sync.session import Outcome
 
 __all__ = [
     "APPLY_BATCH",

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import SegmentError, SyncKeyError
-from ..remotes import RemoteNotFound
-from . import protocol, snapshots
-from .heartbeats import Heartbeats
-from .layout import heartbeat_key, parse_seg_key, segments_of
-from .session import Session
+from chrysalis.core.errors import SegmentError, SyncKeyError
+from chrysalis.remotes import RemoteNotFound
+from chrysalis.sync import protocol, snapshots
+from chrysalis.sync.heartbeats import Heartbeats
+from chrysalis.sync.layout import heartbeat_key, parse_seg_key, segments_of
+from chrysalis.sync.session import Session
 
 log = logging.getLogger(__name__)
 

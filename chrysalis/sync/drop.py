@@ -28,11 +28,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import MemoryDropped, SegmentError, SyncKeyError
-from ..remotes import Remote, RemoteNotFound
-from ..segment import Kind, decode, encode
-from .layout import DROPPED, FORMAT_KEY, dropped_key, heartbeat_key, segments_of, snapshots_of
-from .session import Health, Session
+from chrysalis.core.errors import MemoryDropped, SegmentError, SyncKeyError
+from chrysalis.remotes import Remote, RemoteNotFound
+from chrysalis.sync.layout import (
+    DROPPED,
+    FORMAT_KEY,
+    dropped_key,
+    heartbeat_key,
+    segments_of,
+    snapshots_of,
+)
+from chrysalis.sync.segment import Kind, decode, encode
+from chrysalis.sync.session import Session, SyncHealth
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +75,7 @@ def empty(remote: Remote) -> tuple[int, list[str]]:
 
 
 def read(
-    remote: Remote, fmt: dict[str, Any], key: Callable[[], bytes | None], health: Health
+    remote: Remote, fmt: dict[str, Any], key: Callable[[], bytes | None], health: SyncHealth
 ) -> Any:
     """The drop marker of the memory the remote held under format ``fmt`` (``{id, by, at}``),
     or None when there is none, or it does not read under ``key()`` (asked only when there is
@@ -98,7 +105,7 @@ def read(
     return marker
 
 
-def stop(s: Session | None, remote: Remote, marker: dict[str, Any], health: Health) -> None:
+def stop(s: Session | None, remote: Remote, marker: dict[str, Any], health: SyncHealth) -> None:
     """Sync of this memory stops for good: say why, delete what we may have put in the remote
     since the drop (``s``: the session bound to the dropped format, when there is one), and
     raise `MemoryDropped`."""

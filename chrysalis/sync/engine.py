@@ -16,21 +16,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChrysalisError, FormatTampered, MemoryDropped
-from ..remotes import Remote, open_remote
-from ..segment import read_key_file
-from . import compaction, drop, protocol, scrub, snapshots
-from .heartbeats import Heartbeats
-from .local import Local
-from .protocol import SEGMENT_OPS
-from .pull import Puller
-from .push import Pusher
-from .remote_format import data_key, open_format, repair_format
-from .scrub import Scrubber
-from .session import Health, Outcome, Session
+from chrysalis.core.errors import ChrysalisError, FormatTampered, MemoryDropped
+from chrysalis.remotes import Remote, open_remote
+from chrysalis.sync import compaction, drop, protocol, scrub, snapshots
+from chrysalis.sync.heartbeats import Heartbeats
+from chrysalis.sync.local import Local
+from chrysalis.sync.protocol import SEGMENT_OPS
+from chrysalis.sync.pull import Puller
+from chrysalis.sync.push import Pusher
+from chrysalis.sync.remote_format import data_key, open_format, repair_format
+from chrysalis.sync.scrub import RemoteScrubber
+from chrysalis.sync.segment import read_key_file
+from chrysalis.sync.session import Outcome, Session, SyncHealth
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from chrysalis.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class _Open:
     heartbeats: Heartbeats
     pusher: Pusher
     puller: Puller
-    scrubber: Scrubber
+    scrubber: RemoteScrubber
 
 
 class Sync:
@@ -72,7 +72,7 @@ class Sync:
         self._heartbeat_every = heartbeat_every
         self.last_scrub: dict[str, Any] | None = None
         self.format: dict[str, Any] | None = None
-        self.health = Health()
+        self.health = SyncHealth()
         self._push_lock = threading.Lock()
         self._pull_lock = threading.Lock()
         self._open_lock = threading.Lock()
@@ -116,7 +116,7 @@ class Sync:
                     hb,
                     Pusher(s, hb, self.segment_ops),
                     Puller(s, hb),
-                    Scrubber(s, hb, self.blob_grace),
+                    RemoteScrubber(s, hb, self.blob_grace),
                 )
                 self.format, self.key = fmt, key
                 if key is None:

@@ -10,13 +10,13 @@ import threading
 import time
 from typing import Any
 
-from ..errors import InvalidInput, SegmentError, SyncKeyError
-from ..remotes import RemoteNotFound
-from ..segment import MAGIC, Kind, decode, encode
-from . import protocol
-from .layout import REPLICAS, heartbeat_key, is_heartbeat_key
-from .remote_format import FORMAT
-from .session import Session
+from chrysalis.core.errors import InvalidInput, SegmentError, SyncKeyError
+from chrysalis.remotes import RemoteNotFound
+from chrysalis.sync import protocol
+from chrysalis.sync.layout import REPLICAS, heartbeat_key, is_heartbeat_key
+from chrysalis.sync.remote_format import FORMAT
+from chrysalis.sync.segment import MAGIC, Kind, decode, encode
+from chrysalis.sync.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ Sync needs these from the core, and nothing else:
 - ``memory.reader.log_op(replica, seq)`` (one op as logged, erased or not),
   ``memory.store.blob_in_use(txn, sha)``, and the ``scrub`` database forget fills (the remote's
   to-do: ``keys.SCRUB_OP`` / ``keys.SCRUB_BLOB`` keys), read and marked here
-- from ``chrysalis.keys``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
-  erasure); from ``chrysalis.store``: ``digest_of(dbs)`` (the state digest of dumped pairs);
+- from ``chrysalis.store.keys``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
+  erasure); from ``chrysalis.store.env``: ``digest_of(dbs)`` (the state digest of dumped pairs);
   the key layout of the dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs``
   (``<sha>\\0...``) databases.
 
@@ -31,11 +31,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..keys import SCRUB_BLOB, SCRUB_OP, pack, same_op, unpack
-from ..store import digest_of
+from chrysalis.store.env import digest_of
+from chrysalis.store.keys import SCRUB_BLOB, SCRUB_OP, pack, same_op, unpack
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from chrysalis.memory import Memory
 
 Op = dict[str, Any]
 Dump = dict[str, list[tuple[bytes, bytes]]]
@@ -51,7 +51,7 @@ class Local:
         self._memory = memory
         self._store = memory.store
 
-    # ---- the local scrub (chrysalis.scrub) ------------------------------------------------------
+    # ---- the local scrub (chrysalis.forget.scrub) ---------------------------------------------
 
     def scrub_if_due(self) -> None:
         """Scrub now if a forget is waiting for it, so the heartbeat a push writes next can

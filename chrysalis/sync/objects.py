@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..errors import ChrysalisError, SegmentError
-from ..remotes import RemoteNotFound
-from ..segment import Kind, decode, encode
-from . import protocol
-from .layout import blob_key, seg_key
-from .session import Outcome, Session
+from chrysalis.core.errors import ChrysalisError, SegmentError
+from chrysalis.remotes import RemoteNotFound
+from chrysalis.sync import protocol
+from chrysalis.sync.layout import blob_key, seg_key
+from chrysalis.sync.segment import Kind, decode, encode
+from chrysalis.sync.session import Outcome, Session
 
 Op = dict[str, Any]
 

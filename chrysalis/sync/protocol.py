@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SegmentError
-from ..models import OpKind
+from chrysalis.core.errors import SegmentError
+from chrysalis.core.models import OpKind
 
 Op = dict[str, Any]
 Heartbeats = Mapping[str, Mapping[str, Any]]  # replica -> its heartbeat

@@ -9,7 +9,7 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import (
+from chrysalis.core.errors import (
     DotConflict,
     FormatTampered,
     InvalidInput,
@@ -17,12 +17,12 @@ from ..errors import (
     SegmentError,
     SyncKeyError,
 )
-from ..remotes import RemoteNotFound
-from . import drop, objects, protocol, snapshots
-from .heartbeats import Heartbeats, missing_blobs
-from .layout import CHANGED_KEY, FORMAT_KEY, OPS, SNAPSHOTS, parse_seg_key
-from .remote_format import REPAIR
-from .session import Outcome, Session
+from chrysalis.remotes import RemoteNotFound
+from chrysalis.sync import drop, objects, protocol, snapshots
+from chrysalis.sync.heartbeats import Heartbeats, missing_blobs
+from chrysalis.sync.layout import CHANGED_KEY, FORMAT_KEY, OPS, SNAPSHOTS, parse_seg_key
+from chrysalis.sync.remote_format import REPAIR
+from chrysalis.sync.session import Outcome, Session
 
 log = logging.getLogger(__name__)
 

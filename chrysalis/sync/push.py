@@ -7,13 +7,13 @@ import logging
 import secrets
 from typing import NoReturn
 
-from ..errors import CloneDetected, Decommissioned, SegmentError, SyncKeyError
-from ..faults import fault as _fault
-from ..remotes import RemoteNotFound, RemoteUnavailable
-from . import drop, objects, protocol
-from .heartbeats import Heartbeats
-from .layout import CHANGED_KEY, heartbeat_key, parse_seg_key, segments_of
-from .session import Outcome, Session
+from chrysalis.core.errors import CloneDetected, Decommissioned, SegmentError, SyncKeyError
+from chrysalis.remotes import RemoteNotFound, RemoteUnavailable
+from chrysalis.store.faults import fault as _fault
+from chrysalis.sync import drop, objects, protocol
+from chrysalis.sync.heartbeats import Heartbeats
+from chrysalis.sync.layout import CHANGED_KEY, heartbeat_key, parse_seg_key, segments_of
+from chrysalis.sync.session import Outcome, Session
 
 log = logging.getLogger(__name__)
 

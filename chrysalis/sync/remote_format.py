@@ -8,10 +8,10 @@ import secrets
 import time
 from typing import Any
 
-from ..errors import FormatTampered, SegmentError, SyncKeyError
-from ..remotes import Remote, RemoteNotFound
-from ..segment import Kind, decode, derive_key, encode
-from .layout import FORMAT_KEY, OPS, REPLICAS, parse_seg_key, segments_of
+from chrysalis.core.errors import FormatTampered, SegmentError, SyncKeyError
+from chrysalis.remotes import Remote, RemoteNotFound
+from chrysalis.sync.layout import FORMAT_KEY, OPS, REPLICAS, parse_seg_key, segments_of
+from chrysalis.sync.segment import Kind, decode, derive_key, encode
 
 FORMAT = 1
 CHECK = "chrysalis"  # what the key check holds (before the format's id and salt were bound)

@@ -1,9 +1,9 @@
 """Forget in the remote: after a forget, no object in the remote keeps the content
 (docs/sync-protocol.md §15).
 
-`chrysalis.forget.erase_bead` records, in the commit that erases them, the ops whose copies in
+`chrysalis.write.erase.erase_bead` records, in the commit that erases them, the ops whose copies in
 the remote still hold the content and the blobs no live bead here uses any more (the ``scrub``
-database: the to-do). After each push and pull, `Scrubber.run` works through it, per remote:
+database: the to-do). After each push and pull, `RemoteScrubber.run` works through it, per remote:
 
 - **segments**: each segment holding such an op is rewritten in erased form under the same name
   (same seqs, our erased copies in place of the content) by the one replica allowed to: its own
@@ -28,12 +28,12 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import SegmentError, SyncKeyError
-from ..remotes import RemoteError, RemoteNotFound, RemoteUnavailable
-from . import objects, protocol, snapshots
-from .heartbeats import Heartbeats
-from .layout import SNAPSHOTS, blob_key, parse_seg_key, segments_of, snapshots_of
-from .session import Outcome, Session
+from chrysalis.core.errors import SegmentError, SyncKeyError
+from chrysalis.remotes import RemoteError, RemoteNotFound, RemoteUnavailable
+from chrysalis.sync import objects, protocol, snapshots
+from chrysalis.sync.heartbeats import Heartbeats
+from chrysalis.sync.layout import SNAPSHOTS, blob_key, parse_seg_key, segments_of, snapshots_of
+from chrysalis.sync.session import Outcome, Session
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ Dot = tuple[str, int]
 T = TypeVar("T")
 
 
-class Scrubber:
+class RemoteScrubber:
     """The remote's to-do after forgets, for one remote; the caller runs one at a time."""
 
     def __init__(self, session: Session, heartbeats: Heartbeats, grace: float) -> None:

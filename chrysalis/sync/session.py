@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..remotes import Remote
-from .local import Local
+from chrysalis.remotes import Remote
+from chrysalis.sync.local import Local
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Outcome:
 
 
 @dataclass
-class Health:
+class SyncHealth:
     last_push: Outcome = field(default_factory=Outcome)
     last_pull: Outcome = field(default_factory=Outcome)
     last_error: str | None = None
@@ -62,7 +62,7 @@ class Session:
     local: Local
     format: dict[str, Any]  # format.json as read
     key: bytes | None  # the data key; None for a plaintext remote
-    health: Health
+    health: SyncHealth
 
     @property
     def fid(self) -> str:

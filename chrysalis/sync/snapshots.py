@@ -7,13 +7,13 @@ import contextlib
 import logging
 from typing import Any
 
-from ..errors import ChrysalisError, SegmentError
-from ..remotes import RemoteNotFound
-from ..segment import Kind, decode, encode
-from . import objects, protocol
-from .heartbeats import Heartbeats
-from .layout import snapshot_key, snapshots_of
-from .session import Outcome, Session
+from chrysalis.core.errors import ChrysalisError, SegmentError
+from chrysalis.remotes import RemoteNotFound
+from chrysalis.sync import objects, protocol
+from chrysalis.sync.heartbeats import Heartbeats
+from chrysalis.sync.layout import snapshot_key, snapshots_of
+from chrysalis.sync.segment import Kind, decode, encode
+from chrysalis.sync.session import Outcome, Session
 
 log = logging.getLogger(__name__)
 

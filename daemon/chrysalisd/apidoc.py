@@ -12,7 +12,7 @@ the app's ``openapi``) corrects it:
 - a route's summary is its docstring's first line and the rest its description (FastAPI would
   make "Get Bead" of the function's name);
 - parameters and the library models' fields that carry no description get one here
-  (`FIELD_NOTES`, `PARAM_NOTES`): `chrysalis.models` is kept small and free of prose.
+  (`FIELD_NOTES`, `PARAM_NOTES`): `chrysalis.core.models` is kept small and free of prose.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pydantic import (
 )
 from pydantic import Tag as UnionTag
 
-from chrysalis.models import (
+from chrysalis.core.models import (
     MAX_LIST_ITEMS,
     MAX_SHORT_CHARS,
     Content,
@@ -36,7 +36,7 @@ from chrysalis.models import (
     Text,
     Timestamp,
 )
-from chrysalis.select import MAX_SELECT, Selector
+from chrysalis.forget.select import MAX_SELECT, Selector
 
 
 class _In(BaseModel):
@@ -224,7 +224,7 @@ NodeName = Annotated[str, Field(min_length=1, max_length=MAX_SHORT_CHARS)]
 
 
 class FactIn(_In):
-    """``subject -[predicate]-> object``: the nodes are named by their text (`chrysalis.graph`),
+    """``subject -[predicate]-> object``: nodes are named by their text (`core.graph_ids`),
     made with ``type`` when missing, and the edge by the triple; all in one write."""
 
     subject: NodeName = Field(description='the node it is about, by its text ("Alice")')
@@ -298,7 +298,7 @@ class PersonaPatch(_In):
     )
 
 
-class Health(BaseModel):
+class HealthAnswer(BaseModel):
     status: Literal["ok"]
     version: str
     replica_id: str

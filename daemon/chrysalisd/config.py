@@ -38,11 +38,11 @@ from pydantic_settings import (
 )
 
 from chrysalis.client import default_socket_path
-from chrysalis.errors import InvalidInput
-from chrysalis.limits import ID_PATTERN
-from chrysalis.models import REPLICA_PATTERN
+from chrysalis.core.errors import InvalidInput
+from chrysalis.core.limits import ID_PATTERN
+from chrysalis.core.models import REPLICA_PATTERN
+from chrysalis.core.validity import DEFAULT_FUNCTIONAL
 from chrysalis.remotes import check_url
-from chrysalis.validity import DEFAULT_FUNCTIONAL
 
 APP = "chrysalis"
 ENV_PREFIX = "CHRYSALIS_"

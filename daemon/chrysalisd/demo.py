@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from chrysalis.errors import DemoFailed as DemoFailed  # re-exported: it lives in errors.py
+from chrysalis.core.errors import DemoFailed as DemoFailed  # re-exported: it lives in errors.py
 
 REPLICAS = ("laptop-a", "laptop-b")
 SESSION = "demo-atlas-planning"

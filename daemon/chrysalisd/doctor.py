@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chrysalis.errors import ChrysalisError, FormatTampered
-from chrysalis.transport import who
+from chrysalis.client.transport import who
+from chrysalis.core.errors import ChrysalisError, FormatTampered
 
 if TYPE_CHECKING:
     from .state import Daemon

@@ -19,7 +19,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 
 from chrysalis import Memory
-from chrysalis.errors import (
+from chrysalis.core.errors import (
     ChrysalisError,
     Conflict,
     InvalidInput,
@@ -28,8 +28,8 @@ from chrysalis.errors import (
     SecretRefused,
     from_pydantic,
 )
-from chrysalis.models import Bead, Edge, Node, Persona, Skill
-from chrysalis.write import gc_paused
+from chrysalis.core.models import Bead, Edge, Node, Persona, Skill
+from chrysalis.write.writer import gc_paused
 
 FORMAT = "chrysalis-export"
 FORMAT_VERSION = 1

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import chrysalis
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 
 from .http_errors import error_response
 from .memories import Memories, route_memory

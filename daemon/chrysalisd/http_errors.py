@@ -1,7 +1,7 @@
 """The daemon's one error shape, and the handlers that turn every failure into it.
 
 Every error is ``{"error": {"code": "...", "message": "...", "details": ...}}`` with the status
-its class names (`chrysalis.errors`); request validation is 400, or 413 for a field over its
+its class names (`chrysalis.core.errors`); request validation is 400, or 413 for a field over its
 size limit, naming each bad field; unknown routes and methods are 404 and 405; a disk that
 refused a write (ENOSPC, EDQUOT) is 507 ``disk_full`` naming it, even where no layer below
 mapped it; anything unforeseen is a logged 500.
@@ -20,14 +20,14 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from chrysalis import errors
-from chrysalis.explain import REQUEST_PARTS, sentence, sentences
+from chrysalis.core import errors
+from chrysalis.core.explain import REQUEST_PARTS, sentence, sentences
 
 log = logging.getLogger("chrysalisd.http")
 
 
 def status_of(exc: errors.ChrysalisError) -> int:
-    """The HTTP status of a Chrysalis error: each class names its own (`chrysalis.errors`)."""
+    """The HTTP status of a Chrysalis error: each class names its own (`chrysalis.core.errors`)."""
     return exc.status
 
 
@@ -86,7 +86,7 @@ def add_error_handlers(app: FastAPI) -> None:
 
 
 def _validation_error(problems: Any) -> Response:
-    """A request pydantic refused, in plain words (`chrysalis.explain`): ``query must not be
+    """A request pydantic refused, in plain words (`chrysalis.core.explain`): ``query must not be
     empty``, ``bead 2: content must not be empty``; 413 when a field is over its size limit."""
     found = []
     for err in problems:

@@ -66,7 +66,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from chrysalis.loopback import connection_uid
+from chrysalis.net.loopback import connection_uid
 
 from .guard import ASGIApp, Receive, Scope, Send, replaying
 from .http_errors import error_response

@@ -4,7 +4,7 @@ A job is a plain blocking function run on a worker thread (it may touch LMDB or 
 at most one run of a job at a time, missed runs coalesce, and runs are spread by a jitter of a
 tenth of the interval. What a job returns is kept as its ``last_result``; what it raises as
 ``last_error``, and the next run comes sooner: after 2, 4, 8... seconds (±25 % jitter), never
-more than ``retry_max`` (a `chrysalis.backoff.Backoff` per job), then back on the schedule
+more than ``retry_max`` (a `chrysalis.core.backoff.Backoff` per job), then back on the schedule
 after a success.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from chrysalis.backoff import Backoff
+from chrysalis.core.backoff import Backoff
 
 log = logging.getLogger("chrysalisd.jobs")
 

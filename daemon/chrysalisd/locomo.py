@@ -29,12 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chrysalis.errors import Conflict, InvalidInput, NotFound
+from chrysalis.core.errors import Conflict, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from chrysalis.client import Client
+    from chrysalis.core.models import Bead
     from chrysalis.memory import Memory
-    from chrysalis.models import Bead
 
 DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
 MAX_BATCH = 10_000  # the daemon takes at most this many beads per request
@@ -179,8 +179,8 @@ def import_locomo(
     from pydantic import ValidationError
 
     from chrysalis.client import Client
-    from chrysalis.errors import from_pydantic
-    from chrysalis.models import BEADS
+    from chrysalis.core.errors import from_pydantic
+    from chrysalis.core.models import BEADS
 
     if not isinstance(batch, int) or isinstance(batch, bool) or not 1 <= batch <= MAX_BATCH:
         raise InvalidInput(f"batch must be an int from 1 to {MAX_BATCH}")

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError, DaemonNotRunning, InvalidInput
-from chrysalis.routes import selector_body
+from chrysalis.client.routes import selector_body
+from chrysalis.core.errors import ChrysalisError, DaemonNotRunning, InvalidInput
 
 T = TypeVar("T")
 # Tool parameter types live at module level: the SDK reads the annotations by name.

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from chrysalis.errors import (
+from chrysalis.core.errors import (
     ChrysalisError,
     Conflict,
     InvalidInput,
@@ -33,7 +33,7 @@ from chrysalis.errors import (
     NotFound,
     Unavailable,
 )
-from chrysalis.models import RetrievalResult, RetrievedItem
+from chrysalis.core.models import RetrievalResult, RetrievedItem
 from chrysalis.search import Retriever
 
 from .config import DEFAULT_MEMORY, Settings, check_memory_name, memory_dir, settings_for

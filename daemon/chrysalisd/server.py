@@ -39,10 +39,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from chrysalis import Memory, Replica
 from chrysalis.client import default_socket_path
-from chrysalis.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
+from chrysalis.client.transport import check_socket_owner, peer_uid, who
+from chrysalis.core.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
-from chrysalis.transport import check_socket_owner, peer_uid, who
 
 from .app import create_app
 from .config import Settings, unknown_variables, zep_api_key

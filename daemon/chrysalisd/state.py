@@ -17,10 +17,10 @@ from prometheus_client.registry import Collector
 
 import chrysalis
 from chrysalis import Memory, Replica
-from chrysalis.errors import Conflict, InsufficientStorage
-from chrysalis.events import Committed
+from chrysalis.core.errors import Conflict, InsufficientStorage
+from chrysalis.core.events import Committed
+from chrysalis.forget.receipt import ForgetReceipt
 from chrysalis.mirrors import Mirror
-from chrysalis.receipt import ForgetReceipt
 from chrysalis.sync import Sync
 
 from .config import DEFAULT_MEMORY, Settings

@@ -1,4 +1,4 @@
-"""The Embedder contract (chrysalis/embed.py `Embedder`), run against every provider.
+"""The Embedder contract (chrysalis/search/embed.py `Embedder`), run against every provider.
 
 ``deterministic`` needs nothing; ``ollama`` runs the official `ollama` client against the local
 fake (tests/fakes/ollama_server.py); ``sentence-transformers`` runs a real local model and is
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from chrysalis import EmbedderUnavailable
-from chrysalis.embed import DeterministicEmbedder, Embedder, OllamaEmbedder, make_embedder
+from chrysalis.search.embed import DeterministicEmbedder, Embedder, OllamaEmbedder, make_embedder
 from tests.fakes.ollama_server import FakeOllama
 
 TEXTS = ["the cat sat on the mat", "stock markets fell sharply", "Ünïcödé and 数字 1234", "x"]

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from chrysalis.errors import ExtractorUnavailable
+from chrysalis.core.errors import ExtractorUnavailable
+from chrysalis.core.models import Bead
 from chrysalis.extract import Extraction, Extractor, make_extractor
 from chrysalis.extract.ollama import ENTITY_TYPES, PROMPT_VERSION, REPLY_SCHEMA, OllamaExtractor
 from chrysalis.extract.rules import RulesExtractor
-from chrysalis.models import Bead
 from tests.fakes.ollama_chat import FakeOllamaChat
 
 MAY_7 = datetime(2023, 5, 7, 15, 30, tzinfo=UTC).timestamp()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from chrysalis.models import Filters
+from chrysalis.core.models import Filters
 from chrysalis.search import KeywordIndex
 
 Row = tuple[str, str, dict[str, Any]]

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from chrysalis import Memory, faults
+from chrysalis import Memory
 from chrysalis.mirrors import Mirror, MirrorError
 from chrysalis.mirrors.zep import ZepMirror
 from chrysalis.mirrors.zep_cloud import ZepCloudMirror
+from chrysalis.store import faults
 from chrysalis.sync import Sync
 from tests.fakes.zep_server import FakeZep
 

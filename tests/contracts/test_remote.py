@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
-from chrysalis.errors import InvalidInput
+from chrysalis.core.errors import InvalidInput
 from chrysalis.remotes import ObjectInfo, Remote, RemoteNotFound, RemoteUnavailable, open_remote
 from tests.remote_fixtures import S3Server
 

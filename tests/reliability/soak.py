@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from chrysalis.client import Client
-from chrysalis.errors import ChrysalisError, DaemonNotRunning, NotFound, NotReady
+from chrysalis.core.errors import ChrysalisError, DaemonNotRunning, NotFound, NotReady
 from tests.daemon_process import DaemonProcess
 from tests.remote_fixtures import S3Server
 

@@ -1,6 +1,6 @@
 """Two faults of the blocking `chrysalis.Client` the soak test ran into, each reduced to a fake
 daemon on a Unix socket (deterministic, no subprocess). Both failed at fb58324 and pass since
-e8e3080, which fixed chrysalis/client.py; they guard the fixes.
+e8e3080, which fixed chrysalis/client/blocking.py; they guard the fixes.
 
 1. A kept `Client` reused a keep-alive connection the daemon had closed, and the call failed
    with `DaemonNotRunning` although the daemon was running. The daemon (uvicorn) closes idle
@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis.client import Client
-from chrysalis.errors import ChrysalisError, DaemonNotRunning
+from chrysalis.core.errors import ChrysalisError, DaemonNotRunning
 
 PONG = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nOK"
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from chrysalis.errors import NotFound
+from chrysalis.core.errors import NotFound
 from chrysalis.remotes import ObjectInfo, Remote, RemoteUnavailable, open_remote
 from chrysalis.sync import Sync
 

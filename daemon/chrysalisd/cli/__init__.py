@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from chrysalis import __version__
-from chrysalis.errors import ChrysalisError
+from chrysalis.core.errors import ChrysalisError
 
 from . import agent, browse, exchange, lifecycle, memories, memory, replication, service, settings
 from . import secrets as secrets_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from chrysalis.client import Routes
-from chrysalis.errors import InvalidInput
+from chrysalis.core.errors import InvalidInput
 
 from .common import client_for, json_option, print_json, read_json
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from chrysalis.client import Routes
-from chrysalis.errors import InvalidInput, NotFound
+from chrysalis.core.errors import InvalidInput, NotFound
 
 from .common import client_for, epoch_or_text, json_option, print_json, span_text
 from .forget_where import filter_options, selector_of

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from chrysalis.client import Client
-from chrysalis.errors import InvalidInput
+from chrysalis.core.errors import InvalidInput
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from chrysalis.client import Routes
-from chrysalis.errors import SelectionChanged
+from chrysalis.core.errors import SelectionChanged
 
 from .common import client_for, epoch_or_text, print_json
 from .receipts import show_receipts

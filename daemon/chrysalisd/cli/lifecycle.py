@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from chrysalis.client import Client, default_socket_path
-from chrysalis.errors import DaemonNotRunning
-from chrysalis.transport import who
+from chrysalis.client.transport import who
+from chrysalis.core.errors import DaemonNotRunning
 
 from .. import holders
 
@@ -253,7 +253,7 @@ def _by_lock(
     """No daemon answers on ``path``: SIGTERM to the chrysalis daemon of ours that holds the
     data dir's lock (which the kernel names), if it listened on ``path`` or ``--data-dir``
     names its data dir."""
-    from chrysalis.errors import InvalidInput
+    from chrysalis.core.errors import InvalidInput
 
     from ..config import explain_settings
 

@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import InvalidInput, PayloadTooLarge
-from chrysalis.limits import MAX_CONTENT_CHARS
+from chrysalis.core.errors import InvalidInput, PayloadTooLarge
+from chrysalis.core.limits import MAX_CONTENT_CHARS
 
 from . import forget_where
 from .common import client_for, json_option, print_json, shown, span_text
@@ -298,7 +298,7 @@ def ingest(
             continue
         path = Path(arg).expanduser().absolute()
         if path.is_dir():
-            from chrysalis.ingest import iter_files
+            from chrysalis.ingest.files import iter_files
 
             found, each = list(iter_files(path)), []
             with click.progressbar(

@@ -12,7 +12,7 @@ import click
 from chrysalis.client import Client
 
 if TYPE_CHECKING:  # pydantic is not loaded for a client command
-    from chrysalis.receipt import ForgetReceipt
+    from chrysalis.forget.receipt import ForgetReceipt
 
 from .common import F, print_json
 

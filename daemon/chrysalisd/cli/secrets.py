@@ -2,7 +2,7 @@
 
 A memory written with ``secrets = "off"``, or before the scan knew a kind, may hold them.
 The audit reads the memory's export over the socket and runs the same scan the write side
-runs (`chrysalis.secrets_scan.scan_item`) on every item; it lists what it finds by bead (kinds
+runs (`chrysalis.secrets.scan.scan_item`) on every item; it lists what it finds by bead (kinds
 and fields, never the secret) and, with ``--forget``, forgets those beads and prints each
 one's forget receipt. Nodes, edges, the persona and skills holding one are listed to be
 edited or removed by hand: they have no forget.
@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from chrysalis.secrets_scan import describe, scan_item
+from chrysalis.secrets.scan import describe, scan_item
 
 from .common import client_for, print_json
 from .receipts import show_receipt

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import click
 
 from chrysalis.client import Client, Routes
-from chrysalis.errors import ChrysalisError
+from chrysalis.core.errors import ChrysalisError
 
 from .common import ago, client_for, json_option, print_json
 from .settings import daemon_options, explain

@@ -71,7 +71,7 @@ FLAGS = ("data_dir", "embedder", "extractor", "remote", "sync_key_file")
 def explain(ctx: click.Context, config_file: Path | None, flags: dict[str, Any]) -> Explained:
     """The settings `daemon_options` and ``--socket`` give, with their sources; a bad one is
     one ``error:`` line and exit status 2."""
-    from chrysalis.errors import InvalidInput
+    from chrysalis.core.errors import InvalidInput
 
     from ..config import explain_settings
 

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from chrysalis.errors import NotFound
-from chrysalis.models import Bead, RetrievalResult, Role
-from chrysalis.routes import REDACTED_HEADER
+from chrysalis.client.routes import REDACTED_HEADER
+from chrysalis.core.errors import NotFound
+from chrysalis.core.models import Bead, RetrievalResult, Role
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
 from .common import D, M, PathId, json_answer, json_list
@@ -134,7 +134,7 @@ def forget_where(d: D, body: ForgetIn) -> dict[str, Any]:
     unless exactly the beads the dry run saw match now, 409 and nothing is forgotten.
     ``expect`` (the count shown) may go with it; alone it is refused (400): a count cannot
     tell which beads were seen."""
-    from chrysalis.select import preview
+    from chrysalis.forget.select import preview
 
     selector = body.selector()
     if body.dry_run:
@@ -173,7 +173,7 @@ def ingest(d: D, body: IngestIn) -> dict[str, Any]:
     (headings, paragraphs, functions), each with a span ref (path, lines). Unchanged input
     changes nothing; a changed file replaces its old chunks; under a directory, binary
     files are skipped and files gone since the last ingest are forgotten."""
-    from chrysalis.ingest import ingest_path, ingest_text
+    from chrysalis.ingest.files import ingest_path, ingest_text
 
     skipped: list[dict[str, str]] = []
     if body.path is not None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from chrysalis.models import Edge, Neighbor, Node
+from chrysalis.core.models import Edge, Neighbor, Node
 
 from ..bodies import EdgeIn, FactIn, NodeIn
 from .common import D, PathId, json_answer, json_list

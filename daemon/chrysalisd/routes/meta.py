@@ -10,7 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import chrysalis
 
-from ..bodies import Health
+from ..bodies import HealthAnswer
 from .common import D, M
 
 VERSION = chrysalis.__version__
@@ -23,10 +23,10 @@ async def ping() -> str:
     return "OK"
 
 
-@router.get("/v1/health", response_model=Health, tags=["meta"])
-async def health(d: D) -> Health:
+@router.get("/v1/health", response_model=HealthAnswer, tags=["meta"])
+async def health(d: D) -> HealthAnswer:
     """The daemon's version and this memory's replica id."""
-    return Health(status="ok", version=VERSION, replica_id=d.memory.replica_id)
+    return HealthAnswer(status="ok", version=VERSION, replica_id=d.memory.replica_id)
 
 
 @router.get("/v1/status", tags=["meta"])

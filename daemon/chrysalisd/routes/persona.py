@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from chrysalis import errors
-from chrysalis.models import Persona, Skill
+from chrysalis.core import errors
+from chrysalis.core.models import Persona, Skill
 
 from ..bodies import PersonaIn, PersonaPatch, SkillIn
 from .common import D, PathId, json_answer, json_list

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from chrysalis.receipt import ForgetReceipt
+from chrysalis.forget.receipt import ForgetReceipt
 
 from .common import D, PathId, json_answer
 

@@ -1,0 +1,531 @@
+"""The read side: every query of the store, in read transactions, decoded into models.
+
+`Reader` is what the search package, the mirrors, ingest and `Memory` read through; nothing
+outside this module and the write side touches LMDB databases by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from chrysalis.core import crdt
+from chrysalis.core.checks import check_id
+from chrysalis.core.errors import InvalidInput, NotFound
+from chrysalis.core.events import Committed
+from chrysalis.core.models import Bead, BlobRef, Embedding, Persona, Skill, SpanRef
+from chrysalis.read.graph import GraphReads, record_origin
+from chrysalis.store.env import Store, Txn
+from chrysalis.store.keys import RECORD_DBS, emb_key, op_key, record_key, time_key, u64, unpack
+
+_BEAD_FIELD_COUNT = len(Bead.model_fields)
+_set_attr = object.__setattr__
+
+
+class Reader(GraphReads):
+    """Reads of one store. Thread-safe; each call sees every write committed before it."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def replica_id(self) -> str:
+        return self.store.replica_id
+
+    def get_meta(self, name: str) -> Any:
+        return self.store.get_meta(name)
+
+    def metas(self, prefix: str) -> dict[str, Any]:
+        """Every named meta value whose name starts with ``prefix``, by name."""
+        start, found = b"m:" + prefix.encode(), {}
+        with self.store.read() as txn:
+            cursor = txn.cursor(db=self.store.dbs["meta"])
+            if cursor.set_range(start):
+                for key, raw in cursor:
+                    if not key.startswith(start):
+                        break
+                    found[key[2:].decode()] = unpack(raw)
+        return found
+
+    def on_commit(self, listener: Callable[[Committed], None]) -> None:
+        """Call ``listener`` after each durable commit, with what it applied."""
+        self.store.listeners.append(listener)
+
+    def off_commit(self, listener: Callable[[Committed], None]) -> None:
+        if listener in self.store.listeners:
+            self.store.listeners.remove(listener)
+
+    # ---- beads -------------------------------------------------------------------------------
+
+    def bead(self, data: dict[str, Any]) -> Bead:
+        """A Bead from stored op data (validated when it was written)."""
+        blob = data.get("blob")
+        spans = data.get("span_refs")
+        if blob is None and not spans and len(data) == _BEAD_FIELD_COUNT:
+            # The hot path of last_beads: every field present. Copies, so that a caller
+            # mutating a bead's lists cannot reach the decoded cache.
+            return _trusted(Bead, {**data, "tags": list(data["tags"]), "span_refs": []})
+        values = {**data, "tags": list(data.get("tags") or ())}
+        if blob is not None:
+            values["content"] = self.store.blobs.get(blob["sha256"]).decode()
+            values["blob"] = BlobRef.model_construct(**blob)
+        values["span_refs"] = [SpanRef.model_construct(**s) for s in spans or ()]
+        return Bead.model_construct(**values)
+
+    def bead_entry(self, txn: Txn, bead_id: str) -> tuple[Any, dict[str, Any] | None]:
+        """The bead's view entry and, when it is visible, the winning add's data."""
+        raw = txn.get(bead_id.encode(), db=self.store.dbs["beads"])
+        entry = None if raw is None else unpack(raw)
+        if not isinstance(entry, list):
+            return entry, None
+        _, replica, seq = entry[0]
+        return entry, self.store.op_data(txn, replica, seq)
+
+    def get_bead(self, id: str) -> Bead:
+        """The bead with this id; `NotFound` when unknown or forgotten."""
+        check_id(id, "bead")
+        with self.store.read() as txn:
+            entry, data = self.bead_entry(txn, id)
+        if data is None:
+            raise NotFound(f"no bead {id!r}" + (" (forgotten)" if entry else ""))
+        return self.bead(data)
+
+    def bead_states(self, ids: Sequence[str]) -> dict[str, str]:
+        """Each id's state here: "live", "forgotten" or "absent"."""
+        out: dict[str, str] = {}
+        with self.store.read() as txn:
+            db = self.store.dbs["beads"]
+            for bead_id in ids:
+                raw = txn.get(bead_id.encode(), db=db)
+                if raw is None:
+                    out[bead_id] = "absent"
+                else:
+                    out[bead_id] = "forgotten" if unpack(raw) == crdt.FORGOTTEN else "live"
+        return out
+
+    def blob_users(self, sha256: str, limit: int = 10) -> list[str]:
+        """Live beads whose content is blob ``sha256`` (at most ``limit``)."""
+        return self._prefixed("blobrefs", sha256, limit)
+
+    def summaries_citing(self, bead_id: str, limit: int = 100) -> list[str]:
+        """Live summaries (beads with ``derived_from``) that stand on bead ``bead_id``."""
+        return self._prefixed("bead_from", bead_id, limit)
+
+    def _prefixed(self, db: str, first: str, limit: int) -> list[str]:
+        prefix = first.encode() + b"\0"
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs[db]) as cur:
+            if not cur.set_range(prefix):
+                return []
+            users: list[str] = []
+            for k in cur.iternext(values=False):
+                if not k.startswith(prefix) or len(users) >= limit:
+                    break
+                users.append(k[len(prefix) :].decode())
+            return users
+
+    def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
+        """The ``n`` latest beads (of one session, if given), oldest first."""
+        if not isinstance(n, int) or n < 0:
+            raise InvalidInput("n must be a non-negative int")
+        if session_id is not None:
+            check_id(session_id, "session")
+        store, cache = self.store, self.store.decoded
+        datas: list[dict[str, Any]] = []
+        epoch = cache.epoch
+        with store.read() as txn:
+            if session_id is None:
+                db, prefix = store.dbs["bead_time"], b""
+            else:
+                db, prefix = store.dbs["bead_sess"], session_id.encode() + b"\0"
+            ops_db, skip = store.dbs["ops"], len(prefix) + 16
+            with txn.cursor(db=db) as cur:
+                if prefix:  # position just past the session's last key, then step back
+                    found = cur.prev() if cur.set_range(prefix + b"\xff" * 9) else cur.last()
+                else:
+                    found = cur.last()
+                while found and len(datas) < n:
+                    key = cur.key()
+                    if not key.startswith(prefix):
+                        break
+                    okey = key[skip:]
+                    data = cache.get(okey)
+                    if data is None:
+                        data = unpack(txn.get(okey, db=ops_db))["data"]
+                        cache.put(okey, data, epoch)
+                    datas.append(data)
+                    found = cur.prev()
+        datas.reverse()
+        return [self.bead(d) for d in datas]
+
+    def adjacent_beads(self, bead_id: str, n: int = 1) -> list[tuple[str, int]]:
+        """Up to ``n`` beads before and ``n`` after this one in its session's order, as
+        ``(id, offset)`` with offset -1, -2, ... before and 1, 2, ... after."""
+        check_id(bead_id, "bead")
+        with self.store.read() as txn:
+            return self._beside(txn, bead_id, n)
+
+    def _beside(self, txn: Txn, bead_id: str, n: int) -> list[tuple[str, int]]:
+        store = self.store
+        entry, data = self.bead_entry(txn, bead_id)
+        if data is None or not data.get("session_id"):
+            return []
+        hlc, replica, seq = entry[0]
+        prefix = data["session_id"].encode() + b"\0"
+        key = prefix + time_key(data["ts"], hlc, replica, seq)
+        out: list[tuple[str, int]] = []
+        with txn.cursor(db=store.dbs["bead_sess"]) as cur:
+            for step, sign in ((cur.prev, -1), (cur.next, 1)):
+                if not cur.set_key(key):
+                    return out
+                for distance in range(1, n + 1):
+                    if not step() or not cur.key().startswith(prefix):
+                        break
+                    out.append((cur.value().decode(), sign * distance))
+        return out
+
+    def windows(
+        self, ids: Sequence[str], n: int
+    ) -> dict[str, tuple[int, list[tuple[str, int, int]]]]:
+        """For each bead of ``ids`` that has a session: its length in words and up to ``n``
+        neighbours either side as ``(id, offset, words)``; one read transaction."""
+        out: dict[str, tuple[int, list[tuple[str, int, int]]]] = {}
+        words: dict[str, int] = {}
+
+        def length(txn: Txn, bead_id: str) -> int:
+            if bead_id not in words:
+                data = self.bead_entry(txn, bead_id)[1]
+                words[bead_id] = len(str(data.get("content", "")).split()) if data else 0
+            return words[bead_id]
+
+        with self.store.read() as txn:
+            for bead_id in ids:
+                around = self._beside(txn, bead_id, n)
+                if around:
+                    out[bead_id] = (
+                        length(txn, bead_id),
+                        [(other, offset, length(txn, other)) for other, offset in around],
+                    )
+        return out
+
+    def all_beads(self) -> Iterator[Bead]:
+        """Every visible bead in time order."""
+        store = self.store
+        with store.read() as txn:
+            datas = [
+                unpack(txn.get(k[16:], db=store.dbs["ops"]))["data"]
+                for k in txn.cursor(db=store.dbs["bead_time"]).iternext(keys=True, values=False)
+            ]
+        return (self.bead(d) for d in datas)
+
+    def sessions(self) -> list[str]:
+        """The distinct session ids of visible beads (a cursor jump per session)."""
+        out = []
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs["bead_sess"]) as cur:
+            found = cur.first()
+            while found:
+                session = cur.key().split(b"\0", 1)[0]
+                out.append(session.decode())
+                found = cur.set_range(session + b"\x01")
+        return out
+
+    def scan_beads(
+        self,
+        keep: Callable[[str, dict[str, Any]], bool],
+        *,
+        limit: int,
+        session_id: str | None = None,
+        after: float | None = None,
+        before: float | None = None,
+        newest: bool = False,
+        count_all: bool = True,
+    ) -> tuple[list[str], int]:
+        """The visible beads (of one session, if given) for which ``keep(id, data)`` is true,
+        read in one transaction: the first ``limit`` ids in time order (``newest``: the last
+        ``limit``, newest first), and how many matched in all (``count_all=False``: the walk
+        stops at ``limit``, and the count is of those found). ``after`` and ``before`` (epoch
+        seconds) only bound the walk; ``keep`` gets each bead's stored data and decides
+        exactly (`chrysalis.forget.select`)."""
+        store, cache = self.store, self.store.decoded
+        prefix = b"" if session_id is None else session_id.encode() + b"\0"
+        name = "bead_time" if session_id is None else "bead_sess"
+        start = prefix + (u64(round(after * 1_000_000)) if after is not None else b"")
+        stop = prefix + (u64(round(before * 1_000_000) + 1) if before is not None else b"\xff" * 9)
+        ids: list[str] = []
+        total, skip, epoch = 0, len(prefix) + 16, cache.epoch
+        with store.read() as txn, txn.cursor(db=store.dbs[name]) as cur:
+            if newest:  # from just before ``stop``, backwards
+                found = cur.prev() if cur.set_range(stop) else cur.last()
+            else:
+                found = cur.set_range(start)
+            while found:
+                key = cur.key()
+                if not key.startswith(prefix) or not start <= key < stop:
+                    break
+                okey, bead_id = key[skip:], cur.value().decode()
+                data = cache.get(okey)
+                if data is None:
+                    data = unpack(txn.get(okey, db=store.dbs["ops"]))["data"]
+                    cache.put(okey, data, epoch)
+                if keep(bead_id, data):
+                    total += 1
+                    if len(ids) < limit:
+                        ids.append(bead_id)
+                    if not count_all and len(ids) >= limit:
+                        break
+                found = cur.prev() if newest else cur.next()
+        return ids, total
+
+    def session_stats(self) -> list[dict[str, Any]]:
+        """Each session of visible beads with its bead count and its first and last bead's
+        time (epoch seconds), the most recently active first. One pass over the session
+        index's keys; no bead is decoded."""
+        stats: dict[bytes, list[int]] = {}
+        with self.store.read() as txn, txn.cursor(db=self.store.dbs["bead_sess"]) as cur:
+            for key in cur.iternext(values=False):
+                session, _, rest = key.partition(b"\0")
+                ts = int.from_bytes(rest[:8], "big")
+                seen = stats.get(session)
+                if seen is None:
+                    stats[session] = [1, ts, ts]
+                else:
+                    seen[0] += 1
+                    seen[2] = ts
+        rows = [
+            {"session_id": s.decode(), "beads": n, "first_ts": first / 1e6, "last_ts": last / 1e6}
+            for s, (n, first, last) in stats.items()
+        ]
+        return sorted(rows, key=lambda r: -r["last_ts"])
+
+    @staticmethod
+    def bead_origin(stamp: tuple[int, str, int]) -> dict[str, Any]:
+        hlc, replica, seq = stamp
+        return {"origin_replica": replica, "op": f"{replica}:{seq}", "hlc": hlc}
+
+    def origin(self, kind: str, item_id: str) -> dict[str, Any]:
+        """Where an item comes from: the replica and op that made what is shown."""
+        store = self.store
+        with store.read() as txn:
+            if kind == "bead":
+                raw = txn.get(item_id.encode(), db=store.dbs["beads"])
+                entry = None if raw is None else unpack(raw)
+                if not isinstance(entry, list):
+                    return {}
+                return self.bead_origin(entry[0])
+            raw = txn.get(record_key(kind, item_id), db=store.dbs[RECORD_DBS[kind]])
+        return {} if raw is None else record_origin(unpack(raw))
+
+    def beads_with_origin(self, ids: Sequence[str]) -> dict[str, tuple[Bead, tuple[int, str, int]]]:
+        """The visible beads among ``ids``, each with the ``(hlc, replica, seq)`` of the add
+        shown (`bead_origin` makes it what `origin` gives), read in one transaction."""
+        store, cache = self.store, self.store.decoded
+        found: dict[str, tuple[dict[str, Any], tuple[int, str, int]]] = {}
+        epoch = cache.epoch
+        with store.read() as txn:
+            db = store.dbs["beads"]
+            for bead_id in ids:
+                raw = txn.get(bead_id.encode(), db=db)
+                entry = None if raw is None else unpack(raw)
+                if not isinstance(entry, list):
+                    continue
+                hlc, replica, seq = entry[0]
+                okey = op_key(replica, seq)
+                data = cache.get(okey)
+                if data is None:
+                    data = store.op_data(txn, replica, seq)
+                    cache.put(okey, data, epoch)
+                found[bead_id] = (data, (hlc, replica, seq))
+        return {bead_id: (self.bead(data), stamp) for bead_id, (data, stamp) in found.items()}
+
+    # ---- records: graph, persona, skills -------------------------------------------------------
+
+    def get_persona(self) -> Persona:
+        record = self.record("persona", "persona")
+        return persona_of(record) if record is not None else Persona()
+
+    def get_skill(self, id: str) -> Skill:
+        check_id(id, "skill")
+        record = self.record("skill", id)
+        if record is None or not crdt.is_present(record):
+            raise NotFound(f"no skill {id!r}")
+        return skill_of(id, record)
+
+    def list_skills(self) -> list[Skill]:
+        return [skill_of(k, r) for k, r in self.records("skill") if crdt.is_present(r)]
+
+    # ---- embeddings ----------------------------------------------------------------------------
+
+    def embedding_record(self, kind: str, item_id: str, model: str) -> dict[str, Any] | None:
+        """The live stored vector record of an item under a model (None if none or erased)."""
+        with self.store.read() as txn:
+            raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
+        rec = None if raw is None else unpack(raw)
+        return None if rec is None or rec.get("erased") else rec
+
+    def embedding_records(self, keys: Sequence[tuple[str, str]], model: str) -> dict[int, Any]:
+        """``{position: record}`` of the live vector records of ``(kind, id)`` items."""
+        out = {}
+        with self.store.read() as txn:
+            for i, (kind, item_id) in enumerate(keys):
+                raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
+                rec = None if raw is None else unpack(raw)
+                if rec is not None and not rec.get("erased"):
+                    out[i] = rec
+        return out
+
+    def model_vectors(self, model: str) -> tuple[dict[str, int], list[tuple[str, str, Any]]]:
+        """The version vector and every live ``(kind, id, record)`` of one model, read at one
+        snapshot (an index rebuild)."""
+        out = []
+        with self.store.read() as txn:
+            watermark = self.store.version_vector(txn)
+            for k, v in txn.cursor(db=self.store.dbs["emb"]):
+                kind, item_id, rec_model = k.decode().split("\0")
+                if rec_model != model:
+                    continue
+                rec = unpack(v)
+                if not rec.get("erased"):
+                    out.append((kind, item_id, rec))
+        return watermark, out
+
+    def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:
+        """The stored vector; `NotFound` when none (or its item was forgotten)."""
+        check_id(item_id, item_kind)
+        rec = self.embedding_record(item_kind, item_id, model)
+        if rec is None:
+            raise NotFound(f"no {model!r} embedding for {item_kind} {item_id!r}")
+        fields = {
+            k: rec[k] for k in ("model", "dims", "provider", "text_hash", "vector", "created_at")
+        }
+        return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)  # type: ignore[arg-type]
+
+    # ---- what the search indexes hold ----------------------------------------------------------
+
+    def item_text(self, key: str) -> tuple[str, dict[str, Any]] | None:
+        """The text an item is indexed under, and its filter fields; None when not visible."""
+        kind, _, item_id = key.partition(":")
+        try:
+            if kind == "bead":
+                b = self.get_bead(item_id)
+                text = f"{b.source}: {b.content}" if b.source else b.content
+                fields = {"session": b.session_id, "role": b.role, "ts": b.ts,
+                          "importance": b.importance, "tags": b.tags}  # fmt: skip
+                return text, fields
+            if kind == "node":
+                n = self.get_node(item_id)
+                return " ".join([n.name or n.id, n.type, *n.labels]), {}
+            if kind == "skill":
+                s = self.get_skill(item_id)
+                return " ".join([s.name, s.description, s.signature, *s.examples, *s.tags]), {}
+            if kind == "persona":
+                p = self.get_persona()
+                text = " ".join([p.name, p.description, *p.goals, *p.norms]).strip()
+                return (text, {}) if text else None
+        except NotFound:
+            return None
+        return None
+
+    # ---- the log ---------------------------------------------------------------------------------
+
+    def version_vector(self) -> dict[str, int]:
+        """``{replica_id: highest contiguous seq applied}``."""
+        with self.store.read() as txn:
+            return self.store.version_vector(txn)
+
+    def ops_since(self, version_vector: Mapping[str, int], limit: int | None = None) -> list[Any]:
+        """The ops a replica at ``version_vector`` lacks (at most ``limit``), as wire dicts."""
+        for replica, seq in version_vector.items():
+            if not isinstance(replica, str) or not isinstance(seq, int) or seq < 0:
+                raise InvalidInput(f"invalid version vector entry {replica!r}: {seq!r}")
+        out = []
+        with self.store.read() as txn:
+            for op in self.store.ops_since(txn, dict(version_vector)):
+                out.append(op)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    def ops_range(self, replica: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` of ``replica``'s logged ops after seq ``after``, in seq order."""
+        with self.store.read() as txn:
+            return self.store.ops_range(txn, replica, after, limit)
+
+    def last_seqs(self, replicas: Sequence[str]) -> dict[str, int]:
+        """The last seq held of each of ``replicas``, read in one transaction."""
+        with self.store.read() as txn:
+            return {r: self.store.last_seq(txn, r) for r in replicas}
+
+    def dump_unless(
+        self, unchanged: Callable[[dict[str, int]], bool]
+    ) -> tuple[dict[str, int], dict[str, list[tuple[bytes, bytes]]] | None, str | None]:
+        """``(vv, dbs, digest)`` of the replicated databases read in one transaction (a
+        snapshot); when ``unchanged(vv)`` is true, ``(vv, None, None)`` without dumping."""
+        with self.store.read() as txn:
+            vv = self.store.version_vector(txn)
+            if unchanged(vv):
+                return vv, None, None
+            return vv, self.store.dump(txn), self.store.state_digest(txn)
+
+    def log_op(self, replica: str, seq: int) -> dict[str, Any] | None:
+        """One op as this replica logs it (erased content stays erased), or None."""
+        with self.store.read() as txn:
+            raw = txn.get(op_key(replica, seq), db=self.store.dbs["ops"])
+        return None if raw is None else unpack(raw)
+
+    def pending_ops(self) -> int:
+        """How many remote ops wait for a gap to fill."""
+        with self.store.read() as txn:
+            return int(txn.stat(self.store.dbs["pending"])["entries"])
+
+    def state_digest(self) -> str:
+        """A hash of the materialized state; equal on replicas that applied the same ops."""
+        with self.store.read() as txn:
+            return self.store.state_digest(txn)
+
+    def stats(self) -> dict[str, int]:
+        """Counts of what the store holds (entries per view, ops, pending)."""
+        with self.store.read() as txn:
+            return {name: int(txn.stat(db)["entries"]) for name, db in self.store.dbs.items()}
+
+
+# ---- decoding records into models ----------------------------------------------------------
+
+
+def _trusted(cls: type[Bead], values: dict[str, Any]) -> Bead:
+    """`model_construct` without its per-field bookkeeping, for complete, stored values.
+
+    `test_trusted_construction_matches_validation` pins it to what validation gives.
+    """
+    obj = cls.__new__(cls)
+    _set_attr(obj, "__dict__", values)
+    _set_attr(obj, "__pydantic_fields_set__", set(values))
+    _set_attr(obj, "__pydantic_extra__", None)
+    _set_attr(obj, "__pydantic_private__", None)
+    return obj
+
+
+def persona_of(r: crdt.Record) -> Persona:
+    traits = {
+        name.partition("/")[2]: entry[0]
+        for name, entry in sorted(r["f"].items())
+        if name.startswith("traits/") and entry[0] is not None
+    }
+    return Persona.model_construct(
+        id=crdt.field_value(r, "id", "default"),
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        goals=crdt.set_values(r, "goals"),
+        norms=crdt.set_values(r, "norms"),
+        skills=crdt.set_values(r, "skills"),
+        traits=traits,
+    )
+
+
+def skill_of(id: str, r: crdt.Record) -> Skill:
+    return Skill.model_construct(
+        id=id,
+        name=crdt.field_value(r, "name", ""),
+        description=crdt.field_value(r, "description", ""),
+        signature=crdt.field_value(r, "signature", ""),
+        examples=crdt.set_values(r, "examples"),
+        tags=crdt.set_values(r, "tags"),
+    )
