@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
 from pydantic import BaseModel
 
@@ -36,6 +36,7 @@ from chrysalis.core.models import (
     Skill,
 )
 from chrysalis.core.validity import DEFAULT_FUNCTIONAL, epoch
+from chrysalis.core.vocab import BeadFields, bead_row
 from chrysalis.extract import Extractor, make_extractor
 from chrysalis.extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, KnowledgeWorker
 from chrysalis.forget.receipt import ForgetReceipt, receipt
@@ -258,20 +259,7 @@ class Memory:
 
     # ---- beads -------------------------------------------------------------------------------
 
-    def append_bead(
-        self,
-        content: str,
-        *,
-        id: str | None = None,
-        role: str = "user",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        ts: Any = None,
-        importance: float | None = None,
-        tags: Iterable[str] = (),
-        source: str | None = None,
-        span_refs: Iterable[Any] = (),
-    ) -> Bead:
+    def append_bead(self, content: str, **fields: Unpack[BeadFields]) -> Bead:
         """Append one bead; returns it (``.id`` generated when not given; without
         ``importance``, one from how new its words are to the memory: `chrysalis.write.intake`).
 
@@ -280,10 +268,7 @@ class Memory:
         a field is bad. A credential in the text is handled by the ``secrets`` policy (see
         `open`): by default the stored bead holds ``[REDACTED:<kind>]`` in its place.
         """
-        return self.writer.append_bead(
-            content, id=id, role=role, session_id=session_id, turn_id=turn_id, ts=ts,
-            importance=importance, tags=list(tags), source=source, span_refs=list(span_refs),
-        )  # fmt: skip
+        return self.writer.append_beads([bead_row(content, fields)])[0]
 
     def append_beads(self, rows: Iterable[Mapping[str, Any] | Bead]) -> list[Bead]:
         """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from chrysalis import Client, Memory
 from chrysalis.core.errors import PayloadTooLarge
 from chrysalis.core.limits import MAX_CONTENT_CHARS
 from tests.eventually import eventually
@@ -46,12 +47,19 @@ def test_socket_and_memory_work_after_the_command_too(daemon: DaemonProcess) -> 
     assert out.returncode == 1 and "no daemon at" in out.stderr
 
 
-def test_remember_is_a_note_from_the_cli_as_from_mcp(daemon: DaemonProcess) -> None:
+def test_a_bead_without_a_role_has_one_default_on_every_surface(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """CLI, client (HTTP) and library agree (MCP: test_mcp); a role given is kept."""
     out = daemon.cli("remember", "the user prefers green tea", "--json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["role"] == "note"
-    turn = daemon.cli("remember", "hello there", "--role", "user", "--json")
-    assert json.loads(turn.stdout)["role"] == "user"
+    assert json.loads(out.stdout)["role"] == "user"
+    turn = daemon.cli("remember", "a note to self", "--role", "note", "--json")
+    assert json.loads(turn.stdout)["role"] == "note"
+    with Client(daemon.socket) as client:
+        assert client.remember("the user likes rain").role == "user"
+    with Memory.open(tmp_path / "embedded") as mem:
+        assert mem.append_bead("the user likes snow").role == "user"
 
 
 def run(d: DaemonProcess, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:

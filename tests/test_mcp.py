@@ -113,6 +113,7 @@ def test_mcp_remember_then_recall(daemon: DaemonProcess) -> None:
     assert out["missing"].is_error and "not_found" in out["missing"].content[0].text
     assert out["bad"].is_error  # k=0 breaks the schema: a tool error, not a crash
     assert daemon.once("get_bead", bead_id).session_id == "chat-7"
+    assert daemon.once("get_bead", bead_id).role == "user"  # the one default role
 
 
 def test_mcp_says_plainly_when_the_daemon_is_down(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 import httpx
 
@@ -20,6 +20,7 @@ from chrysalis.client.routes import (
     selector_body,
 )
 from chrysalis.client.transport import DEFAULT_TIMEOUT, ClientBase, async_transport
+from chrysalis.core.vocab import BeadFields
 
 if TYPE_CHECKING:
     from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
@@ -98,24 +99,9 @@ class AsyncClient(ClientBase):
     async def remember(
         self,
         content: str,
-        *,
-        id: str | None = None,
-        role: str = "user",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        ts: Any = None,
-        importance: float | None = None,
-        tags: Iterable[str] = (),
-        source: str | None = None,
-        span_refs: Iterable[Any] = (),
+        **fields: Unpack[BeadFields],
     ) -> Bead:
-        return await self._do(
-            Routes.remember(
-                bead_body(
-                    content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
-                )
-            )
-        )
+        return await self._do(Routes.remember(bead_body(content, **fields)))
 
     async def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
         return await self._do(Routes.remember_many(beads))

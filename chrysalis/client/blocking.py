@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 import httpx
 
@@ -39,6 +39,7 @@ from chrysalis.client.transport import (
     default_socket_path,
     sync_transport,
 )
+from chrysalis.core.vocab import BeadFields
 
 if TYPE_CHECKING:
     from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
@@ -133,26 +134,11 @@ class Client(ClientBase):
     def remember(
         self,
         content: str,
-        *,
-        id: str | None = None,
-        role: str = "user",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        ts: Any = None,
-        importance: float | None = None,
-        tags: Iterable[str] = (),
-        source: str | None = None,
-        span_refs: Iterable[Any] = (),
+        **fields: Unpack[BeadFields],
     ) -> Bead:
         """Append one bead; returns it with its id. The same id and fields again is a no-op.
         Without ``importance`` the daemon judges one from how new its words are."""
-        return self._do(
-            Routes.remember(
-                bead_body(
-                    content, id, role, session_id, turn_id, ts, importance, tags, source, span_refs
-                )
-            )
-        )
+        return self._do(Routes.remember(bead_body(content, **fields)))
 
     def remember_many(self, beads: Iterable[Mapping[str, Any]]) -> list[Bead]:
         """Append many beads in one commit, all or nothing."""

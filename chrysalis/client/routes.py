@@ -10,10 +10,12 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx
+
+from chrysalis.core.vocab import BeadFields, bead_row
 
 if TYPE_CHECKING:
     from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
@@ -117,25 +119,9 @@ def _ts(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def bead_body(
-    content: str,
-    id: str | None,
-    role: str,
-    session_id: str | None,
-    turn_id: str | None,
-    ts: Any,
-    importance: float | None,
-    tags: Iterable[str],
-    source: str | None,
-    span_refs: Iterable[Any],
-) -> dict[str, Any]:
-    body = {
-        "content": content, "id": id, "role": role, "session_id": session_id,
-        "turn_id": turn_id, "ts": ts, "importance": importance, "tags": list(tags),
-        "source": source,
-        "span_refs": [s if isinstance(s, Mapping) else s.model_dump() for s in span_refs],
-    }  # fmt: skip
-    return _drop_none(body)
+def bead_body(content: str, **fields: Unpack[BeadFields]) -> dict[str, Any]:
+    """A remember body: `vocab.bead_row`, the one definition of a bead's fields."""
+    return bead_row(content, fields)
 
 
 def _time(value: datetime | float | str | None) -> str | float | None:

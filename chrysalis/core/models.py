@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic import Tag as UnionTag
 
 from chrysalis.core.limits import ID_PATTERN, MAX_CONTENT_CHARS
+from chrysalis.core.vocab import DEFAULT_ROLE, Role, Strategy
 
 # Limits. Content over BLOB_THRESHOLD bytes is stored beside LMDB, content-addressed.
 MAX_TEXT_CHARS = 64 * 1024
@@ -129,7 +130,6 @@ Timestamp = Annotated[
 ]
 Score = Annotated[float, Field(strict=True), AfterValidator(_finite)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
-Role = Literal["user", "assistant", "system", "tool", "note"]
 # The extractor and its version that derived a node or edge, e.g. "rules/1", "ollama:llama3/2".
 DerivedBy = Annotated[str, Field(strict=True, min_length=1, max_length=128)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)]
@@ -175,7 +175,7 @@ class Bead(_Model):
 
     id: Id
     ts: Timestamp
-    role: Role = "user"
+    role: Role = DEFAULT_ROLE
     content: Content
     source: ShortText | None = None
     session_id: Id | None = None
@@ -281,7 +281,6 @@ class Neighbor(_Model):
 
 # ---- retrieval: what a query asks and what it gets back -----------------------------------
 
-Strategy = Literal["fusion", "emb", "keyword", "kg", "beads"]
 Kind = Literal["bead", "node", "edge", "skill", "persona"]
 
 

@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chrysalis.core.checks import validate
 from chrysalis.core.errors import InvalidInput, NotFound, SelectionChanged, Unavailable
-from chrysalis.core.models import Id, Role, Tag, Timestamp
+from chrysalis.core.models import Id, Tag, Timestamp
+from chrysalis.core.vocab import Role
 
 if TYPE_CHECKING:
     from chrysalis.read.reader import Reader

@@ -27,8 +27,9 @@ from chrysalis.core.errors import (
     from_pydantic,
 )
 from chrysalis.core.events import item_key, split_key
-from chrysalis.core.models import Filters, RetrievalResult, RetrievedItem, Strategy
+from chrysalis.core.models import Filters, RetrievalResult, RetrievedItem
 from chrysalis.core.validity import epoch
+from chrysalis.core.vocab import STRATEGIES, Strategy
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
 from chrysalis.read.graph import record_origin
 from chrysalis.read.reader import Reader
@@ -143,7 +144,7 @@ class Retriever:
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
             raise InvalidInput("token_budget must be a positive int")
-        if strategy not in ("fusion", "emb", "keyword", "kg", "beads"):
+        if strategy not in STRATEGIES:
             raise InvalidInput(f"unknown strategy {strategy!r}: fusion, emb, keyword, kg or beads")
         try:
             f = (

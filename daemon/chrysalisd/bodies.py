@@ -27,15 +27,14 @@ from chrysalis.core.models import (
     Id,
     Node,
     Persona,
-    Role,
     Score,
     ShortText,
     SpanRef,
-    Strategy,
     Tag,
     Text,
     Timestamp,
 )
+from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, Role, Strategy
 from chrysalis.forget.select import MAX_SELECT, Selector
 
 
@@ -49,7 +48,7 @@ class BeadIn(_In):
 
     content: Content = Field(description="the text to remember (not empty)")
     id: Id | None = Field(None, description="its id; a new UUIDv7 when absent")
-    role: Role = Field("user", description="who said it")
+    role: Role = Field(DEFAULT_ROLE, description="who said it")
     session_id: Id | None = Field(None, description="the conversation it belongs to")
     turn_id: Id | None = Field(None, description="the turn within the session")
     ts: Timestamp | None = Field(
@@ -86,7 +85,7 @@ class RetrieveIn(_In):
         None, description="stop adding items once their text would pass this many tokens"
     )
     strategy: Strategy = Field(
-        "fusion", description="every signal fused, or one alone (emb, keyword, kg, beads)"
+        DEFAULT_STRATEGY, description="every signal fused, or one alone (emb, keyword, kg, beads)"
     )
     filters: Filters | None = Field(None, description="what an item must satisfy")
     now: float | Annotated[datetime, Strict(False)] | None = Field(

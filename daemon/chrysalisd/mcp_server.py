@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
 from chrysalis.client import Client, Routes
-from chrysalis.client.routes import selector_body
+from chrysalis.client.routes import bead_body, selector_body
 from chrysalis.core.errors import ChrysalisError, DaemonNotRunning, InvalidInput
+from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, Role, Strategy
 
 T = TypeVar("T")
 # Tool parameter types live at module level: the SDK reads the annotations by name.
@@ -75,7 +76,7 @@ def build(
     @daemon_call
     def remember(
         content: Text,
-        role: Literal["user", "assistant", "system", "tool", "note"] = "note",
+        role: Role = DEFAULT_ROLE,
         session_id: Annotated[
             str | None, Field(description="the conversation it belongs to")
         ] = None,
@@ -85,9 +86,10 @@ def build(
         ] = None,
         tags: Annotated[list[str] | None, Field(description="labels to filter by later")] = None,
     ) -> dict[str, Any]:
-        body = {"content": content, "role": role, "session_id": session_id,
-                "importance": importance, "tags": tags or []}  # fmt: skip
-        call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
+        body = bead_body(
+            content, role=role, session_id=session_id, importance=importance, tags=tags or ()
+        )
+        call = Routes.remember_noting(body)
         bead, redacted = client.send(call)
         out = {"id": bead["id"], "session_id": bead.get("session_id"), "ts": bead["ts"],
                "importance": bead["importance"]}  # fmt: skip
@@ -107,7 +109,7 @@ def build(
         token_budget: Annotated[
             int | None, Field(ge=1, description="fit the items' text into this many tokens")
         ] = None,
-        strategy: Literal["fusion", "emb", "keyword", "kg", "beads"] = "fusion",
+        strategy: Strategy = DEFAULT_STRATEGY,
     ) -> dict[str, Any]:
         result = client.raw(
             Routes.recall(query, k, token_budget, strategy, None, None, None, reads)
@@ -164,7 +166,7 @@ def build(
         ] = None,
         before: When = None,
         after: When = None,
-        role: Literal["user", "assistant", "system", "tool", "note"] | None = None,
+        role: Role | None = None,
         dry_run: Annotated[bool, Field(description="only show what matches (the default)")] = True,
         confirm_digest: Annotated[
             str | None,

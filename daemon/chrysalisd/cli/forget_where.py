@@ -18,6 +18,7 @@ import click
 
 from chrysalis.client import Routes
 from chrysalis.core.errors import SelectionChanged
+from chrysalis.core.vocab import ROLES
 
 from .common import client_for, epoch_or_text, print_json
 from .receipts import show_receipts
@@ -41,7 +42,7 @@ def filter_options(f: F) -> F:
         ),
         click.option("--before", help="Beads stamped before this (ISO 8601 or epoch seconds)."),
         click.option("--after", help="Beads stamped after this (ISO 8601 or epoch seconds)."),
-        click.option("--role", type=click.Choice(["user", "assistant", "system", "tool", "note"])),
+        click.option("--role", type=click.Choice(ROLES)),
     ]
     for option in reversed(options):
         f = option(f)

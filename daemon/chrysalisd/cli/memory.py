@@ -16,8 +16,10 @@ from typing import Any
 import click
 
 from chrysalis.client import Client, Routes
+from chrysalis.client.routes import bead_body
 from chrysalis.core.errors import InvalidInput, PayloadTooLarge
 from chrysalis.core.limits import MAX_CONTENT_CHARS
+from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, ROLES, STRATEGIES
 
 from . import forget_where
 from .common import client_for, json_option, print_json, shown, span_text
@@ -29,9 +31,9 @@ from .receipts import show_receipt, wait_option
 @click.option("--id", "id_", help="The bead's id (default: a new UUIDv7).")
 @click.option(
     "--role",
-    default="note",  # what a person or an agent remembers, as MCP's remember; turns say so
+    default=DEFAULT_ROLE,
     show_default=True,
-    type=click.Choice(["user", "assistant", "system", "tool", "note"]),
+    type=click.Choice(ROLES),
 )
 @click.option("--session", help="The session (conversation) it belongs to.")
 @click.option(
@@ -72,11 +74,10 @@ def remember(
             f"the text is too long for one bead: {len(content):,} characters, at most "
             f"{MAX_CONTENT_CHARS:,}; use chrysalis ingest FILE (it chunks long text)"
         )
-    body = {
-        "content": content, "id": id_, "role": role,
-        "session_id": session, "importance": importance, "tags": list(tags),
-    }  # fmt: skip
-    call = Routes.remember_noting({k: v for k, v in body.items() if v is not None})
+    body = bead_body(
+        content, id=id_, role=role, session_id=session, importance=importance, tags=tags
+    )
+    call = Routes.remember_noting(body)
     bead, redacted = client_for(ctx).send(call)
     if redacted:  # on stderr: --json output stays the bead
         counts = Counter((f.get("kind"), f.get("field")) for f in redacted)
@@ -98,9 +99,9 @@ LINES = 3  # of an item's text in recall, without --full
 @click.option("--budget", type=int, help="A token budget for the items' text.")
 @click.option(
     "--strategy",
-    default="fusion",
+    default=DEFAULT_STRATEGY,
     show_default=True,
-    type=click.Choice(["fusion", "emb", "keyword", "kg", "beads"]),
+    type=click.Choice(STRATEGIES),
 )
 @click.option("--full", is_flag=True, help=f"Each item's whole text (else {LINES} lines).")
 @json_option

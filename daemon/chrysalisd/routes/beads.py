@@ -12,7 +12,8 @@ from fastapi.responses import Response
 
 from chrysalis.client.routes import REDACTED_HEADER
 from chrysalis.core.errors import NotFound
-from chrysalis.core.models import Bead, RetrievalResult, Role
+from chrysalis.core.models import Bead, RetrievalResult
+from chrysalis.core.vocab import Role
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
 from .common import D, M, PathId, json_answer, json_list
