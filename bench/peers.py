@@ -73,8 +73,9 @@ What is measured, in this order (each store closed and deleted before the next s
      time printed), queried ``SELECT rowid, content, bm25(docs) FROM docs WHERE docs MATCH
      '"w1" OR "w2"' ORDER BY bm25(docs) LIMIT 10``.
 4. Disk: bytes allocated (as ``du``) by each store once loaded and closed: Chrysalis's whole
-   data dir (LMDB op log and views, which hold every vector twice as it replicates them as
-   ops; its FTS5 index; its saved FAISS index), Chroma's persist dir, the FTS5 database file.
+   data dir (LMDB: the op log, which holds each vector once, in its ``embedding.put`` op, and
+   the views; its tantivy keyword index; its saved FAISS index, which holds each vector
+   again), Chroma's persist dir, the FTS5 database file.
 
 Every figure is printed with the ratio Chrysalis / peer and which way is better. Latencies are
 in-process (no sockets), single-threaded callers, on a 2-core machine. The load average is
