@@ -1,7 +1,7 @@
 """What browsing costs at scale: the reads under ``chrysalis ls`` and ``ls --sessions``.
 
     .venv/bin/python bench/browse_bench.py                     # 100,000 beads
-    .venv/bin/python bench/browse_bench.py --beads 5000        # quick
+    .venv/bin/python bench/browse_bench.py --quick             # 2,000 beads, 3 runs (the suite's)
 
 A fresh memory (no embedder, no extractor: only LMDB and the time and session indexes these
 reads walk) gets ``--beads`` beads in 1,000 sessions, 1 % of them tagged ``rare`` and every
@@ -43,7 +43,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--beads", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="2,000 beads, 3 runs (the suite's)")
     args = parser.parse_args()
+    if args.quick:
+        args.beads, args.runs = 2_000, 3
     root = Path(tempfile.mkdtemp(prefix="browse-bench-"))
     try:
         mem = Memory.open(root / "m", embedder=None, extractor=None, sync=False)

@@ -8,6 +8,7 @@ memory, then runs the scrub the daemon would run (`DataDirScrubber.run`) and che
 the data dir holds a forgotten bead's marker afterwards.
 
     .venv/bin/python bench/forget_local_bench.py [--beads 100000] [--json]
+    .venv/bin/python bench/forget_local_bench.py --quick   # 1,000 beads, two rows (the suite's)
 """
 
 from __future__ import annotations
@@ -126,7 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--beads", type=int, default=100_000)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="1,000 beads, two rows (the suite's)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.beads = 1_000
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         mem, ids = build(Path(tmp) / "m", args.beads)
@@ -136,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         # writers held. One every 0.5 s (an agent's turns) lets a copy made while writers go
         # on be swapped in between two writes.
         plan = [(1, 0.005), (100, 0.005), (1000, 0.005), (1, 0.5), (100, 0.5)]
+        if args.quick:
+            plan = [(1, 0.005), (50, 0.5)]
         rows = [row(mem, ids, n, rng, pace) for n, pace in plan]
         mem.close()
     if args.json:

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/forget_remote_bench.py             # 100,000 beads
     .venv/bin/python bench/forget_remote_bench.py --beads 10000 --json
+    .venv/bin/python bench/forget_remote_bench.py --quick     # 2,000 beads, batches 1 and 100
 
 One replica (`chrysalis.Memory`, ``sync=False``, no embedder) gets ``--beads`` notes of about
 150 characters (``append_beads``, 1,000 per call), pushes them to a fresh folder remote
@@ -45,7 +46,10 @@ def main() -> int:
     ap.add_argument("--beads", type=int, default=100_000)
     ap.add_argument("--batches", default="1,100,1000")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="2,000 beads, batches 1,100 (the suite's)")
     args = ap.parse_args()
+    if args.quick:
+        args.beads, args.batches = 2_000, "1,100"
     rng = random.Random(7)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,18 +1,22 @@
 """Does automatic importance pick out evidence? LoCoMo dev turns, evidence against the rest.
 
     cd bench && ../.venv/bin/python importance_auc.py
+    cd bench && ../.venv/bin/python importance_auc.py --quick   # one conversation (the suite's)
 
 Each conversation is written to a fresh memory the way `locomo_eval` writes it (one batch, no
 importance given), so every turn is judged by `chrysalis.search.novelty`. Prints the mean
 importance of the turns some question cites as evidence and of the others, and the AUC: the
 chance that an evidence turn is judged more important than another turn (0.5: no signal).
+Exits 77 (skipped) when the dev set is not there.
 """
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import json
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
@@ -30,8 +34,19 @@ def auc(positives: list[float], negatives: list[float]) -> float:
     return wins / (len(positives) * len(ordered))
 
 
-def main() -> int:
+SKIPPED = 77  # the exit status that tells tests/test_benches.py its data is absent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one conversation (the suite's)")
+    args = parser.parse_args(argv)
+    if not Path(DEFAULT_DATA).exists():
+        print(f"skipped: {DEFAULT_DATA} is not there (LoCoMo dev)", file=sys.stderr)
+        return SKIPPED
     data = json.loads(Path(DEFAULT_DATA).read_text())
+    if args.quick:
+        data = data[:1]
     evidence_scores: list[float] = []
     other_scores: list[float] = []
     for sample in data:

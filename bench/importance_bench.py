@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/importance_bench.py                # 100,000 beads held
     .venv/bin/python bench/importance_bench.py --held 10000   # a quick run
+    .venv/bin/python bench/importance_bench.py --quick        # 1,000 held, 20 calls (the suite's)
 
 A bead written without an importance is judged at its origin: its distinct words are looked
 up in the keyword index (`chrysalis.search.novelty`). This fills a memory with ``--held``
@@ -49,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held", type=int, default=100_000, help="beads in the memory first")
     parser.add_argument("--single", type=int, default=2_000, help="append_bead calls per kind")
     parser.add_argument("--batches", type=int, default=5, help="append_beads calls per kind")
+    parser.add_argument("--quick", action="store_true", help="1,000 held, 20 calls (the suite's)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.held, args.single, args.batches = 1_000, 20, 1
     rng = random.Random(7)
     with (
         tempfile.TemporaryDirectory(prefix="chrysalis-importance-", dir="/tmp") as tmp,

@@ -1,7 +1,7 @@
 """Chrysalis against what people pick instead for a local agent memory: ChromaDB and SQLite FTS5.
 
     .venv/bin/python bench/peers.py            # full run: 100,000 items, 1,000 queries (minutes)
-    .venv/bin/python bench/peers.py --quick    # 5,000 items, 200 queries (well under a minute)
+    .venv/bin/python bench/peers.py --quick    # 2,000 items, 50 queries (seconds; the suite's)
     .venv/bin/python bench/peers.py --json     # the figures as JSON on stdout
     .venv/bin/python bench/peers.py --no-durable --no-chroma   # leave parts out
 
@@ -11,22 +11,21 @@ under /tmp, in this one process, removed afterwards; nothing listens on a socket
 
 The data, the same for every system (fixed seeds):
 
-- ``--items`` items (100,000; 5,000 with ``--quick``), each a 768-dim float32 unit vector,
+- ``--items`` items (100,000; 2,000 with ``--quick``), each a 768-dim float32 unit vector,
   clustered (200 centres plus noise, as real embeddings are), and an English-ish text of 20-40
   words: about 40 % function words ("the", "of", ...) and the rest drawn Zipf-like from 20,000
   made-up content words ending in a, o or u (so that Porter stemming leaves them as they are
   and both keyword engines see the same terms).
-- ``--queries`` vector queries (1,000; 200 with ``--quick``): a stored item's vector plus
+- ``--queries`` vector queries (1,000; 50 with ``--quick``): a stored item's vector plus
   noise, normalised: near a stored item, not on it.
 - As many keyword queries: 1-3 distinct content words of a random stored text (the words a
   user would remember), OR-ed. Chrysalis ORs the words too, so the semantics match, except
-  that Chrysalis skips words found in more than ``common_threshold`` of the documents (2 % at
-  100k) and, when only such words are left, returns the newest documents holding all of them,
-  unranked. The share of queries that holds such a word is printed, and so is how far
-  Chrysalis's top 10 agrees with plain FTS5's (ties in BM25 count as agreeing). Keyword
-  latencies are also shown split in two: queries with no such word (where both engines give
-  the same answers: apples to apples) and queries with one (where Chrysalis answers a
-  cheaper, different question).
+  that Chrysalis drops words found in more than ``COMMON`` (20 %) of the documents unless
+  that leaves none (`KeywordIndex._selective`). The share of queries that holds such a word
+  is printed, and so is how far Chrysalis's top 10 agrees with plain FTS5's (ties in BM25
+  count as agreeing). Keyword latencies are also shown split in two: queries with no such
+  word (where both engines rank the same words: apples to apples) and queries with one
+  (where Chrysalis ranks fewer words).
 - 20 extra queries of each kind warm each system up first and are not timed.
 
 What is measured, in this order (each store closed and deleted before the next starts; a
@@ -54,7 +53,7 @@ What is measured, in this order (each store closed and deleted before the next s
      retrieval API restricted to vectors. It does more than a vector search: it first checks
      the keyword index is caught up with the op log, asks FAISS for 50 hits (``max(50, 5k)``),
      reads the 40 best beads from LMDB with their provenance (origin replica and op), scores
-     them (vector similarity plus small recency and importance terms), builds pydantic
+     them (by vector similarity alone under ``strategy="emb"``), builds pydantic
      result items with texts and token counts, de-duplicates and trims to k.
    - Chrysalis ``indexer.vectors.search(q, 10)``: its FAISS index alone (exact inner product
      up to ``exact_limit`` = 50,000 vectors, IVF with nprobe 32 past it), to separate index
@@ -74,8 +73,9 @@ What is measured, in this order (each store closed and deleted before the next s
      time printed), queried ``SELECT rowid, content, bm25(docs) FROM docs WHERE docs MATCH
      '"w1" OR "w2"' ORDER BY bm25(docs) LIMIT 10``.
 4. Disk: bytes allocated (as ``du``) by each store once loaded and closed: Chrysalis's whole
-   data dir (LMDB op log and views, which hold every vector twice as it replicates them as
-   ops; its FTS5 index; its saved FAISS index), Chroma's persist dir, the FTS5 database file.
+   data dir (LMDB: the op log, which holds each vector once, in its ``embedding.put`` op, and
+   the views; its tantivy keyword index; its saved FAISS index, which holds each vector
+   again), Chroma's persist dir, the FTS5 database file.
 
 Every figure is printed with the ratio Chrysalis / peer and which way is better. Latencies are
 in-process (no sockets), single-threaded callers, on a 2-core machine. The load average is
@@ -106,7 +106,7 @@ import numpy as np
 from chrysalis import Memory
 from chrysalis.search import text_hash
 from chrysalis.search.embed import Embedder
-from chrysalis.search.keyword import STOP_WORDS, common_threshold
+from chrysalis.search.keyword import COMMON, STOP_WORDS
 
 DIMS = 768
 K = 10
@@ -216,7 +216,7 @@ def make_queries(corpus: Corpus, count: int, seed: int) -> Queries:
     noise = rng.standard_normal((count, DIMS)).astype(np.float32) / np.sqrt(DIMS)
     vectors = corpus.vectors[picks] + 0.5 * noise  # near a stored item, not on it
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    limit = common_threshold(n)
+    limit = COMMON * n
     texts, common = [], []
     for pick in rng.integers(0, n, count):
         choices = corpus.doc_words[pick]
@@ -297,10 +297,14 @@ def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_blocks * 512 for p in files)
 
 
+SETTLE = True  # off with --quick: a smoke run's figures are not compared, and a sync may wait
+
+
 def settle() -> None:
     """Flush other phases' dirty pages before a timed load."""
-    os.sync()
-    time.sleep(0.5)
+    if SETTLE:
+        os.sync()
+        time.sleep(0.5)
 
 
 def bead_index(key_or_id: str) -> int:
@@ -708,7 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=1_000)
-    parser.add_argument("--quick", action="store_true", help="5,000 items, 200 queries")
+    parser.add_argument("--quick", action="store_true", help="2,000 items, 50 queries")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--no-durable", action="store_true", help="skip the sync=True load")
     parser.add_argument("--no-chroma", action="store_true", help="skip ChromaDB")
@@ -720,8 +724,10 @@ def main(argv: list[str] | None = None) -> int:
         import faiss
 
         faiss.omp_set_num_threads(args.faiss_threads)
-    n = 5_000 if args.quick else args.items
-    q = 200 if args.quick else args.queries
+    global SETTLE
+    SETTLE = not args.quick
+    n = 2_000 if args.quick else args.items
+    q = 50 if args.quick else args.queries
     if n < 2 * BATCH or q < 1:
         parser.error("need at least 2,000 items and one query")
 
@@ -791,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f", {c['durable_worker_embedded']:,} (sync=True)" if "durable_api_s" in c else ""),
         f"recall@10 measured on the first {sample} vector queries against numpy brute force",
         f"keyword queries holding a word Chrysalis skips as common (df > "
-        f"{common_threshold(n):,.0f}): {common.mean():.1%}; agreement@10 of retrieve(keyword) "
+        f"{COMMON * n:,.0f}): {common.mean():.1%}; agreement@10 of retrieve(keyword) "
         f"with FTS5 on those: {agree_api[common].mean() if common.any() else float('nan'):.3f}, "
         f"on the rest: {agree_api[~common].mean() if (~common).any() else float('nan'):.3f}",
         f"Chrysalis data dir: LMDB {c['disk_lmdb'] / 2**20:,.0f} MiB, keyword index "

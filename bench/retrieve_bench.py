@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beads", default="100000", help="a count; for moderate, a list: 1e4,1e5")
     parser.add_argument("--no-vectors", action="store_true", help="moderate: keyword only")
     parser.add_argument("--graph-hits", action="store_true", help="moderate: queries find nodes")
-    parser.add_argument("--quick", action="store_true", help="10k beads, 2k nodes, 5k edges")
+    parser.add_argument("--quick", action="store_true", help="2k beads, 50 queries (the suite's)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -322,8 +322,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {key:<36} {value:>8}")
             print(flush=True)
         return 0
-    n = 10_000 if args.quick else int(args.beads)
-    figures = run(n, n // 5, n // 2, args.queries)
+    n = 2_000 if args.quick else int(args.beads)
+    figures = run(n, n // 5, n // 2, 50 if args.quick else args.queries)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -82,3 +82,34 @@ def test_remote_embedding_with_a_wrong_checksum_is_rejected(
     with pytest.raises(InvalidInput, match="checksum"):
         b.apply_ops(ops)
     assert b.version_vector() == {}
+
+
+def _copies(mem: Memory, raw: bytes) -> int:
+    """How many values of the replicated databases (op log and views) hold ``raw``."""
+    with mem.store.read() as txn:
+        dump = mem.store.dump(txn)
+    return sum(value.count(raw) for rows in dump.values() for _, value in rows)
+
+
+def test_a_vector_is_stored_once(open_memory: Callable[..., Memory]) -> None:
+    """Once in LMDB, in its op (which sync needs): the view names the op, on the replica that
+    wrote it, on one that applied it, after a newer vector wins, and across a reopen."""
+    a, b = open_memory("a", replica_id="a"), open_memory("b", replica_id="b")
+    bead = a.append_bead("text")
+    rng = np.random.default_rng(5)
+    first, second = (rng.standard_normal(96).astype("<f4") for _ in range(2))
+    a.put_embedding("bead", bead.id, "m96", first, provider="test", text_hash=H)
+    assert _copies(a, first.tobytes()) == 1
+    exchange(a, b)
+    assert _copies(b, first.tobytes()) == 1
+    assert b.get_embedding("bead", bead.id, "m96").vector == first.tobytes()
+    b.put_embedding("bead", bead.id, "m96", second, provider="test", text_hash=H)
+    exchange(a, b)
+    for mem in (a, b):  # the loser stays in its op (a replica may not have it yet), once
+        assert mem.get_embedding("bead", bead.id, "m96").vector == second.tobytes()
+        assert _copies(mem, second.tobytes()) == 1 and _copies(mem, first.tobytes()) == 1
+    assert a.state_digest() == b.state_digest()
+    path = a.path
+    a.close()
+    with Memory.open(path, sync=False) as again:
+        assert again.get_embedding("bead", bead.id, "m96").vector == second.tobytes()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 from chrysalis import InvalidInput, Memory
 from chrysalis.search import count_tokens
+from chrysalis.search.embed import DeterministicEmbedder
 
 
 @pytest.fixture
@@ -124,3 +126,41 @@ def test_count_tokens_is_offline_and_sane() -> None:
     assert count_tokens("hello") == 1
     assert 8 <= count_tokens("The quick brown fox jumps over the lazy dog.") <= 14
     assert count_tokens("x" * 4000) == 1000
+
+
+def test_emb_strategy_returns_the_nearest_neighbours(open_memory: Callable[..., Memory]) -> None:
+    """strategy="emb" ranks by the vector alone: beads of different ages and importance, with
+    near-ties between their vectors, come back as numpy brute force orders them."""
+    rng = np.random.default_rng(3)
+    embedder = DeterministicEmbedder(64)
+    mem = open_memory(embedder=embedder)
+    vocabulary = [
+        "kettle", "lantern", "harbour", "violin", "meadow", "copper", "ledger", "orchard",
+        "tunnel", "parcel", "glacier", "pepper", "saddle", "thimble", "walnut",
+    ]  # fmt: skip
+    rows = [
+        {
+            "id": f"v{i}",
+            "content": " ".join(rng.choice(vocabulary, int(rng.integers(2, 7)))) + f" note {i}",
+            "ts": 1_600_000_000.0 + float(rng.uniform(0, 2 * 365 * 86400)),  # two years apart
+            "importance": float(rng.uniform(0, 1)),
+        }
+        for i in range(400)
+    ]
+    mem.append_beads(rows)
+    mem.wait_indexed(timeout=60)
+    ids = [r["id"] for r in rows]
+    stored = np.stack(
+        [np.frombuffer(mem.get_embedding("bead", i, embedder.model).vector, "<f4") for i in ids]
+    )
+    hits = total = 0
+    for _ in range(40):
+        query = stored[rng.integers(len(ids))] + 0.3 * rng.standard_normal(64) / 8
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        exact = {ids[j] for j in np.argsort(-(stored @ query))[:10]}
+        got = mem.retrieve("anything", k=10, strategy="emb", query_vector=query).items
+        assert [i.score for i in got] == sorted((i.score for i in got), reverse=True)
+        assert all(set(i.signals) == {"emb"} for i in got)  # nothing else ranks them
+        hits += len(exact & {i.id for i in got})
+        total += 10
+    assert hits / total >= 0.99

@@ -59,11 +59,14 @@ class Reference(Retriever):
             if bead is not None and not _bead_passes(bead, f):
                 continue
             signals = dict(c.signals)
+            if strategy == "emb":  # the vector alone ranks (nearest neighbours)
+                ts, importance = None, None
             if ts is not None:
                 signals["recency"] = math.exp(-max(0.0, (newest - ts) / 86400) / 30)
                 if span is not None and when.closeness(ts, span) > 0:
                     signals["time"] = when.closeness(ts, span)
-            signals["importance"] = importance
+            if importance is not None:
+                signals["importance"] = importance
             if c.key in sessions:
                 signals["session"] = sessions[c.key]
             if bead is not None and bead.id in factor:
@@ -74,12 +77,14 @@ class Reference(Retriever):
                 + w.graph * signals.get("graph", 0.0)
                 + w.context * signals.get("context", 0.0)
                 + w.recency * signals.get("recency", 0.0)
-                + w.importance * importance
+                + w.importance * signals.get("importance", 0.0)
                 + w.session * signals.get("session", 0.0)
                 + w.time * signals.get("time", 0.0)
             ) * signals.get("attribution", 1.0)
             if strategy == "beads":
                 score = signals.get("recent", 0.0)
+            if strategy == "emb":
+                score = signals.get("emb", 0.0)
             if c.edges:
                 provenance["edges"] = c.edges
                 provenance["via_node"] = c.via

@@ -354,12 +354,25 @@ class Reader(GraphReads):
 
     # ---- embeddings ----------------------------------------------------------------------------
 
-    def embedding_record(self, kind: str, item_id: str, model: str) -> dict[str, Any] | None:
-        """The live stored vector record of an item under a model (None if none or erased)."""
+    def _with_vector(self, txn: Txn, rec: dict[str, Any]) -> dict[str, Any]:
+        """A view record with its ``vector``, read from the op that put it (`rules.embedding_put`
+        keeps it there only); a record written before that holds it itself."""
+        if "vector" in rec:
+            return rec
+        raw = txn.get(op_key(*crdt.parse_dot(rec["dot"])), db=self.store.dbs["ops"])
+        return {**rec, "vector": unpack(raw)["data"]["vector"]}
+
+    def embedding_record(
+        self, kind: str, item_id: str, model: str, *, vector: bool = True
+    ) -> dict[str, Any] | None:
+        """The live stored vector record of an item under a model, its ``vector`` included
+        unless ``vector`` is false (None if none or erased)."""
         with self.store.read() as txn:
             raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
-        rec = None if raw is None else unpack(raw)
-        return None if rec is None or rec.get("erased") else rec
+            rec = None if raw is None else unpack(raw)
+            if rec is None or rec.get("erased"):
+                return None
+            return self._with_vector(txn, rec) if vector else rec
 
     def embedding_records(self, keys: Sequence[tuple[str, str]], model: str) -> dict[int, Any]:
         """``{position: record}`` of the live vector records of ``(kind, id)`` items."""
@@ -369,7 +382,7 @@ class Reader(GraphReads):
                 raw = txn.get(emb_key(kind, item_id, model), db=self.store.dbs["emb"])
                 rec = None if raw is None else unpack(raw)
                 if rec is not None and not rec.get("erased"):
-                    out[i] = rec
+                    out[i] = self._with_vector(txn, rec)
         return out
 
     def model_vectors(self, model: str) -> tuple[dict[str, int], list[tuple[str, str, Any]]]:
@@ -384,7 +397,7 @@ class Reader(GraphReads):
                     continue
                 rec = unpack(v)
                 if not rec.get("erased"):
-                    out.append((kind, item_id, rec))
+                    out.append((kind, item_id, self._with_vector(txn, rec)))
         return watermark, out
 
     def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:

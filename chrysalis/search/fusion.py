@@ -203,6 +203,8 @@ class Retriever:
         w = self.weights
         if strategy == "beads":
             prelim = {key: c.signals.get("recent", 0.0) for key, c in cands.items()}
+        elif strategy == "emb":
+            prelim = {key: c.signals.get("emb", 0.0) for key, c in cands.items()}
         else:
             prelim = {key: w.score(c.signals) for key, c in cands.items()}
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
@@ -382,6 +384,12 @@ class Retriever:
             if bead is not None and not _bead_passes(bead, f):
                 continue
             signals = dict(c.signals)
+            if strategy == "emb":
+                # The nearest neighbours the index found, in its order: recency and importance
+                # would reorder near-ties (recall@10 vs brute force fell to 0.63, bench/peers.py).
+                scored.append((-round(signals.get("emb", 0.0), 6), kind, item_id, text, signals,
+                               provenance, c))  # fmt: skip
+                continue
             if ts is not None:
                 age_days = max(0.0, (newest - ts) / 86400)
                 signals["recency"] = math.exp(-age_days / 30)

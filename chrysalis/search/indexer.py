@@ -280,7 +280,7 @@ class Indexer:
 
     def _stored_hash(self, key: str) -> str | None:
         assert self.embedder is not None
-        rec = self.reader.embedding_record(*split_key(key), self.embedder.model)
+        rec = self.reader.embedding_record(*split_key(key), self.embedder.model, vector=False)
         return None if rec is None else str(rec["text_hash"])
 
     def _catch_up_vectors(self) -> bool:

@@ -88,7 +88,12 @@ def bead_forget(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
 
 
 def embedding_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
-    """LWW per (item, model) by (hlc, checksum); a forgotten bead's vectors stay erased."""
+    """LWW per (item, model) by (hlc, checksum); a forgotten bead's vectors stay erased.
+
+    The view record names the winning op (``dot``) and holds no vector: the vector is stored
+    once, in that op, which the log keeps for sync anyway (`Reader.embedding_record` reads it
+    from there; a 768-dim vector is an LMDB overflow page, so a second copy doubled the file).
+    """
     txn, data, emb = ctx.txn, op["data"], ctx.dbs["emb"]
     kind, item = data["item_kind"], op["target"]
     if data.get("erased") and kind == "bead":
@@ -108,7 +113,7 @@ def embedding_put(ctx: WriteContext, op: dict[str, Any]) -> dict[str, Any]:
     if old is None or crdt.embedding_wins(
         stamp, (old["hlc"], old["checksum"], *crdt.parse_dot(old["dot"]))
     ):
-        rec = {k: v for k, v in data.items() if k != "item_kind"}
+        rec = {k: v for k, v in data.items() if k not in ("item_kind", "vector")}
         rec.update(hlc=op["hlc"], dot=this, dots=dots)
     else:
         rec = {**old, "dots": dots}

@@ -1,0 +1,83 @@
+"""Every script in bench/ runs: its ``--quick`` mode, here, so that a bench that no longer
+works fails the suite instead of rotting until the next measurement.
+
+Parametrised over the folder: a new bench is in this test the moment it is added. A script
+(a file with a ``__main__`` block) must take ``--quick`` and exit 0 in a few seconds; exit
+status 77 means its data is absent (the LoCoMo and LongMemEval dev sets live outside the
+repository) and skips with the reason it printed. A file without a ``__main__`` block is a
+module other benches import, and must import. A few benches are run with ``--quick`` by a test
+that also checks their figures; those are named in `RUN_ELSEWHERE` and not run twice.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+SKIPPED = 77  # a bench's exit status when its data is absent
+
+# bench -> the test file that runs its --quick mode and checks its figures
+RUN_ELSEWHERE = {
+    "store_bench.py": "tests/test_public_api.py",
+    "load_bench.py": "tests/test_public_api.py",
+    "sync_bench.py": "tests/test_public_api.py",
+    "graph_rotate_bench.py": "tests/test_public_api.py",
+    "secrets_bench.py": "tests/test_secrets.py",
+    "secrets_heldout.py": "tests/test_secrets.py",
+}
+
+
+def _is_script(path: Path) -> bool:
+    return 'if __name__ == "__main__":' in path.read_text()
+
+
+def _env() -> dict[str, str]:
+    """This interpreter's path (the tree under test first), and the bench folder for the
+    modules benches import from each other."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH), *sys.path) if p)
+    return env
+
+
+@pytest.mark.parametrize("path", sorted(BENCH.glob("*.py")), ids=lambda p: p.name)
+def test_every_bench_runs_its_quick_mode(path: Path) -> None:
+    text = path.read_text()
+    if not _is_script(path):
+        out = subprocess.run(
+            [sys.executable, "-c", f"import {path.stem}"],
+            cwd=BENCH, env=_env(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        return
+    assert '"--quick"' in text, f"{path.name} has no --quick mode"
+    if path.name in RUN_ELSEWHERE:
+        other = (ROOT / RUN_ELSEWHERE[path.name]).read_text()
+        assert path.name in other and "--quick" in other, (
+            f"{RUN_ELSEWHERE[path.name]} no longer runs {path.name} --quick"
+        )
+        return
+    out = subprocess.run(
+        [sys.executable, str(path), "--quick"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    if out.returncode == SKIPPED:
+        pytest.skip(out.stderr.strip().splitlines()[-1])
+    assert out.returncode == 0, f"{path.name} --quick failed:\n{out.stderr[-3000:]}"
+    assert out.stdout.strip(), f"{path.name} --quick printed no figures"
+
+
+def test_a_bench_without_its_data_says_so_and_is_skipped(tmp_path: Path) -> None:
+    """The skip is for absent data only, and it names the file it looked for."""
+    missing = tmp_path / "nowhere.json"
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "locomo_eval.py"), "--quick", "--data", str(missing)],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == SKIPPED
+    assert str(missing) in out.stderr
