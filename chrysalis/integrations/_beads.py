@@ -197,17 +197,24 @@ def check_stored(client: Client, sent: dict[str, str], stored: list[Bead], what:
 
 
 def newest_beads(
-    client: Client, *, tag: str, session_id: str | None = None, limit: int | None = None
+    client: Client,
+    *,
+    tag: str,
+    session_id: str | None = None,
+    limit: int | None = None,
+    first: int = PAGE,
 ) -> Iterator[Bead]:
     """The live beads with ``tag`` (in one session, if given), newest first, read a page at
-    a time (``limit``: at most that many). Pages overlap by one timestamp so that beads
-    stamped alike at a page's edge are not skipped; a bead is yielded once."""
+    a time (``limit``: at most that many; ``first``: the first page's size, for a caller that
+    most likely wants only the newest: the daemon's walk stops when the page is full). Pages
+    overlap by one timestamp so that beads stamped alike at a page's edge are not skipped; a
+    bead is yielded once."""
     before: float | None = None
     seen: set[str] = set()
     given = 0
     while True:
         # later pages re-read the edge's twins: ask a whole page so that new ones follow
-        want = PAGE if limit is None or before is not None else min(PAGE, limit)
+        want = PAGE if before is not None else min(first, PAGE if limit is None else limit)
         page = client.last_beads(want, session_id=session_id, tag=tag, before=before)
         fresh = [b for b in reversed(page) if b.id not in seen]
         for bead in fresh:

@@ -80,6 +80,7 @@ __all__ = ["STORE_TAG", "ChrysalisStore", "item_tag", "namespace_session", "pref
 log = logging.getLogger("chrysalis.integrations")
 
 STORE_TAG = "langgraph:store"
+SOURCE = "langgraph"  # every item bead's source
 MAX_DEPTH = 64  # labels in a namespace: each prefix is a tag, and a bead holds 256 tags
 _VERSION = "langgraph/1"  # in every hash, so another layout could live beside this one
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -308,7 +309,10 @@ class ChrysalisStore(BaseStore):
         """The item's newest version that is one (a bead filed under the item that holds
         something else, written by hand, is passed over)."""
         versions = newest_beads(
-            self.client, tag=item_tag(namespace, key), session_id=namespace_session(namespace)
+            self.client,
+            tag=item_tag(namespace, key),
+            session_id=namespace_session(namespace),
+            first=1,  # one version, nearly always
         )
         for bead in versions:
             item = _decode(bead)
@@ -358,7 +362,7 @@ class ChrysalisStore(BaseStore):
                 role="note",
                 session_id=namespace_session(namespace),
                 tags=tags,
-                source="langgraph",
+                source=SOURCE,
             )
             check_stored(self.client, {bead.id: content}, [bead], what)
             self._keep_newest(namespace, key)
@@ -458,7 +462,8 @@ class ChrysalisStore(BaseStore):
         """The bead ``bead_id`` if it is still its item's newest version, else None (a
         version a concurrent put has not forgotten yet is no answer)."""
         try:
-            env = json.loads(text)
+            # retrieval shows a bead as "<source>: <content>"
+            env = json.loads(text.removeprefix(f"{SOURCE}: "))
             namespace, key = tuple(env["namespace"]), env["key"]
         except (ValueError, TypeError, KeyError):  # the hit's text was cut: read the bead
             try:
