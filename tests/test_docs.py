@@ -4,12 +4,14 @@ install what exists and run what they install; shell completion works as documen
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +166,7 @@ def _pip_installs(text: str) -> list[str]:
 
 
 DOCS = ["README.md", "deploy/README.md", "deploy/Dockerfile", "docs/operations.md",
-        "docs/benchmarks.md"]  # fmt: skip
+        "docs/benchmarks.md", "docs/integrations.md"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", DOCS)
@@ -289,3 +291,112 @@ def test_every_test_the_docs_cite_exists() -> None:
             assert f"def {name}(" in (ROOT / path).read_text(), f"{doc.name} cites {path}::{name}"
             cited += 1
     assert cited >= 5
+
+
+# ---- docs/integrations.md: each set-up runs as written -------------------------------------
+
+INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+
+
+class _Responses(threading.Thread):
+    """OpenAI's Responses API on 127.0.0.1, as much of it as `Runner.run` uses: it records
+    each request the SDK sends and answers from what the request's input says."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(
+                    (self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                )
+                said = json.dumps(body.get("input"))
+                text = "On Friday morning." if "Oslo on Friday" in said else "I do not know."
+                answer = json.dumps(_response(text)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def run(self) -> None:
+        self.server.serve_forever()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _response(text: str) -> dict[str, Any]:
+    n = len(text)
+    return {
+        "id": f"resp_{n}", "object": "response", "created_at": 0, "model": "gpt-test",
+        "status": "completed", "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        "output": [{"id": f"msg_{n}", "type": "message", "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                  "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    }  # fmt: skip
+
+
+def test_the_integration_set_ups_run_as_written(daemon: DaemonProcess) -> None:
+    """Each Python block of docs/integrations.md, pasted into a fresh Python beside a running
+    daemon, runs and prints what its comments say; the Agents SDK's model is OpenAI's
+    Responses API, served here on loopback (nothing leaves the machine)."""
+    blocks = _python_blocks(INTEGRATIONS)
+    assert len(blocks) == 2 and "ChrysalisStore()" in blocks[0]
+    assert "ChrysalisSession(" in blocks[1]
+    fake = _Responses()
+    fake.start()
+    env = {
+        **daemon.env,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "OPENAI_BASE_URL": fake.url,
+        "OPENAI_API_KEY": "sk-test-not-a-key",
+        "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    }
+    try:
+        outs = [
+            subprocess.run(
+                [sys.executable, "-c", block],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            for block in blocks
+        ]
+    finally:
+        fake.close()
+    for out in outs:
+        assert out.returncode == 0, out.stderr
+    assert outs[0].stdout == "['Ada prefers window seats']\n"
+    assert outs[1].stdout == "On Friday morning.\n"
+    # the second run sent the first turn and its reply with the new question
+    (path, headers, first), (_, _, second) = fake.requests
+    assert path == "/v1/responses" and headers["authorization"] == "Bearer sk-test-not-a-key"
+    assert first["instructions"] == "Reply in one sentence."
+    said = [item.get("content") for item in second["input"]]
+    assert said[0] == "I fly to Oslo on Friday morning." and said[-1] == "When do I fly?"
+    assert second["input"][1]["role"] == "assistant" and len(said) == 3
+    with daemon.client() as client:
+        beads = client.last_beads(10, session_id="ada-travel")
+        assert [b.content for b in beads if b.role == "user"] == [
+            "I fly to Oslo on Friday morning.",
+            "When do I fly?",
+        ]
