@@ -2,7 +2,7 @@
 newest first past the daemon's page size.
 
 Why the JSON needs care: the daemon scans a bead's text for credentials and replaces each
-with ``[REDACTED:<kind>]`` (`chrysalis.secrets_scan`). Over JSON text a match can run across
+with ``[REDACTED:<kind>]`` (`chrysalis.secrets.scan`). Over JSON text a match can run across
 quotes and escapes (``"key=token: abcd1234efgh5678&x=\\"y\\""``), and the stored text would
 no longer parse. So before a value is sent, `safe_json` runs the same rules here: first over
 the value's structure (each string, each key, ``{"password": ...}`` pairs), then over the
@@ -19,14 +19,14 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotFound, SecretRefused
-from ..limits import MAX_CONTENT_CHARS
-from ..secrets_rules import spans
-from ..secrets_scan import POLICIES, Finding, Policy, describe, scan_item
+from chrysalis.core.errors import InvalidInput, NotFound, SecretRefused
+from chrysalis.core.limits import MAX_CONTENT_CHARS
+from chrysalis.secrets.scan import POLICIES, Finding, Policy, describe, scan_item
+from chrysalis.secrets.spans import spans
 
 if TYPE_CHECKING:
-    from ..client import Client
-    from ..models import Bead
+    from chrysalis.client import Client
+    from chrysalis.core.models import Bead
 
 __all__ = ["PAGE", "check_policy", "check_stored", "newest_beads", "safe_json"]
 

@@ -65,15 +65,15 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ..client import Client
-from ..errors import InvalidInput, NotFound
-from ..secrets_scan import describe
-from ._beads import PAGE, check_policy, check_stored, newest_beads, safe_json
+from chrysalis.client import Client
+from chrysalis.core.errors import InvalidInput, NotFound
+from chrysalis.integrations._beads import PAGE, check_policy, check_stored, newest_beads, safe_json
+from chrysalis.secrets.scan import describe
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..models import Bead
+    from chrysalis.core.models import Bead
 
 __all__ = ["STORE_TAG", "ChrysalisStore", "item_tag", "namespace_session", "prefix_tag"]
 

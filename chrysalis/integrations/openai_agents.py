@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
-from ..client import Client
-from ..errors import InvalidInput, NotFound, SecretRefused
-from ..limits import ID_PATTERN
-from ..secrets_scan import describe, redact
-from ._beads import check_policy, check_stored, newest_beads, safe_json
+from chrysalis.client import Client
+from chrysalis.core.errors import InvalidInput, NotFound, SecretRefused
+from chrysalis.core.limits import ID_PATTERN
+from chrysalis.integrations._beads import check_policy, check_stored, newest_beads, safe_json
+from chrysalis.secrets.scan import describe, redact
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-    from ..models import Bead
+    from chrysalis.core.models import Bead
 
 __all__ = ["JSON_TAG", "TAG", "ChrysalisSession", "chrysalis_session_id"]
 
