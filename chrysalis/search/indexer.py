@@ -29,7 +29,7 @@ from ..backoff import Backoff
 from ..clock import vv_dominates, vv_merge
 from ..embed import Embedder
 from ..errors import ClosedError, EmbedderUnavailable, InsufficientStorage
-from ..events import Committed, item_key, keys_changed, split_key
+from ..events import Change, Committed, events_of, item_key, keys_changed, split_key
 from ..read import Reader
 from . import novelty
 from .keyword import KeywordIndex, remove_legacy
@@ -290,6 +290,11 @@ class Indexer:
         if not ops:
             return False
         _, keys = keys_changed(ops)
+        # A change of an item's text alone (a node gaining evidence at every bead that names
+        # it) leaves its stored vector as it was: an item indexed and still visible keeps
+        # its entry. Re-adding it would count as a removal and write the whole index file.
+        fresh = {e.key for op in ops for e in events_of(op) if e.change is not Change.CHANGED}
+        keys -= {k for k in keys - fresh if vectors.has(k) and self.reader.item_text(k) is not None}
         found = self._stored_vectors(sorted(keys))
         present = [k for k in sorted(keys) if k in found]
         vectors.remove(k for k in keys if k not in found)
