@@ -207,7 +207,7 @@ def build(path: Path, n_beads: int, sessions: int, seed: int) -> dict[str, float
 class Daemon:
     """``chrysalis daemon`` on ``data_dir``, durable, its socket and log in a fresh /tmp dir."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, extractor: str = "rules") -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="chr-load-", dir="/tmp"))
         self.socket = self.dir / "d.sock"
         self.log = self.dir / "daemon.log"
@@ -217,6 +217,7 @@ class Daemon:
             "CHRYSALIS_EMBEDDER": "deterministic",
             "CHRYSALIS_DURABLE": "true",
             "CHRYSALIS_LOG_LEVEL": "info",
+            "CHRYSALIS_EXTRACTOR": extractor,
         }
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
@@ -490,6 +491,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--open-seconds", type=float, help="open-loop phase length (default 15)")
     parser.add_argument("--recall-share", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--extractor",
+        default="rules",
+        help="the daemon's extractor (rules, its default; none: no knowledge worker)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     args.beads = args.beads or (5_000 if quick else 100_000)
@@ -520,7 +526,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["build"] = prepare_data(args, data_dir)
         log("starting the daemon (durable writes) ...")
         t0 = time.perf_counter()
-        daemon = Daemon(data_dir)
+        daemon = Daemon(data_dir, args.extractor)
         daemon.wait_ready()
         out["daemon_ready_s"] = time.perf_counter() - t0
         log(f"  daemon pid {daemon.proc.pid} ready in {out['daemon_ready_s']:.1f} s")

@@ -144,3 +144,31 @@ def test_vector_index_goes_ivf_past_the_limit_and_keeps_recall(tmp_path: Path) -
     assert hits / 500 >= 0.95
     index.remove(["bead:0"])
     assert "bead:0" not in {h.key for h in index.search(data[0], 5)}
+
+
+def test_a_node_changing_without_a_new_vector_keeps_its_entry(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """A node that changes but keeps its vector (an extractor adds evidence to it at every bead
+    naming it) is not re-added to the vector index: a re-add counts as a removal, and each
+    removal writes the whole index file (at 100k beads, 150 MB per extracted batch)."""
+    mem = open_memory(embedder="deterministic")
+    fill(mem)
+    mem.add_node("lake", "place", name="Lake Constance")
+    mem.wait_indexed(timeout=30)
+    vectors = mem.indexer.vectors
+    assert vectors is not None and vectors.has("node:lake")
+    vectors.save()
+    saved = sorted(p.name for p in (mem.path / "index" / "faiss").iterdir())
+    for n in range(3):  # what an extractor's evidence does to a node: same text, new record
+        mem.add_node("lake", "place", name="Lake Constance", metadata={"seen": n})
+    mem.wait_indexed(timeout=30)
+    assert sorted(p.name for p in (mem.path / "index" / "faiss").iterdir()) == saved
+    assert vectors.removed == 0 and vectors.has("node:lake")
+    assert keys(mem, "Lake Constance", "emb")[0] == "node:lake"
+    mem.add_node("lake", "place", name="Lake Geneva")  # a new text: a new vector replaces it
+    mem.wait_indexed(timeout=30)
+    assert keys(mem, "Lake Geneva", "emb")[0] == "node:lake"
+    mem.remove_node("lake")  # and a node that leaves takes its vector along
+    mem.wait_indexed(timeout=30)
+    assert not vectors.has("node:lake")

@@ -95,6 +95,26 @@ def test_load_bench_quick_run_prints_its_figures() -> None:
     assert report["daemon_exit_code"] == 0
 
 
+def test_million_bench_quick_run_prints_its_figures() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "million.py"), "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["build"]["built"] and report["beads"] == 10_000
+    opened = report["open"]
+    assert 0 < opened["open_s"] <= opened["first_recall_s"]
+    assert 0 < opened["recall_p50_ms"] <= opened["recall_p95_ms"] <= opened["recall_max_ms"]
+    assert 0 < opened["rss_mb"] <= opened["peak_rss_mb"]
+    assert report["rebuild"]["rebuild_s"] > 0 and report["compaction"]["compact_s"] > 0
+    joined = report["join"]
+    assert joined["converged"] and joined["join_ops"] == joined["push_ops"] + 200
+    assert set(report["met"]) == {"recall_p95_ms", "rss_mb", "open_s", "join_s"}
+
+
 def test_sync_bench_quick_run_converges() -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "sync_bench.py"), "--quick", "--json",

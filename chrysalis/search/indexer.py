@@ -28,7 +28,7 @@ import numpy as np
 from chrysalis.core.backoff import Backoff
 from chrysalis.core.clock import vv_dominates, vv_merge
 from chrysalis.core.errors import ClosedError, EmbedderUnavailable, InsufficientStorage
-from chrysalis.core.events import Committed, item_key, keys_changed, split_key
+from chrysalis.core.events import Change, Committed, events_of, item_key, keys_changed, split_key
 from chrysalis.read.reader import Reader
 from chrysalis.search import novelty
 from chrysalis.search.embed import Embedder
@@ -290,6 +290,11 @@ class Indexer:
         if not ops:
             return False
         _, keys = keys_changed(ops)
+        # A change of an item's text alone (a node gaining evidence at every bead that names
+        # it) leaves its stored vector as it was: an item indexed and still visible keeps
+        # its entry. Re-adding it would count as a removal and write the whole index file.
+        fresh = {e.key for op in ops for e in events_of(op) if e.change is not Change.CHANGED}
+        keys -= {k for k in keys - fresh if vectors.has(k) and self.reader.item_text(k) is not None}
         found = self._stored_vectors(sorted(keys))
         present = [k for k in sorted(keys) if k in found]
         vectors.remove(k for k in keys if k not in found)

@@ -1,0 +1,290 @@
+"""A million beads: how a memory of a few years' daily use opens, recalls, rebuilds and syncs.
+
+    .venv/bin/python bench/million.py                  # 1,000,000 beads (about 20-30 min)
+    .venv/bin/python bench/million.py --quick          # 10,000 beads, the suite's smoke run
+    .venv/bin/python bench/million.py --beads 300000 --data-dir /tmp/m300k   # keep, reuse
+    .venv/bin/python bench/million.py --json           # the figures as JSON on stdout
+
+1. Build: ``--beads`` notes (`load_bench.sentence`, fixed seed, 50 turns a session, five
+   minutes apart) through the library's batch path: ``append_beads`` 1,000 per call with
+   ``sync=False``, then the indexes caught up (deterministic 384-dim embedder). With
+   ``--data-dir`` the dir is kept, and one that already holds the beads is reused.
+2. Open: a fresh process opens the memory as a laptop does after a reboot (indexes on disk)
+   and recalls ``--queries`` random queries one at a time (k = 10, fusion). It reports the
+   open time (``Memory.open`` returning, then the first recall answered), recall p50 / p95,
+   and its resident set (VmRSS after the recalls, VmHWM the peak).
+3. Rebuild: the index directory removed, a fresh process opens the memory and waits until
+   keyword and vector indexes are rebuilt from LMDB.
+4. Compaction: ``Store.compact`` (the op log and every record copied live pages only).
+5. Join (skipped with ``--no-join``): the memory pushes to a fresh bucket on moto's S3 server
+   on 127.0.0.1 and publishes a snapshot; ``--tail`` more beads are written and pushed after
+   it; then an empty replica (a new laptop) pulls: the snapshot whole, then the tail. Its
+   pull is timed and its state digest must equal the source's. moto runs in threads of this
+   process: its CPU competes with the replica's, so the figure is a floor for real S3.
+
+Goals (DESIGN §18, issue 33): recall p95 <= 15 ms in-process, RSS <= 1.5 GB, open <= 3 s,
+join <= 120 s, at 1,000,000 beads. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from load_bench import bead_count, build, log, percentile, query, sentence
+from sync_bench import S3
+
+from chrysalis import Memory
+from chrysalis.sync import Sync
+
+GOALS = {"recall_p95_ms": 15.0, "rss_mb": 1536.0, "open_s": 3.0, "join_s": 120.0}
+EMBEDDER = "deterministic"
+
+
+# ---- 2, 3. measured in a fresh process ------------------------------------------------------
+
+
+def rss_mb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process in MB (Linux /proc)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+
+
+def probe(path: Path, queries: int, seed: int) -> dict[str, Any]:
+    """Open, first recall, ``queries`` recalls one at a time, RSS: as a laptop after a boot."""
+    t0 = time.perf_counter()
+    mem = Memory.open(path, sync=False, embedder=EMBEDDER)
+    opened = time.perf_counter() - t0
+    rng = random.Random(seed)
+    mem.retrieve(query(rng), k=10)
+    first = time.perf_counter() - t0
+    latencies = []
+    for _ in range(queries):
+        q = query(rng)
+        t = time.perf_counter()
+        mem.retrieve(q, k=10)
+        latencies.append((time.perf_counter() - t) * 1000)
+    latencies.sort()
+    rss, peak = rss_mb()
+    mem.close()
+    return {
+        "open_s": opened,
+        "first_recall_s": first,
+        "recall_p50_ms": percentile(latencies, 50),
+        "recall_p95_ms": percentile(latencies, 95),
+        "recall_max_ms": latencies[-1],
+        "rss_mb": rss,
+        "peak_rss_mb": peak,
+    }
+
+
+def rebuild(path: Path) -> dict[str, Any]:
+    """Open with the index directory gone and wait until both indexes are rebuilt."""
+    t0 = time.perf_counter()
+    with Memory.open(path, sync=False, embedder=EMBEDDER) as mem:
+        mem.wait_indexed(timeout=7200)
+        took = time.perf_counter() - t0
+        _, peak = rss_mb()
+    return {"rebuild_s": took, "rebuild_peak_rss_mb": peak}
+
+
+def in_child(what: str, path: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Run ``what`` (probe or rebuild) in a fresh interpreter; its figures as a dict."""
+    cmd = [sys.executable, __file__, f"--{what}", str(path), "--queries", str(args.queries)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+# ---- 4, 5 -----------------------------------------------------------------------------------
+
+
+def compaction(path: Path) -> dict[str, Any]:
+    lmdb_file = path / "lmdb" / "data.mdb"
+    before = lmdb_file.stat().st_size
+    with Memory.open(path, sync=False) as mem:
+        t0 = time.perf_counter()
+        mem.store.compact()
+        took = time.perf_counter() - t0
+    return {
+        "compact_s": took,
+        "lmdb_mb_before": before / 2**20,
+        "lmdb_mb_after": lmdb_file.stat().st_size / 2**20,
+    }
+
+
+def join(path: Path, tmp: Path, tail: int, seed: int) -> dict[str, Any]:
+    """Push the memory to moto's S3, snapshot, write and push ``tail`` more beads; then an
+    empty replica pulls (the snapshot, then the tail) and must end with the same digest."""
+    s3 = S3()
+    try:
+        url = s3.new_url()
+        with Memory.open(path, sync=False) as a:
+            sa = Sync(a, url)
+            try:
+                t0 = time.perf_counter()
+                pushed = sa.push()
+                push_s = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                sa.snapshot()
+                snapshot_s = time.perf_counter() - t0
+                rng = random.Random(seed + 7)
+                a.append_beads(
+                    {"content": sentence(rng), "session_id": "tail"} for _ in range(tail)
+                )
+                sa.push()
+                digest = a.state_digest()
+            finally:
+                sa.close()
+        with Memory.open(tmp / "new-laptop", sync=False) as c:
+            sc = Sync(c, url)
+            try:
+                t0 = time.perf_counter()
+                pulled = sc.pull()
+                join_s = time.perf_counter() - t0
+            finally:
+                sc.close()
+            converged = c.state_digest() == digest
+    finally:
+        s3.stop()
+    if not converged:
+        raise RuntimeError("the new laptop's state differs from the source's after the join")
+    return {
+        "push_s": push_s,
+        "push_ops": pushed["ops"],
+        "snapshot_s": snapshot_s,
+        "tail_beads": tail,
+        "join_s": join_s,
+        "join_ops": pulled["ops"],
+        "converged": converged,
+    }
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 beads, 30 queries")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--beads", type=int, help="beads to build (default 1,000,000)")
+    parser.add_argument("--data-dir", type=Path, help="build here and keep it; reuse if built")
+    parser.add_argument("--queries", type=int, help="recalls timed (default 300)")
+    parser.add_argument("--tail", type=int, help="beads written after the snapshot (1,000)")
+    parser.add_argument("--no-join", action="store_true", help="skip the S3 join")
+    parser.add_argument("--no-rebuild", action="store_true", help="skip the index rebuild")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--rebuild", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.beads = args.beads or (10_000 if args.quick else 1_000_000)
+    args.queries = args.queries or (30 if args.quick else 300)
+    args.tail = args.tail if args.tail is not None else (200 if args.quick else 1000)
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="chrysalis-million-", dir="/tmp"))
+    path = args.data_dir or tmp / "data"
+    out: dict[str, Any] = {"beads": args.beads, "goals": GOALS}
+    try:
+        have = bead_count(path)
+        if have >= args.beads:
+            log(f"reusing {path}: {have:,} beads")
+            out["build"] = {"built": False, "beads_found": have}
+        elif have:
+            raise SystemExit(f"{path} holds {have:,} beads, fewer than {args.beads:,}")
+        else:
+            log(f"1. building {args.beads:,} beads in {path} ...")
+            sessions = max(1, args.beads // 50)
+            out["build"] = {"built": True, **build(path, args.beads, sessions, args.seed)}
+        log("2. open and recall in a fresh process ...")
+        out["open"] = in_child("probe", path, args)
+        log(f"   {json.dumps(out['open'])}")
+        if not args.no_rebuild:
+            log("3. index rebuild from LMDB ...")
+            shutil.rmtree(path / "index", ignore_errors=True)
+            out["rebuild"] = in_child("rebuild", path, args)
+            log(f"   {json.dumps(out['rebuild'])}")
+        log("4. compaction ...")
+        out["compaction"] = compaction(path)
+        log(f"   {json.dumps(out['compaction'])}")
+        if not args.no_join:
+            log("5. a new laptop joins through S3 (moto) from a snapshot ...")
+            out["join"] = join(path, tmp, args.tail, args.seed)
+            log(f"   {json.dumps(out['join'])}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    figures = {**out["open"], **out.get("join", {})}
+    out["met"] = {k: figures[k] <= goal for k, goal in GOALS.items() if k in figures}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.probe is not None:
+        print(json.dumps(probe(args.probe, args.queries, args.seed)))
+        return 0
+    if args.rebuild is not None:
+        print(json.dumps(rebuild(args.rebuild)))
+        return 0
+    out = run(args)
+    env = {"python": platform.python_version(), "cpu_count": os.cpu_count()}
+    if args.json:
+        print(json.dumps({"environment": env, "quick": args.quick, **out}, indent=2))
+        return 0
+    print(f"python {env['python']}, {env['cpu_count']} CPUs; {args.beads:,} beads")
+    b = out["build"]
+    if b["built"]:
+        print(f"build: {b['total_s']:.0f} s ({b['write_s']:.0f} s appending, "
+              f"{b['index_s']:.0f} s indexing)")  # fmt: skip
+    rows = [
+        ("open (Memory.open returns)", out["open"]["open_s"], "s", "open_s"),
+        ("open to first recall answered", out["open"]["first_recall_s"], "s", None),
+        ("recall p50, in-process", out["open"]["recall_p50_ms"], "ms", None),
+        ("recall p95, in-process", out["open"]["recall_p95_ms"], "ms", "recall_p95_ms"),
+        ("RSS after the recalls", out["open"]["rss_mb"], "MB", "rss_mb"),
+        ("RSS peak", out["open"]["peak_rss_mb"], "MB", None),
+    ]
+    if "rebuild" in out:
+        rows += [
+            ("index rebuild from LMDB", out["rebuild"]["rebuild_s"], "s", None),
+            ("RSS peak while rebuilding", out["rebuild"]["rebuild_peak_rss_mb"], "MB", None),
+        ]
+    c = out["compaction"]
+    rows += [
+        ("compaction (LMDB copy, live pages)", c["compact_s"], "s", None),
+        ("LMDB size before", c["lmdb_mb_before"], "MB", None),
+        ("LMDB size after", c["lmdb_mb_after"], "MB", None),
+    ]
+    if "join" in out:
+        j = out["join"]
+        rows += [
+            ("push (all ops) to S3", j["push_s"], "s", None),
+            ("snapshot", j["snapshot_s"], "s", None),
+            (f"new laptop joins (snapshot + {j['tail_beads']} tail)", j["join_s"], "s", "join_s"),
+        ]
+    print(f"{'figure':<44} {'value':>10} {'unit':<4} {'goal':>9}  met")
+    for label, value, unit, goal_key in rows:
+        goal = "" if goal_key is None else f"<= {GOALS[goal_key]:g}"
+        met = "-" if goal_key is None else ("yes" if out["met"][goal_key] else "NO")
+        print(f"{label:<44} {value:>10,.1f} {unit:<4} {goal:>9}  {met}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
