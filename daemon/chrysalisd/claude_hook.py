@@ -64,6 +64,7 @@ MAX_READ_BYTES = 64 * 1024 * 1024  # of a transcript per run; the rest waits for
 MAX_LINE_BYTES = 16 * 1024 * 1024  # one transcript entry; a longer one is skipped
 QUERY_CHARS = 2_000  # of a long prompt, what the query holds
 ITEM_CHARS = 400  # of one recalled item in the fallback block
+RECALL_K = 12  # items the fallback asks for; repeats and the tail are dropped after
 DEFAULT_BUDGET = 1_200  # tokens of context
 STDIN_SECONDS = 2.0  # Claude Code writes the event and closes stdin at once
 CONTEXT_SECONDS = 4.0  # the prompt waits on this: at most this, then without memory
@@ -227,25 +228,28 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
 
 def _recalled(client: LightClient, options: HookOptions, query: str, session: str | None) -> str:
     """A daemon without the context route: recall, as a short block citing each item. Items
-    of this session are left out (the agent has them), and so is the tail of the ranking
-    below half the best score."""
-    body: dict[str, Any] = {"query": query, "k": 8, "token_budget": options.budget}
+    of this session are left out (the agent has them), so are repeats of one text (a turn
+    captured in two sessions) and the tail of the ranking below half the best score."""
+    body: dict[str, Any] = {"query": query, "k": RECALL_K, "token_budget": options.budget}
     if len(options.memories) > 1:
         body["memories"] = options.memories
     result = client.post("/v1/retrieve", body)
-    items = [
-        item for item in result.get("items", [])
-        if item.get("kind") != "node"  # a bare entity name says nothing
-        and not (session and (item.get("provenance") or {}).get("session_id") == session)
-    ]  # fmt: skip
+    items, seen = [], set()
+    for item in result.get("items", []):
+        text = " ".join(str(item.get("text", "")).split())
+        if item.get("kind") == "node" or text in seen:  # a bare entity name says nothing
+            continue
+        if session and (item.get("provenance") or {}).get("session_id") == session:
+            continue
+        seen.add(text)
+        items.append((float(item.get("score", 0.0)), text, item))
     if not items:
         return ""
-    best = max(float(item.get("score", 0.0)) for item in items)
+    best = items[0][0]
     lines = []
-    for item in items:
-        if float(item.get("score", 0.0)) < best / 2:
+    for score, text, item in items:
+        if score < best / 2:
             break
-        text = " ".join(str(item.get("text", "")).split())
         if len(text) > ITEM_CHARS:
             text = text[: ITEM_CHARS - 1] + "…"
         where = (item.get("provenance") or {}).get("memory")
