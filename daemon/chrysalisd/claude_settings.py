@@ -78,21 +78,17 @@ def hook_command(
 
 
 def is_ours(command: Any) -> bool:
-    """True for a command that runs this hook: ``hooks claude-code`` after a program named
-    ``chrysalis`` (or ``-m chrysalisd``)."""
+    """True for a command line that runs this hook: a program named ``chrysalis``, or a
+    Python with ``-m chrysalisd``, then ``hooks claude-code`` (and its options)."""
     if not isinstance(command, str):
         return False
     try:
         words = shlex.split(command)
     except ValueError:
         return False
-    for i in range(1, len(words) - 1):
-        if words[i : i + 2] == ["hooks", "claude-code"]:
-            before = words[i - 1]
-            return os.path.basename(before) == "chrysalis" or (
-                before == "chrysalisd" and i >= 2 and words[i - 2] == "-m"
-            )
-    return False
+    if words[:1] and os.path.basename(words[0]) == "chrysalis":
+        return words[1:3] == ["hooks", "claude-code"]
+    return words[1:5] == ["-m", "chrysalisd", "hooks", "claude-code"]
 
 
 def install(path: Path, command: str) -> dict[str, Any]:
