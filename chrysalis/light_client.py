@@ -15,12 +15,11 @@ import socket
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from .errors import ChrysalisError, DaemonNotRunning, InternalError, NotReady, error_class
 from .local_socket import check_peer, check_socket_owner, default_socket_path
 
-__all__ = ["LightClient"]
+__all__ = ["LightClient", "quote_segment"]
 
 MAX_ANSWER_BYTES = 64 * 1024 * 1024  # no answer the light client asks for comes near this
 
@@ -51,12 +50,11 @@ class LightClient:
         """``path`` in the client's memory, as `chrysalis.client.Client` sends it."""
         if self.memory in (None, "default") or not path.startswith("/v1/"):
             return path
-        return f"/v1/m/{quote(self.memory, safe='')}/{path[len('/v1/') :]}"
+        return f"/v1/m/{quote_segment(self.memory)}/{path[len('/v1/') :]}"
 
-    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        """``GET path?params``: the decoded JSON answer."""
-        query = urlencode({k: v for k, v in (params or {}).items() if v is not None})
-        return self.request("GET", path + (f"?{query}" if query else ""))
+    def get(self, path: str) -> Any:
+        """``GET path``: the decoded JSON answer."""
+        return self.request("GET", path)
 
     def post(self, path: str, body: Any) -> Any:
         """``POST path`` with ``body`` as JSON: the decoded JSON answer."""
@@ -175,3 +173,15 @@ def _error(status: int, body: bytes) -> ChrysalisError:
     except (ValueError, KeyError, TypeError):
         cls = InternalError if status >= 500 else ChrysalisError
         return cls(f"daemon answered {status}: {body[:200].decode('utf-8', 'replace')}")
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def quote_segment(text: str) -> str:
+    """``text`` as one URL path segment: every byte but the unreserved ones percent-encoded,
+    ``/`` too (what ``urllib.parse.quote(text, safe="")`` does; urllib.parse costs the hook's
+    start-up its import of ipaddress)."""
+    return "".join(
+        chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in text.encode("utf-8", "surrogatepass")
+    )

@@ -121,3 +121,32 @@ def test_recall_across_two_memories_names_each_items_memory(daemon: DaemonProces
     assert one.exit_code == 2 and "several memories go with recall only" in one.output
     empty = cli(daemon, "recall", "fig", "--memory", "garden,")
     assert empty.exit_code == 2 and "a memory name is empty" in empty.output
+
+
+def _bench(name: str) -> Any:
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_import_bench_quick_mode() -> None:
+    """`bench/import_bench.py --quick`: a 1 MB export in, every kept turn added, then again:
+    none added (the figures for 50 MB are in docs/benchmarks.md)."""
+    out = _bench("import_bench").main(["--quick"])
+    assert out["added"] == out["turns"] > 500
+    assert (out["second_added"], out["second_unchanged"]) == (0, out["turns"])
+
+
+def test_the_hook_bench_quick_mode() -> None:
+    """`bench/hook_bench.py --quick`: the hook answers with context citing the note it should
+    find, and with no daemon exits 0 saying so (its times are in docs/benchmarks.md)."""
+    out = _bench("hook_bench").main(["--quick"])
+    assert out["up"]["cites_the_note"] and out["up"]["exit_codes"] == [0]
+    assert out["down"]["exit_code"] == 0 and "no daemon" in out["down"]["said"]

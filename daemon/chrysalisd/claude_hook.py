@@ -31,18 +31,15 @@ runs it without loading the CLI.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import select
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
-from urllib.parse import quote
+from typing import IO, TYPE_CHECKING, Any
 
 from chrysalis.errors import (
     ChrysalisError,
@@ -51,9 +48,13 @@ from chrysalis.errors import (
     MethodNotAllowed,
     NotFound,
 )
-from chrysalis.importers import claude_code
-from chrysalis.importers.rows import Row, export_lines, safe_id
-from chrysalis.light_client import LightClient
+from chrysalis.light_client import LightClient, quote_segment
+
+if TYPE_CHECKING:
+    from chrysalis.importers.rows import Row
+
+# The capture events import the transcript parser (re, datetime, hashlib) when they need it:
+# the prompt's path, which Claude Code waits on, does without.
 
 __all__ = ["CAPTURE", "CONTEXT", "HookOptions", "parse_args", "projects_root", "run"]
 
@@ -212,8 +213,8 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
     client = LightClient(options.socket, memory=options.memories[0], timeout=CONTEXT_SECONDS)
     session = event.get("session_id") or None
     body: dict[str, Any] = {"query": query, "token_budget": options.budget}
-    if session:
-        body["session_id"] = safe_id(session)
+    if session and _is_id(session):  # Claude Code's are UUIDs
+        body["session_id"] = session
     if len(options.memories) > 1:
         body["memories"] = options.memories
     try:
@@ -224,6 +225,14 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
         return _recalled(client, options, query, body.get("session_id"))
     text = answer.get("text") if isinstance(answer, dict) else None
     return text.strip() if isinstance(text, str) else ""
+
+
+_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@-")
+
+
+def _is_id(text: str) -> bool:
+    """Whether ``text`` is an id as the store takes it (limits.ID_RULE), without ``re``."""
+    return 0 < len(text) <= 128 and text[0].isalnum() and text.isascii() and set(text) <= _ID_CHARS
 
 
 def _recalled(client: LightClient, options: HookOptions, query: str, session: str | None) -> str:
@@ -300,6 +309,8 @@ def open_transcript(path: Any) -> tuple[IO[bytes], os.stat_result, Path]:
 def _capture(options: HookOptions, event: Mapping[str, Any]) -> str:
     """Import the turns appended to the transcript since the last capture; a note for
     stderr when something was left out, else ""."""
+    from chrysalis.importers import claude_code
+
     session = event.get("session_id") or None
     f, st, real = open_transcript(event.get("transcript_path"))
     cursor = Cursor(options, real)
@@ -366,6 +377,8 @@ def _import(client: LightClient, rows: list[Row]) -> None:
 
 
 def _send(client: LightClient, rows: list[Row]) -> None:
+    from chrysalis.importers.rows import export_lines
+
     payload = b"".join(export_lines(rows))
     client.request("POST", "/v1/import", payload, "application/x-ndjson")
 
@@ -373,14 +386,10 @@ def _send(client: LightClient, rows: list[Row]) -> None:
 def _stored(client: LightClient, bead_id: str) -> bool:
     """True when bead ``bead_id`` is here (a forgotten one is not: the import skips it)."""
     try:
-        client.get(f"/v1/beads/{_segment(bead_id)}")
+        client.get(f"/v1/beads/{quote_segment(bead_id)}")
     except NotFound:
         return False
     return True
-
-
-def _segment(text: str) -> str:
-    return quote(text, safe="")
 
 
 class Cursor:
@@ -393,6 +402,8 @@ class Cursor:
             os.path.expanduser("~"), ".local", "state"
         )
         self.folder = Path(base) / "chrysalis" / "claude-code"
+        import hashlib
+
         socket = options.socket or os.environ.get("CHRYSALIS_SOCKET", "")
         key = f"{socket}\0{options.memories[0]}\0{transcript}".encode("utf-8", "surrogatepass")
         self.file = self.folder / (hashlib.sha256(key).hexdigest()[:32] + ".json")
@@ -428,13 +439,15 @@ class Cursor:
         if not self._usable():
             return
         data = json.dumps({"dev": st.st_dev, "ino": st.st_ino, "offset": offset}).encode()
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".cursor-")
+        # tempfile would import shutil (and bz2, lzma): a name of our own, created exclusively
+        tmp = self.folder / f".{self.file.name}.{os.getpid()}.{os.urandom(4).hex()}"
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, self.file)
         except OSError:
-            _unlink(tmp)
+            _unlink(str(tmp))
 
 
 def _unlink(path: str) -> None:
