@@ -73,7 +73,7 @@ def test_the_client_imports_no_storage_module() -> None:
     loaded = set(json.loads(out.stdout.replace("'", '"')))
     assert loaded == {
         "chrysalis", "chrysalis.client", "chrysalis.errors", "chrysalis.routes",
-        "chrysalis.transport",
+        "chrysalis.transport", "chrysalis.local_socket",
         "chrysalis.async_client",
     }  # fmt: skip
 
