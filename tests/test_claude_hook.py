@@ -467,3 +467,22 @@ def test_memory_option_sends_to_that_memory(daemon: DaemonProcess, home: Path) -
         assert [b.id for b in c.last_beads(100, session_id=session)] == captured("a0000008")
     with daemon.client() as c, pytest.raises(NotFound):
         c.get_bead(captured("a0000008")[0])
+
+
+def test_a_socket_planted_by_another_user_gets_nothing(home: Path, tmp_path: Path) -> None:
+    """The hook's light client checks what `Client` checks before sending the prompt."""
+    if os.getuid() != 0:
+        pytest.skip("giving a socket to another user takes root")
+    folder = tmp_path / "sockets"
+    folder.mkdir(mode=0o700)
+    path = folder / "d.sock"
+    with socket.socket(socket.AF_UNIX) as squatter:
+        squatter.bind(str(path))
+        squatter.listen(8)
+        os.chown(path, 65534, 65534)
+        done, _ = command(json.dumps(event("user_prompt_submit", home)).encode(), path, home)
+        squatter.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            squatter.accept()  # the hook never connected
+    assert done.returncode == 0 and done.stdout == b""
+    assert b"belongs to user nobody (uid 65534)" in done.stderr and b"refusing" in done.stderr
