@@ -73,6 +73,7 @@ def test_the_client_imports_no_storage_module() -> None:
     loaded = set(json.loads(out.stdout.replace("'", '"')))
     assert loaded == {
         "chrysalis", "chrysalis.client", "chrysalis.client.aio", "chrysalis.client.blocking",
+        "chrysalis.client.local_socket",
         "chrysalis.client.routes", "chrysalis.client.transport", "chrysalis.core",
         "chrysalis.core.errors",
     }  # fmt: skip

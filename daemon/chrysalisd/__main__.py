@@ -1,5 +1,5 @@
 """``python -m chrysalisd`` is the ``chrysalis`` command."""
 
-from .cli import main
+from .launch import main
 
 main()

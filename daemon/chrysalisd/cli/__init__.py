@@ -1,8 +1,8 @@
 """The ``chrysalis`` command: the daemon, and a client for it. One module per group of
 commands: `service` (daemon, status, doctor, ui), `lifecycle` (daemon --detach, stop),
 `settings` (config), `memory` (remember, recall, fact, forget, ingest), `browse` (ls, show,
-kg), `agent` (persona, skill, mcp), `memories`, `exchange` (export, import), `replication`
-(sync, demo).
+kg), `agent` (persona, skill, mcp), `memories`, `exchange` (export, import; `importer` for
+chat histories), `replication` (sync, demo), `hooks` (Claude Code).
 
 Client commands talk to the daemon over its socket (``--socket`` or ``CHRYSALIS_SOCKET``) and
 import none of the storage engine, so they start fast. Every command that prints data takes
@@ -19,7 +19,18 @@ import click
 from chrysalis import __version__
 from chrysalis.core.errors import ChrysalisError
 
-from . import agent, browse, exchange, lifecycle, memories, memory, replication, service, settings
+from . import (
+    agent,
+    browse,
+    exchange,
+    hooks,
+    lifecycle,
+    memories,
+    memory,
+    replication,
+    service,
+    settings,
+)
 from . import secrets as secrets_cli
 
 __all__ = ["main"]
@@ -109,7 +120,7 @@ for command in (
     browse.ls, browse.show, browse.kg,
     agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,
-    replication.sync, replication.demo, secrets_cli.secrets,
+    replication.sync, replication.demo, secrets_cli.secrets, hooks.hooks,
 ):  # fmt: skip
     _anywhere(command)
     main.add_command(command)

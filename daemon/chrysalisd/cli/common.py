@@ -16,12 +16,32 @@ from chrysalis.core.errors import InvalidInput
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def client_for(ctx: click.Context) -> Client:
+def client_for(ctx: click.Context, *, several: bool = False) -> Client:
+    """The client for the context's socket and memory. ``--memory a,b`` (several memories)
+    goes with the commands that read across memories (``several``): their client is the
+    default memory's and they name the memories in the request (`memory_names`)."""
     obj = ctx.ensure_object(dict)
+    names = memory_names(ctx)
+    if len(names) > 1 and not several:
+        raise click.UsageError(
+            f"--memory {obj['memory']}: several memories go with recall only; name one"
+        )
     if "client" not in obj:
-        obj["client"] = ctx.with_resource(Client(obj.get("socket"), memory=obj.get("memory")))
+        memory = None if len(names) > 1 else obj.get("memory")
+        obj["client"] = ctx.with_resource(Client(obj.get("socket"), memory=memory))
     client: Client = obj["client"]
     return client
+
+
+def memory_names(ctx: click.Context) -> list[str]:
+    """The memories ``--memory`` names, comma-separated (none: the default memory)."""
+    raw = str(ctx.ensure_object(dict).get("memory") or "")
+    if not raw:
+        return []
+    names = [name.strip() for name in raw.split(",")]
+    if not all(names):
+        raise click.UsageError(f"--memory {raw!r}: a memory name is empty")
+    return list(dict.fromkeys(names))
 
 
 def json_option(f: F) -> F:

@@ -37,29 +37,49 @@ def export(ctx: click.Context, file: str) -> None:
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(allow_dash=True))
 @click.option(
     "--format",
+    "--from",
     "format_",
-    type=click.Choice(["chrysalis", "locomo"]),
+    type=click.Choice(["chrysalis", "locomo", "chatgpt", "claude", "claude-code"]),
     default="chrysalis",
     show_default=True,
     help="chrysalis: JSON Lines from `chrysalis export`; locomo: a LoCoMo conversation file "
-    "(each turn a bead, each session a session).",
+    "(each turn a bead, each session a session); chatgpt, claude: the conversations.json of "
+    "a ChatGPT or claude.ai data export; claude-code: a Claude Code transcript (.jsonl) or a "
+    "folder of them.",
 )
 @json_option
 @click.pass_context
 def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
-    """Load FILE made by `chrysalis export` ("-" for stdin), or a public conversation set.
-    All or nothing: every line is checked first (an error names its line in FILE), then what
-    is new is written at once. Items already here are left alone, so importing twice changes
-    nothing.
+    """Load FILE made by `chrysalis export` ("-" for stdin), a public conversation set, or
+    the history of another chat tool. All or nothing: every line is checked first (an error
+    names its line in FILE), then what is new is written at once. Items already here are
+    left alone, so importing twice changes nothing.
+
+    A chat history (``--from chatgpt|claude|claude-code``) comes in one bead per turn, each
+    conversation a session, its roles and times kept (ChatGPT: the branch the conversation
+    was left on); credentials in it are redacted; a turn forgotten here stays forgotten.
 
     \b
     Example:
       chrysalis import backup.jsonl
       chrysalis import --format locomo locomo10.json && chrysalis recall "Caroline's job"
+      chrysalis import --from chatgpt ~/Downloads/chatgpt-export/conversations.json
+      chrysalis import --from claude-code ~/.claude/projects/-home-me-src-shop
     """
+    if format_ in ("chatgpt", "claude", "claude-code"):
+        from . import importer
+
+        if file == "-":
+            raise click.UsageError(f"--from {format_} reads a file or folder, not stdin")
+        obj = ctx.ensure_object(dict)
+        with Client(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as c:
+            importer.run(c, format_, file, as_json=as_json)
+        return
+    if Path(file).is_dir():
+        raise click.UsageError(f"{file} is a folder; --format {format_} reads a file")
     client = client_for(ctx)
     if format_ == "locomo":
         from ..locomo import import_locomo

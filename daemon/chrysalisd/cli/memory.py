@@ -22,7 +22,7 @@ from chrysalis.core.limits import MAX_CONTENT_CHARS
 from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, ROLES, STRATEGIES
 
 from . import forget_where
-from .common import client_for, json_option, print_json, shown, span_text
+from .common import client_for, json_option, memory_names, print_json, shown, span_text
 from .receipts import show_receipt, wait_option
 
 
@@ -120,13 +120,18 @@ def recall(
     Each item: its rank, kind and score; where an ingested chunk came from
     (``docs/notes.md:12-30``); its text, wrapped to the terminal (3 lines, ``--full`` for
     all); then why it matched (each signal), the replica it came from and its id.
+    ``--memory a,b`` ranks the items of both memories together, each naming its memory.
 
     \b
     Example:
       chrysalis recall "when do deploys go out?" -k 5
       chrysalis recall "tea" --budget 500 --json | jq '.items[].provenance'
+      chrysalis recall "the release plan" --memory work,personal
     """
-    result = client_for(ctx).raw(Routes.recall(query, k, budget, strategy, None))
+    names = memory_names(ctx)
+    across = names if len(names) > 1 else ()
+    call = Routes.recall(query, k, budget, strategy, None, memories=across)
+    result = client_for(ctx, several=True).raw(call)
     if as_json:
         print_json(result)
         return
@@ -148,6 +153,8 @@ def recall(
         why = ", ".join(f"{name} {value:.2f}" for name, value in ranked)
         origin = item["provenance"].get("origin_replica")
         source = f" · from {origin}" if origin else ""
+        if within := item["provenance"].get("memory"):
+            source = f" · in {within}{source}"
         click.echo(f"    why: {why}{source} · id {item['id']}")
     for note in result["notes"]:
         click.echo(f"note: {note}", err=True)
