@@ -85,7 +85,9 @@ class RetrieveIn(_In):
         None, description="stop adding items once their text would pass this many tokens"
     )
     strategy: Strategy = Field(
-        DEFAULT_STRATEGY, description="every signal fused, or one alone (emb, keyword, kg, beads)"
+        DEFAULT_STRATEGY,
+        description="every signal fused, or one alone (emb, keyword, kg, beads); `emb` ranks by "
+        "vector similarity only: the nearest neighbours the index found",
     )
     filters: Filters | None = Field(None, description="what an item must satisfy")
     now: float | Annotated[datetime, Strict(False)] | None = Field(
