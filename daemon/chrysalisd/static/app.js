@@ -393,11 +393,12 @@ async function graph() {
     degree.set(e.target, (degree.get(e.target) || 0) + 1);
   }
   const r = Math.sqrt(g.nodes.length) * 10;
+  const few = g.nodes.length < 300;  // room for big dots
   g.nodes.forEach((n, i) => {
     const d = r * Math.sqrt((i + 0.5) / g.nodes.length), angle = i * 2.39996;
     model.addNode(n.id, {
       x: Math.cos(angle) * d, y: Math.sin(angle) * d,
-      size: 1.6 + 1.4 * Math.sqrt(degree.get(n.id) || 0),
+      size: (few ? 6 : 1.6) + (few ? 2 : 1.4) * Math.sqrt(degree.get(n.id) || 0),
       label: n.name || n.id, color: colour.get(n.type), kind: n.type, data: n,
     });
   });
@@ -470,8 +471,9 @@ async function graph() {
   renderer.on("enterNode", () => { stage.style.cursor = "pointer"; });
   renderer.on("leaveNode", () => { stage.style.cursor = ""; });
   slider.oninput = () => {
-    at = Number(slider.value);
-    asOf.textContent = at >= Math.floor(now) ? "now" : when(at);
+    // the slider moves by minutes: its last step is now
+    at = Number(slider.value) > Number(slider.max) - 60 ? now : Number(slider.value);
+    asOf.textContent = at === now ? "now" : when(at);
     let held = 0;
     model.forEachEdge((_id, a) => { if (holds(a.data)) held++; });
     stage.dataset.holding = String(held);
