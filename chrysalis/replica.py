@@ -220,17 +220,21 @@ class Replica:
         record = scrub.record_of(memory, bead_id)
         places = scrub.local_places(memory, bead_id, record)
         if self.engine is not None:
+            remote = self._remote_places(record)
+            # Content that never left here (and no copy on the remote) reached no other laptop.
+            kept = any(p.place == "remote" and p.state != "gone" for p in remote)
+            unsent = record.get("adds", ()) if record.get("unpushed") and not kept else ()
             try:
                 heartbeats = self.engine.heartbeats()
                 places += receipt.replica_places(
-                    record.get("by"), heartbeats, memory.replica_id, time.time()
+                    record.get("by"), heartbeats, memory.replica_id, time.time(), unsent
                 )
             except ChrysalisError as exc:
                 places.append(
                     Place(place="replica", name="other replicas", state="unknown",
                           why=f"their heartbeats cannot be read now: {exc}")
                 )  # fmt: skip
-            places += self._remote_places(record)
+            places += remote
         if self.mirror is not None:
             state, why = self.mirror.forget_state(bead_id)
             places.append(

@@ -93,3 +93,35 @@ def test_a_missing_sync_key_file_opens_nothing(tmp_path: Path) -> None:
             sync_key_file=tmp_path / "none",
         )  # fmt: skip
     assert not (tmp_path / "m").exists()
+
+
+def test_a_bead_forgotten_before_any_push_is_pending_on_no_other_laptop(tmp_path: Path) -> None:
+    """b never received what a forgot before sending it: the receipt says b is gone, not
+    pending. What a did send stays pending on b until b applies the forget."""
+    (tmp_path / "shared").mkdir()
+    key = tmp_path / "sync.key"
+    key.write_text("a sync key for the unsent-bead test\n")
+    remote = f"file://{tmp_path / 'shared'}"
+
+    def open_replica(name: str) -> Replica:
+        return Replica.open(
+            tmp_path / name, remote=remote, sync_key_file=key, replica_id=name, sync=False,
+            scrub_delay=0.1,
+        )  # fmt: skip
+
+    with open_replica("a") as a, open_replica("b") as b:
+        a.memory.append_bead("a first note, sent", session_id="s")
+        for r in (a, b, a):
+            assert r.sync()["ok"]
+        sent = a.memory.append_bead("the boat leaves from pier nine", session_id="s")
+        assert a.sync()["ok"]  # pushed; b has not pulled it
+        unsent = a.memory.append_bead("the safe is behind the painting", session_id="s")
+        a.memory.forget(unsent.id)
+        a.memory.forget(sent.id)
+        for bead_id in (unsent.id, sent.id):  # before and after a pushes the forgets
+            (laptop,) = place(a.forget_receipt(unsent.id), "replica", "b")
+            assert laptop.state == "gone" and "never received it" in laptop.why, laptop
+            (other,) = place(a.forget_receipt(sent.id), "replica", "b")
+            assert other.state == "pending" and "never received" not in other.why, other
+            assert bead_id and a.sync()["ok"]
+        assert not a.forget_receipt(sent.id).settled

@@ -48,20 +48,31 @@ class ForgetReceipt(BaseModel):
 
 
 def replica_places(
-    by: Sequence[Any] | None, heartbeats: Mapping[str, Mapping[str, Any]], me: str, now: float
+    by: Sequence[Any] | None,
+    heartbeats: Mapping[str, Mapping[str, Any]],
+    me: str,
+    now: float,
+    unsent: Sequence[Sequence[Any]] = (),
 ) -> list[Place]:
-    """Every other replica the remote knows, from its heartbeat."""
+    """Every other replica the remote knows, from its heartbeat. ``unsent``: the ops that
+    wrote the bead when its content never left this replica (forgotten before any remote
+    confirmed them, and the remote holds no copy): a replica that has applied none of them
+    never had it, so it is ``gone`` whatever it has applied of the forget."""
     places = []
     for replica, hb in sorted(heartbeats.items()):
         if replica == me:
             continue
         seen = f"last seen {ago(hb['time'], now)}" if hb.get("time") else "never seen"
+        vv = hb.get("vv") or {}
         if hb.get("decommissioned"):
             state: State = "gone"
             why = "decommissioned: it writes nothing more, and the others clean up its objects"
+        elif unsent and all(int(vv.get(r, 0)) < int(s) for r, s in unsent):
+            state = "gone"
+            why = f"never received it: this laptop forgot it before sending it ({seen})"
         elif by is None:
             state, why = "unknown", "the forget op itself has not reached this replica yet"
-        elif int((hb.get("vv") or {}).get(by[0], 0)) < int(by[1]):
+        elif int(vv.get(by[0], 0)) < int(by[1]):
             state, why = "pending", f"pending on {replica}: it has not applied the forget ({seen})"
         elif int((hb.get("scrubbed") or {}).get(by[0], 0)) < int(by[1]):
             state = "pending"

@@ -81,6 +81,21 @@ def forget_record(txn: Any, dbs: dict[str, Any], bead_id: str) -> dict[str, Any]
     return None if raw is None else dict(unpack(raw))
 
 
+def _pushed_anywhere(txn: Any, dbs: dict[str, Any], replica: str) -> int:
+    """The highest seq of ``replica`` any remote confirmed (`chrysalis.sync.local` keeps one
+    cursor per remote, ``sync:FID:pushed:REPLICA``); 0 when none did."""
+    prefix, suffix = b"m:sync:", f":pushed:{replica}".encode()
+    best = 0
+    with txn.cursor(db=dbs["meta"]) as cur:
+        if cur.set_range(prefix):
+            for k, v in cur:
+                if not k.startswith(prefix):
+                    break
+                if k.endswith(suffix):
+                    best = max(best, int(unpack(v)))
+    return best
+
+
 def note_forget_op(ctx: WriteContext, bead_id: str, op: dict[str, Any]) -> None:
     """Remember which op forgot the bead: replicas that applied it have forgotten it too."""
     record = forget_record(ctx.txn, ctx.dbs, bead_id) or {"erasure": 0, "at": time.time()}
@@ -140,6 +155,13 @@ def erase_bead(ctx: WriteContext, bead_id: str) -> None:
                 txn.put(ok, pack(logged), db=dbs["ops"])
         txn.put(k, pack({"dots": rec.get("dots", []), "erased": True}), db=emb)
     record["blobs"] = sorted(blobs)
+    me = ctx.store.replica_id
+    adds = record["adds"]
+    # Whether its content never left this laptop: every add is ours and above what any remote
+    # confirmed. Then no other laptop can hold it (the receipt says so instead of "pending").
+    record["unpushed"] = bool(adds) and all(
+        r == me and int(s) > _pushed_anywhere(txn, dbs, me) for r, s in adds
+    )
     txn.put(key, pack(record), db=dbs["forgets"])
     # The remote's to-do (sync/scrub.py): the ops whose copies there still hold the content,
     # and the blobs no live bead here uses any more.

@@ -38,9 +38,11 @@ for it), is listening before that call answers, and closes with the daemon. Its 
   request's headers must arrive within `HEADER_TIMEOUT` seconds and its body within
   `BODY_TIMEOUT` (else 408 and closed); idle keep-alive connections close after 5 s.
 - The page and its static assets hold no secret and are served without a session (a reload
-  keeps working from ``sessionStorage``). They ship in the package (``chrysalisd/static``);
-  nothing comes from a CDN. Every answer has a Content-Security-Policy of ``'self'``,
-  ``nosniff``, no referrer, no caching, no framing.
+  keeps working from ``sessionStorage``). They ship in the package (``chrysalisd/static``;
+  ``static/vendor`` holds the graph library, built from the npm registry by
+  ``scripts/vendor_ui.sh``, with its licences); nothing comes from a CDN. Every answer has
+  a Content-Security-Policy of ``'self'`` (the graph's layout runs in a worker script of
+  this origin; no eval, no inline script), ``nosniff``, no referrer, no caching, no framing.
 """
 
 from __future__ import annotations
@@ -114,15 +116,21 @@ _NOT_SIGNED_IN = (
 
 
 def _assets() -> dict[str, tuple[bytes, bytes]]:
-    """The shipped files by name: (bytes, content type). Read once: nothing else is served."""
+    """The shipped files by name (``app.js``, ``vendor/graph.js``): (bytes, content type).
+    Read once: nothing else is served."""
     out = {}
-    for entry in resources.files("chrysalisd").joinpath(STATIC).iterdir():
-        if entry.is_file():
-            kind = mimetypes.guess_type(entry.name)[0] or "application/octet-stream"
-            charset = (
-                "; charset=utf-8" if kind.startswith(("text/", "application/javascript")) else ""
-            )
-            out[entry.name] = (entry.read_bytes(), (kind + charset).encode())
+    root = resources.files("chrysalisd").joinpath(STATIC)
+    folders = [("", root), *((d.name + "/", d) for d in root.iterdir() if d.is_dir())]
+    for prefix, folder in folders:
+        for entry in folder.iterdir():
+            if entry.is_file() and not entry.name.startswith("."):
+                kind = mimetypes.guess_type(entry.name)[0] or "text/plain"
+                charset = (
+                    "; charset=utf-8"
+                    if kind.startswith(("text/", "application/javascript"))
+                    else ""
+                )
+                out[prefix + entry.name] = (entry.read_bytes(), (kind + charset).encode())
     return out
 
 

@@ -1,5 +1,9 @@
 // The memory inspector: plain DOM, no framework, nothing from a CDN. Every text from the
-// memory goes in through textContent (never innerHTML): a bead may hold any markup.
+// memory goes in through text nodes (never innerHTML): a bead may hold any markup, and its
+// Markdown is rendered by markdown.js, which builds elements and never parses HTML. The
+// graph library (vendor/graph.js) is built from the npm registry by scripts/vendor_ui.sh.
+
+import { render, summary } from "./markdown.js";
 
 const view = document.getElementById("view");
 const memorySelect = document.getElementById("memory");
@@ -44,13 +48,6 @@ function h(tag, attrs = {}, ...children) {
 // Replace ``el``'s children with ``children`` (nested arrays flattened, null left out).
 function fill(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined));
-  return el;
-}
-
-function svg(tag, attrs = {}, text) {
-  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  if (text !== undefined) el.textContent = text;
   return el;
 }
 
@@ -102,42 +99,135 @@ function go(hash) {
 
 // ---- the views --------------------------------------------------------------------------
 
+const PAGE = 200;  // beads per timeline page
+
+// The local day and hour:minute of a bead (the tooltip has the full UTC time).
+function day(ts) {
+  const d = new Date(ts * 1000);
+  return `${d.getFullYear()}-${d.getMonth() + 1}-${d.getDate()}`;
+}
+
+function clock(ts) {
+  const d = new Date(ts * 1000);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+}
+
+// "notes.md:12-40" for each span a bead was ingested from (the file's name; the path in the
+// tooltip).
+function spanLabels(spans) {
+  return (spans || []).map((s) => h("span", { class: "span", title: s.path },
+    `${s.path.split("/").pop()}:${s.start_line}${s.end_line !== s.start_line ? "-" + s.end_line : ""}`));
+}
+
 function beadRow(b) {
-  return h("div", { class: "bead", "data-id": b.id, onclick: () => go(`#bead/${encodeURIComponent(b.id)}`) },
-    h("span", { class: "muted" }, when(b.ts)),
-    h("span", { class: "muted" }, b.role),
-    h("span", { class: "text" }, b.content.length > 400 ? b.content.slice(0, 400) + " …" : b.content,
+  const open = () => go(`#bead/${encodeURIComponent(b.id)}`);
+  return h("div", { class: "bead", "data-id": b.id, "data-session": b.session_id || "", tabindex: "0", onclick: open },
+    h("time", { class: "muted", datetime: new Date(b.ts * 1000).toISOString(), title: when(b.ts) }, clock(b.ts)),
+    h("span", { class: `role role-${b.role}` }, b.role),
+    h("div", { class: "text md" }, render(b.content.length > 1200 ? b.content.slice(0, 1200) + " …" : b.content)),
+    h("div", { class: "where" },
+      b.session_id ? h("a", { class: "session", href: `#timeline/${encodeURIComponent(b.session_id)}`, onclick: (e) => e.stopPropagation() }, b.session_id) : null,
+      spanLabels(b.span_refs),
       (b.tags || []).map((t) => h("span", { class: "tag" }, t))));
 }
 
-async function timeline() {
-  const beads = await call("GET", "/beads?limit=300");
-  const sessions = new Map();
-  for (const b of beads) {
-    const key = b.session_id || "(no session)";
-    if (!sessions.has(key)) sessions.set(key, []);
-    sessions.get(key).push(b);
-  }
-  const blocks = [...sessions.entries()]
-    .map(([name, list]) => [name, list, Math.max(...list.map((b) => b.ts))])
-    .sort((a, b) => b[2] - a[2]);
-  fill(view,
-    h("h2", {}, "Timeline ", h("small", {}, `${beads.length} latest beads, by session`)),
-    beads.length === 0 ? h("p", { class: "muted" }, "This memory holds no beads yet.") : null,
-    blocks.map(([name, list]) => h("section", { class: "session", "data-session": name },
-      h("h2", {}, name, " ", h("small", {}, `${list.length} beads, last ${when(list[0] && Math.max(...list.map((b) => b.ts)))}`)),
-      list.sort((a, b) => a.ts - b.ts).map(beadRow))));
+// The next float above ``x``: `before` is strict, so asking below nextUp(oldest) also
+// returns the beads stamped exactly at the oldest time seen (deduplicated by id).
+function nextUp(x) {
+  const f = new Float64Array([x]);
+  const i = new BigInt64Array(f.buffer);
+  i[0] += x >= 0 ? 1n : -1n;
+  return f[0];
 }
 
+async function timeline(sessionId) {
+  const status = await call("GET", "/status");
+  const total = status.counts.beads;
+  const list = h("div", { class: "beads" });
+  const count = h("small", {});
+  const more = h("button", { class: "more" }, "Load older beads");
+  const seen = new Set();
+  let oldest = null, atOldest = 0, done = false, loading = null;
+  const days = new Map();
+  const filter = sessionId ? `&session_id=${encodeURIComponent(sessionId)}` : "";
+  const addBeads = (beads) => {
+    for (const b of beads.slice().reverse()) {  // the API answers oldest first
+      if (seen.has(b.id)) continue;
+      seen.add(b.id);
+      const d = day(b.ts);
+      let section = days.get(d);
+      if (!section) {
+        section = h("section", { class: "day", "data-day": d }, h("h3", {}, new Date(b.ts * 1000).toLocaleDateString(undefined, { weekday: "short", year: "numeric", month: "short", day: "numeric" })));
+        days.set(d, section);
+        list.append(section);
+      }
+      section.append(beadRow(b));
+      if (oldest === null || b.ts < oldest) { oldest = b.ts; atOldest = 0; }
+      if (b.ts === oldest) atOldest++;
+    }
+  };
+  const page = async () => {
+    if (done) return;
+    let limit = PAGE, path = `/beads?limit=${PAGE}${filter}`;
+    if (oldest !== null) {
+      // the beads seen at the oldest time come back too: ask for that many more
+      const ties = atOldest;
+      limit = Math.min(1000, PAGE + ties);
+      path = `/beads?limit=${limit}&before=${nextUp(oldest)}${filter}`;
+    }
+    const before = seen.size;
+    const beads = await call("GET", path);
+    addBeads(beads);
+    if (seen.size === before || beads.length < limit) done = true;
+    count.textContent = sessionId ? `${seen.size.toLocaleString()} beads of this session${done ? "" : " so far"}`
+      : `${seen.size.toLocaleString()} of ${total.toLocaleString()} beads, newest first`;
+    more.hidden = done;
+    list.dataset.loaded = String(seen.size);
+  };
+  const next = () => {
+    if (!loading) loading = page().catch(showError).finally(() => { loading = null; });
+    return loading;
+  };
+  more.onclick = next;
+  fill(view,
+    h("h2", {}, sessionId ? ["Session ", h("code", {}, sessionId), " "] : "Timeline ", count,
+      sessionId ? h("a", { href: "#timeline", class: "clear" }, "all sessions") : null),
+    list, h("p", { class: "paging" }, more));
+  await next();
+  if (seen.size === 0) list.append(h("p", { class: "muted" }, "This memory holds no beads yet."));
+  // Scrolling near the end loads the next page, as the button does.
+  const watcher = new IntersectionObserver((entries) => {
+    if (!more.isConnected) watcher.disconnect();
+    else if (entries.some((e) => e.isIntersecting) && !done) next();
+  }, { rootMargin: "600px" });
+  watcher.observe(more);
+}
+
+// Each signal as a short bar, two to a line (its value in the tooltip).
 function signalBars(signals) {
   const rows = Object.entries(signals).sort((a, b) => b[1] - a[1]);
   return h("div", { class: "signals" },
     rows.map(([name, value]) => [
-      h("span", {}, name),
+      h("span", { title: `${name} ${value.toFixed(3)}` }, name),
       h("div", { class: "bar", title: `${name} ${value.toFixed(3)}` },
         (() => { const s = h("span"); s.style.width = `${Math.max(0, Math.min(1, value)) * 100}%`; return s; })()),
-      h("span", { class: "muted" }, value.toFixed(3)),
     ]));
+}
+
+// Provenance in one line of small print: times read as times, span refs as file:line.
+const PROVENANCE_FIRST = ["session_id", "source", "span_refs", "ts", "id"];
+
+function provenance(p) {
+  const parts = [];
+  const rank = (k) => (PROVENANCE_FIRST.includes(k) ? PROVENANCE_FIRST.indexOf(k) : 99);
+  for (const [k, v] of Object.entries(p).sort((a, b) => rank(a[0]) - rank(b[0]))) {
+    if (v === null || v === undefined || (Array.isArray(v) && v.length === 0)) continue;
+    if (k === "span_refs") { parts.push(h("span", { class: "prov", "data-key": k }, spanLabels(v))); continue; }
+    const shown = typeof v === "number" && /(^ts$|_at$|time)/.test(k) ? when(v)
+      : typeof v === "object" ? JSON.stringify(v) : String(v);
+    parts.push(h("span", { class: "prov", "data-key": k, title: `${k}: ${shown}` }, h("b", {}, k), " ", shown.length > 80 ? shown.slice(0, 80) + "…" : shown));
+  }
+  return h("div", { class: "provenance" }, parts);
 }
 
 async function search(query) {
@@ -150,36 +240,56 @@ async function search(query) {
   fill(view, h("h2", {}, "Search"), form, results);
   input.focus();
   if (!query) return;
-  const found = await call("POST", "/retrieve", { query, k: 10 });
+  const found = await call("POST", "/retrieve", { query, k: 20 });
   fill(results,
     h("p", { class: "muted" }, `${found.items.length} items, ${found.tokens_used} tokens (${found.strategy})`,
       found.notes.length ? ` — ${found.notes.join("; ")}` : ""),
     found.items.map((item, n) => h("article", { class: "result", "data-id": item.id },
-      h("header", {}, h("strong", {}, `#${n + 1}`), h("span", {}, item.kind), h("span", { class: "muted" }, item.id),
-        h("span", {}, `score ${item.score.toFixed(3)}`)),
-      h("div", { class: "text", onclick: () => item.kind === "bead" && go(`#bead/${encodeURIComponent(item.id)}`) },
-        item.text.length > 600 ? item.text.slice(0, 600) + " …" : item.text),
-      signalBars(item.signals),
-      h("details", {}, h("summary", {}, "provenance"),
-        h("dl", { class: "meta" }, Object.entries(item.provenance).map(([k, v]) =>
-          [h("dt", {}, k), h("dd", {}, typeof v === "object" ? JSON.stringify(v) : String(v))]))))));
+      h("span", { class: "rank" }, `${n + 1}`),
+      h("div", { class: "body" },
+        h("div", { class: "text", title: item.kind === "bead" ? "open this bead" : "",
+          onclick: () => item.kind === "bead" && go(`#bead/${encodeURIComponent(item.id)}`) },
+          h("span", { class: `kind kind-${item.kind}` }, item.kind), " ", summary(item.text, 400)),
+        provenance({ id: item.id, ...item.provenance })),
+      h("div", { class: "score" }, h("strong", {}, item.score.toFixed(3)), signalBars(item.signals)))));
+}
+
+// The memory picker's counts, read again (after a forget, say).
+async function refreshMemories() {
+  const memories = (await call("GET", "", undefined, "/api/v1/memories")).memories;
+  for (const m of memories) {
+    const option = [...memorySelect.options].find((o) => o.value === m.name);
+    if (option) option.textContent = `${m.name} (${m.beads})`;
+  }
 }
 
 async function bead(id) {
-  const b = await call("GET", `/beads/${encodeURIComponent(id)}`);
+  let b;
+  try {
+    b = await call("GET", `/beads/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (!/not found|unknown|forgotten/i.test(err.message)) throw err;
+    return forgottenBead(id, err.message);
+  }
   const receipt = h("div", { id: "receipt" });
+  const content = h("div", { class: "content md" }, render(b.content));
+  const raw = h("details", { class: "raw" }, h("summary", {}, "the text as stored"), h("pre", {}, b.content));
   const forget = h("button", { class: "danger", onclick: async () => {
     if (!confirm(`Forget this bead everywhere?\n\n${b.content.slice(0, 200)}`)) return;
+    forget.disabled = true;
     try {
       await call("DELETE", `/beads/${encodeURIComponent(id)}`);
-      forget.disabled = true;
-      await followReceipt(id, receipt);
-    } catch (err) { showError(err); }
+    } catch (err) { forget.disabled = false; showError(err); return; }
+    // What the person sees now is what the memory holds: no text, no button, new counts.
+    content.replaceWith(gone());
+    raw.remove();
+    forget.replaceWith(h("span", { class: "forgotten-note" }, "Forgotten on this laptop."));
+    view.querySelector("h2 .state")?.replaceChildren("forgotten");
+    refreshMemories().catch(showError);
+    await followReceipt(id, receipt);
   } }, "Forget");
-  const spans = (b.span_refs || []).map((s) => h("li", { class: "span" },
-    `${s.path}:${s.start_line}${s.end_line !== s.start_line ? "-" + s.end_line : ""}`));
   fill(view,
-    h("h2", {}, "Bead ", h("small", {}, b.id)),
+    h("h2", {}, "Bead ", h("small", {}, b.id), " ", h("span", { class: "state" })),
     h("dl", { class: "meta" }, [
       ["time", when(b.ts)], ["role", b.role], ["session", b.session_id || "–"],
       ["source", b.source || "–"], ["importance", b.importance.toFixed(2)],
@@ -187,11 +297,27 @@ async function bead(id) {
       ["derived from", (b.derived_from || []).join(", ") || "–"],
       ["blob", b.blob ? `${b.blob.sha256} (${b.blob.size} bytes)` : "–"],
     ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-    spans.length ? [h("h2", {}, "Where it came from"), h("ul", { class: "spans" }, spans)] : null,
+    (b.span_refs || []).length ? [h("h2", {}, "Where it came from"), h("ul", { class: "spans" },
+      b.span_refs.map((s) => h("li", { class: "span", title: s.path },
+        `${s.path}:${s.start_line}${s.end_line !== s.start_line ? "-" + s.end_line : ""}`)))] : null,
     h("h2", {}, "Content"),
-    h("pre", { class: "content" }, b.content),
+    content, raw,
     h("p", {}, forget),
     receipt);
+}
+
+function gone() {
+  return h("p", { class: "content gone" }, "This bead was forgotten: its content has left this laptop. The receipt below says where else it is gone.");
+}
+
+async function forgottenBead(id, message) {
+  const receipt = h("div", { id: "receipt" });
+  fill(view, h("h2", {}, "Bead ", h("small", {}, id), " ", h("span", { class: "state" }, "forgotten")), gone(), receipt);
+  try {
+    await followReceipt(id, receipt);
+  } catch (err) {
+    fill(receipt, h("p", { class: "muted" }, message));
+  }
 }
 
 async function followReceipt(id, box) {
@@ -201,106 +327,220 @@ async function followReceipt(id, box) {
       : h("span", { class: "badge pending" }, r.settled ? "settled, not clean" : "pending");
     fill(box,
       h("h2", {}, "Forget receipt ", badge),
-      h("table", { class: "receipt" },
+      h("div", { class: "table-wrap" }, h("table", { class: "receipt" },
         h("tr", {}, h("th", {}, "place"), h("th", {}, "name"), h("th", {}, "state"), h("th", {}, "why")),
-        r.places.map((p) => h("tr", {},
+        r.places.map((p) => h("tr", { "data-place": p.place },
           h("td", {}, p.place), h("td", {}, p.name),
-          h("td", { class: `state-${p.state.replace(" ", "-")}` }, p.state), h("td", {}, p.why)))));
+          h("td", { class: `state-${p.state.replace(" ", "-")}` }, p.state), h("td", {}, p.why))))));
     if (r.clean || r.settled) return;
     await new Promise((ok) => setTimeout(ok, 1000));
     if (!box.isConnected) return;
   }
 }
+// ---- the graph: WebGL (sigma), laid out by ForceAtlas2 in a worker ------------------------
+//
+// Readable at thousands of nodes: node size grows with its facts, labels are drawn only
+// where they do not collide and more appear as you zoom in (sigma's label grid); colours
+// are the entity types (the legend hides or shows a type); searching a name, or clicking a
+// node, centres it and greys out all but its neighbourhood. The time slider hides the facts
+// that did not hold at that time.
 
-// ---- the graph: a small force layout, drawn in SVG ---------------------------------------
+const TYPE_COLOURS = ["#7a4cc2", "#1a7f52", "#c4320a", "#0e6fb8", "#b54708", "#c11574",
+  "#4e5ba6", "#3b7c0f", "#9e2a2b", "#107569"];
+const MAX_NODES = 5000;
+
+let graphState = null;  // what the graph view holds, for the page's own handlers and tests
 
 async function graph() {
-  const g = await call("GET", "/kg/graph?limit=300");
+  const [{ Graph, Sigma }, g] = await Promise.all([
+    import("./vendor/graph.js"),
+    call("GET", `/kg/graph?limit=${MAX_NODES}`),
+  ]);
+  if (graphState) graphState.kill();
   const times = g.edges.flatMap((e) => [e.valid_at, e.invalid_at]).filter((t) => t !== null);
   const now = Date.now() / 1000;
-  const first = times.length ? Math.min(...times) : now;
-  const slider = h("input", { type: "range", min: String(Math.floor(first)), max: String(Math.ceil(now)), value: String(Math.ceil(now)), step: "1" });
-  const asOf = h("span", {}, "now");
-  const panel = h("div", { class: "panel", id: "node-panel" }, h("p", { class: "muted" }, "Choose a node to see its facts."));
-  const picture = svg("svg", { class: "kg", viewBox: "0 0 800 560", role: "img", "aria-label": "knowledge graph" });
+  let first = now;
+  for (const t of times) if (t < first) first = t;
+  const slider = h("input", { type: "range", name: "as-of", min: String(Math.floor(first)), max: String(Math.ceil(now)), value: String(Math.ceil(now)), step: "60" });
+  const asOf = h("output", {}, "now");
+  const panel = h("aside", { class: "panel", id: "node-panel" }, h("p", { class: "muted" }, "Search a name or click a node to see its facts."));
+  const stage = h("div", { class: "kg", role: "img", "aria-label": "knowledge graph" });
+  const find = h("input", { type: "search", name: "node", placeholder: "Find an entity…", autocomplete: "off", list: "node-names" });
+  const names = h("datalist", { id: "node-names" });
+  const legend = h("div", { class: "legend" });
+  const progress = h("span", { class: "muted layout-progress" });
   fill(view,
-    h("h2", {}, "Knowledge graph ", h("small", {}, `${g.nodes.length} nodes, ${g.edges.length} facts${g.truncated ? " (the most connected)" : ""}`)),
+    h("h2", {}, "Knowledge graph ", h("small", {}, `${g.nodes.length.toLocaleString()} entities, ${g.edges.length.toLocaleString()} facts${g.truncated ? ` (the ${MAX_NODES.toLocaleString()} most connected)` : ""}`), " ", progress),
     g.nodes.length === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
-    h("label", {}, "facts that held at ", asOf, slider),
-    h("div", { class: "graph" }, picture, panel));
-  if (g.nodes.length === 0) return;
+    h("div", { class: "graph-tools" },
+      h("form", { class: "find", onsubmit: (e) => { e.preventDefault(); focusByName(find.value); } }, find, names, h("button", { type: "submit" }, "Find")),
+      h("label", { class: "as-of" }, "facts that held at ", asOf, slider),
+      h("span", { class: "zoom" },
+        h("button", { type: "button", title: "zoom in", onclick: () => renderer.getCamera().animatedZoom(1.6) }, "+"),
+        h("button", { type: "button", title: "zoom out", onclick: () => renderer.getCamera().animatedUnzoom(1.6) }, "−"),
+        h("button", { type: "button", title: "see it all", onclick: () => { choose(null); renderer.getCamera().animatedReset(); } }, "fit"))),
+    legend,
+    h("div", { class: "graph" }, stage, panel));
+  if (g.nodes.length === 0) { view.dataset.layout = "done"; return; }
 
-  const byId = new Map(g.nodes.map((n, i) => [n.id, { ...n, x: 400 + 220 * Math.cos(i * 2.4), y: 280 + 200 * Math.sin(i * 2.4), vx: 0, vy: 0 }]));
-  const links = g.edges.map((e) => ({ ...e, s: byId.get(e.source), t: byId.get(e.target) })).filter((l) => l.s && l.t);
-  layout([...byId.values()], links);
-
-  const holds = (e, at) => (e.valid_at === null || e.valid_at <= at) && (e.invalid_at === null || e.invalid_at > at);
-  const lineEls = links.map((l) => {
-    const line = svg("line", { x1: l.s.x, y1: l.s.y, x2: l.t.x, y2: l.t.y });
-    const label = svg("text", { class: "predicate", x: (l.s.x + l.t.x) / 2, y: (l.s.y + l.t.y) / 2 }, l.predicate);
-    picture.append(line, label);
-    return [l, line, label];
+  // the model: positions start on a disc until the worker's clusters arrive
+  const model = new Graph({ multi: true, type: "directed", allowSelfLoops: true });
+  const types = [...new Set(g.nodes.map((n) => n.type))];
+  const colour = new Map(types.map((t, i) => [t, TYPE_COLOURS[i % TYPE_COLOURS.length]]));
+  const degree = new Map();
+  for (const e of g.edges) {
+    degree.set(e.source, (degree.get(e.source) || 0) + 1);
+    degree.set(e.target, (degree.get(e.target) || 0) + 1);
+  }
+  const r = Math.sqrt(g.nodes.length) * 10;
+  const few = g.nodes.length < 300;  // room for big dots
+  g.nodes.forEach((n, i) => {
+    const d = r * Math.sqrt((i + 0.5) / g.nodes.length), angle = i * 2.39996;
+    model.addNode(n.id, {
+      x: Math.cos(angle) * d, y: Math.sin(angle) * d,
+      size: (few ? 6 : 1.6) + (few ? 2 : 1.4) * Math.sqrt(degree.get(n.id) || 0),
+      label: n.name || n.id, color: colour.get(n.type), kind: n.type, data: n,
+    });
   });
-  const draw = () => {
-    const at = Number(slider.value);
-    asOf.textContent = at >= Math.floor(now) ? "now" : when(at);
-    for (const [l, line, label] of lineEls) {
-      const ok = holds(l, at);
-      line.setAttribute("class", ok ? "" : "invalid");
-      label.style.opacity = ok ? "1" : "0.35";
+  for (const e of g.edges) {
+    if (!model.hasNode(e.source) || !model.hasNode(e.target)) continue;
+    model.addEdgeWithKey(e.id, e.source, e.target, { size: 1, color: "#c5cad3", data: e });
+  }
+  names.append(...g.nodes.slice(0, 2000).map((n) => h("option", { value: n.name || n.id })));
+
+  const hidden = new Set();  // types switched off in the legend
+  let chosen = null, near = new Set(), at = Number(slider.value);
+  const holds = (e) => (e.valid_at === null || e.valid_at <= at) && (e.invalid_at === null || e.invalid_at > at);
+  const renderer = new Sigma(model, stage, {
+    renderEdgeLabels: false,
+    labelDensity: 0.45,
+    labelGridCellSize: 110,
+    labelRenderedSizeThreshold: 5,
+    labelFont: "system-ui, sans-serif",
+    labelSize: 12,
+    defaultEdgeType: "line",
+    zIndex: true,
+    // zoomed in, nodes keep their size on screen and move apart; zoomed out, they shrink
+    zoomToSizeRatioFunction: (ratio) => Math.max(1, Math.sqrt(ratio)),
+    nodeReducer: (id, a) => {
+      if (hidden.has(a.kind)) return { ...a, hidden: true };
+      if (!chosen) return a;
+      if (id === chosen) return { ...a, highlighted: true, forceLabel: true, zIndex: 2 };
+      if (near.has(id)) return { ...a, forceLabel: true, zIndex: 1 };
+      return { ...a, color: "#e4e7ec", label: "", zIndex: 0 };
+    },
+    edgeReducer: (id, a) => {
+      if (!holds(a.data)) return { ...a, hidden: true };
+      if (!chosen) return a;
+      const [s, t] = model.extremities(id);
+      if (s === chosen || t === chosen) return { ...a, color: "#7a4cc2", size: 1.6, zIndex: 1 };
+      return { ...a, color: "#f2f4f7" };
+    },
+  });
+  const choose = (id) => {
+    chosen = id;
+    near = id ? new Set(model.neighbors(id)) : new Set();
+    stage.dataset.chosen = id || "";
+    if (id) showNode(model, id, panel, (other) => focus(other));
+    renderer.refresh({ skipIndexation: true });
+  };
+  // Centre the camera on a node and its neighbours, zoomed to fit them.
+  const focus = (id) => {
+    choose(id);
+    const spots = [id, ...near].map((n) => renderer.getNodeDisplayData(n)).filter(Boolean);
+    if (!spots.length) return;
+    const xs = spots.map((p) => p.x), ys = spots.map((p) => p.y);
+    const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+    const ratio = Math.min(1, Math.max(0.04, 1.4 * Math.max(x1 - x0, y1 - y0)));
+    renderer.getCamera().animate({ x: (x0 + x1) / 2, y: (y0 + y1) / 2, ratio }, { duration: 400 });
+  };
+  const focusByName = (text) => {
+    const want = text.trim().toLowerCase();
+    if (!want) return;
+    let found = null;
+    model.forEachNode((id, a) => {
+      const name = a.label.toLowerCase();
+      if (!found && (name === want || id === want)) found = id;
+    });
+    if (!found) model.forEachNode((id, a) => { if (!found && a.label.toLowerCase().includes(want)) found = id; });
+    if (found) focus(found);
+    else fill(panel, h("p", { class: "muted" }, `No entity is named like “${text}”.`));
+  };
+  renderer.on("clickNode", ({ node }) => focus(node));
+  renderer.on("clickStage", () => choose(null));
+  renderer.on("enterNode", () => { stage.style.cursor = "pointer"; });
+  renderer.on("leaveNode", () => { stage.style.cursor = ""; });
+  slider.oninput = () => {
+    // the slider moves by minutes: its last step is now
+    at = Number(slider.value) > Number(slider.max) - 60 ? now : Number(slider.value);
+    asOf.textContent = at === now ? "now" : when(at);
+    let held = 0;
+    model.forEachEdge((_id, a) => { if (holds(a.data)) held++; });
+    stage.dataset.holding = String(held);
+    renderer.refresh({ skipIndexation: true });
+  };
+  slider.oninput();
+  const counts = new Map();
+  for (const n of g.nodes) counts.set(n.type, (counts.get(n.type) || 0) + 1);
+  fill(legend, types.map((t) => {
+    const box = h("input", { type: "checkbox", checked: "", "data-type": t });
+    box.onchange = () => { box.checked ? hidden.delete(t) : hidden.add(t); renderer.refresh({ skipIndexation: true }); };
+    const swatch = h("span", { class: "swatch" });
+    swatch.style.background = colour.get(t);
+    return h("label", {}, box, swatch, `${t} (${counts.get(t).toLocaleString()})`);
+  }));
+
+  // the layout, in a worker: clusters at once, then the picture settles as rounds come back
+  const worker = new Worker("/static/layout.js", { type: "module" });
+  const order = model.nodes();
+  const index = new Map(order.map((id, i) => [id, i]));
+  const big = g.nodes.length > 2000;
+  const rounds = big ? 6 : 8;
+  worker.postMessage({
+    ids: order,
+    edges: g.edges.filter((e) => index.has(e.source) && index.has(e.target)).map((e) => [index.get(e.source), index.get(e.target)]),
+    rounds, perRound: big ? 20 : 40,
+  });
+  view.dataset.layout = "running";
+  worker.onmessage = ({ data }) => {
+    order.forEach((id, i) => {
+      model.mergeNodeAttributes(id, { x: data.positions[2 * i], y: data.positions[2 * i + 1] });
+    });
+    if (data.round === 0) {
+      stage.dataset.clusters = String(data.groups);
+      renderer.getCamera().setState({ x: 0.5, y: 0.5, ratio: 1, angle: 0 });
+    }
+    progress.textContent = data.round < data.rounds ? `laying out… ${Math.round((100 * data.round) / data.rounds)} %` : "";
+    if (data.round === data.rounds) {
+      worker.terminate();
+      view.dataset.layout = "done";
     }
   };
-  slider.oninput = draw;
-  for (const n of byId.values()) {
-    const circle = svg("circle", { cx: n.x, cy: n.y, r: 9, "data-id": n.id });
-    circle.appendChild(svg("title", {}, `${n.name || n.id} (${n.type})`));
-    circle.onclick = () => {
-      picture.querySelectorAll("circle.chosen").forEach((c) => c.classList.remove("chosen"));
-      circle.classList.add("chosen");
-      showNode(n, links, panel);
-    };
-    picture.append(circle, svg("text", { x: n.x + 11, y: n.y + 4 }, n.name || n.id));
-  }
-  draw();
+  worker.onerror = (e) => { showError(new Error(`the layout stopped: ${e.message}`)); view.dataset.layout = "failed"; };
+  graphState = {
+    model, renderer, focus, focusByName, choose,
+    kill: () => { worker.terminate(); renderer.kill(); graphState = null; window.chrysalisGraph = null; },
+  };
+  window.chrysalisGraph = graphState;  // for the console and the browser tests
 }
 
-function layout(nodes, links) {
-  // Fruchterman-Reingold, a fixed number of rounds: enough for a few hundred nodes.
-  const area = 800 * 560, k = Math.sqrt(area / Math.max(1, nodes.length)) * 0.75;
-  for (let round = 0, temp = 60; round < 220; round++, temp *= 0.985) {
-    for (const a of nodes) { a.vx = 0; a.vy = 0; }
-    for (let i = 0; i < nodes.length; i++) {
-      for (let j = i + 1; j < nodes.length; j++) {
-        const a = nodes[i], b = nodes[j];
-        const dx = a.x - b.x || 0.01, dy = a.y - b.y || 0.01, d = Math.hypot(dx, dy);
-        const f = (k * k) / d;
-        a.vx += (dx / d) * f; a.vy += (dy / d) * f; b.vx -= (dx / d) * f; b.vy -= (dy / d) * f;
-      }
-    }
-    for (const l of links) {
-      const dx = l.s.x - l.t.x, dy = l.s.y - l.t.y, d = Math.hypot(dx, dy) || 0.01;
-      const f = (d * d) / k;
-      l.s.vx -= (dx / d) * f; l.s.vy -= (dy / d) * f; l.t.vx += (dx / d) * f; l.t.vy += (dy / d) * f;
-    }
-    for (const a of nodes) {
-      const d = Math.hypot(a.vx, a.vy) || 1;
-      a.x = Math.min(680, Math.max(30, a.x + (a.vx / d) * Math.min(d, temp)));
-      a.y = Math.min(540, Math.max(20, a.y + (a.vy / d) * Math.min(d, temp)));
-    }
-  }
-}
-
-function showNode(n, links, panel) {
-  const facts = links.filter((l) => l.s === n || l.t === n);
+function showNode(model, id, panel, focus) {
+  const n = model.getNodeAttributes(id).data;
+  const name = (x) => model.getNodeAttribute(x, "label");
+  const facts = [];
+  model.forEachEdge(id, (_e, a, s, t) => facts.push([a.data, s, t]));
+  facts.sort((a, b) => (a[0].invalid_at !== null) - (b[0].invalid_at !== null) || a[0].predicate.localeCompare(b[0].predicate));
+  const entity = (x) => x === id ? h("strong", {}, name(x)) : h("a", { href: "#graph", onclick: (e) => { e.preventDefault(); focus(x); } }, name(x));
   fill(panel,
     h("h2", {}, n.name || n.id, " ", h("small", {}, n.type)),
-    h("p", { class: "muted" }, `id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
-    h("ul", { class: "facts" }, facts.map((l) => h("li", { class: l.invalid_at !== null ? "muted" : "" },
-      `${l.s.name || l.s.id} — ${l.predicate} → ${l.t.name || l.t.id}`,
+    h("p", { class: "muted" }, `${facts.length} facts · id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
+    h("ul", { class: "facts" }, facts.slice(0, 200).map(([l, s, t]) => h("li", { class: l.invalid_at !== null ? "ended" : "" },
+      entity(s), ` ${l.predicate} `, entity(t),
       h("br"),
-      h("small", {}, `held ${l.valid_at === null ? "since it was recorded" : when(l.valid_at)} → ${l.invalid_at === null ? "now" : when(l.invalid_at)}`),
+      h("small", { class: "held" }, `held ${l.valid_at === null ? "since it was recorded" : when(l.valid_at)} → ${l.invalid_at === null ? "now" : when(l.invalid_at)}`),
       (l.evidence || []).length ? [h("br"), h("small", {}, "evidence: "),
-        l.evidence.map((id) => h("a", { href: `#bead/${encodeURIComponent(id)}`, class: "evidence" }, id + " "))] : null))));
+        l.evidence.map((e) => [h("a", { href: `#bead/${encodeURIComponent(e)}`, class: "evidence" }, e), " "])] : null))),
+    facts.length > 200 ? h("p", { class: "muted" }, `and ${facts.length - 200} more`) : null);
 }
 
 // ---- the laptops ------------------------------------------------------------------------
@@ -329,11 +569,11 @@ async function laptops() {
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       h("h2", {}, "Other laptops"),
       r.peers.length === 0 ? h("p", { class: "muted" }, "None has pushed here yet.") :
-        h("table", { class: "peers" },
+        h("div", { class: "table-wrap" }, h("table", { class: "peers" },
           h("tr", {}, ["replica", "host", "lag (ops)", "last seen", ""].map((t) => h("th", {}, t))),
           r.peers.map((p) => h("tr", {}, h("td", {}, p.replica), h("td", {}, p.host || "?"),
             h("td", { class: p.lag ? "warn" : "ok" }, String(p.lag)), h("td", {}, ago(p.last_seen)),
-            h("td", { class: "muted" }, p.decommissioned ? "retired" : "")))),
+            h("td", { class: "muted" }, p.decommissioned ? "retired" : ""))))),
       problems("Rejected objects", r.rejected.map((x) => `${x.key}: ${x.error}`)),
       problems("Gaps", Object.entries(r.gaps || {}).map(([rep, g]) => `${rep} ops ${g.from}..${g.to}: ${g.why || "waiting for its origin or a snapshot"}`)),
       problems("Tampered objects", (r.tampered || []).map((t) => `${t.key}: ${t.what}`)));
@@ -354,12 +594,14 @@ async function route() {
   const which = name || "timeline";
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.view === which);
   view.setAttribute("data-view", which);
+  view.removeAttribute("data-ready");
+  if (which !== "graph" && graphState) graphState.kill();
   try {
     if (which === "search") await search(arg);
     else if (which === "bead") await bead(arg);
     else if (which === "graph") await graph();
     else if (which === "laptops") await laptops();
-    else await timeline();
+    else await timeline(arg || null);
   } catch (err) {
     showError(err);
   }
