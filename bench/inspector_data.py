@@ -153,10 +153,21 @@ def build(path: Path, beads: int = 10_000, nodes: int = 5_000, seed: int = 7) ->
 
 
 if __name__ == "__main__":
-    import sys
+    import argparse
+    import shutil
     import tempfile
     import time
 
-    t0 = time.perf_counter()
-    out = build(Path(tempfile.mkdtemp()) / "m", int(sys.argv[1]), int(sys.argv[2]))
-    print(out, f"{time.perf_counter() - t0:.1f} s")
+    ap = argparse.ArgumentParser(description="Build an inspector-sized memory and say how long.")
+    ap.add_argument("beads", type=int, nargs="?", default=10_000)
+    ap.add_argument("nodes", type=int, nargs="?", default=5_000)
+    ap.add_argument("--quick", action="store_true", help="200 beads and 100 entities")
+    args = ap.parse_args()
+    beads, nodes = (200, 100) if args.quick else (args.beads, args.nodes)
+    where = Path(tempfile.mkdtemp())
+    try:
+        t0 = time.perf_counter()
+        out = build(where / "m", beads, nodes)
+        print(out, f"{time.perf_counter() - t0:.1f} s")
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

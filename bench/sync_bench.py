@@ -586,8 +586,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     elapsed = time.perf_counter() - t0
+    # Convergence is a correctness check; the latency goal is a figure to read, and --quick
+    # (run by the suite on a machine that may be busy) reports it without failing on it.
     ok = all(
-        r["replication"]["converged"] and (r["end_to_end"] is None or r["end_to_end"]["met"])
+        r["replication"]["converged"]
+        and (args.quick or r["end_to_end"] is None or r["end_to_end"]["met"])
         for r in out.values()
     )
     if args.json:

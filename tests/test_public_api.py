@@ -67,7 +67,7 @@ def test_async_client_has_every_route_of_the_sync_client() -> None:
 
 
 def test_the_client_imports_no_storage_module() -> None:
-    code = "import sys, chrysalis.client; print(sorted(m for m in sys.modules if m.startswith('chrysalis')))"
+    code = "import sys; from chrysalis.client import AsyncClient, Client; print(sorted(m for m in sys.modules if m.startswith('chrysalis')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     loaded = set(json.loads(out.stdout.replace("'", '"')))
