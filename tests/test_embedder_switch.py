@@ -100,11 +100,11 @@ def test_recall_keeps_the_old_model_until_the_new_one_covers_everything(tmp_path
         assert emb_answers(mem) == before
         # and a note written meanwhile is embedded with the old model too
         fresh = mem.append_bead("Quentin tuned the marimba with a tuning fork", session_id="x")
-        top = eventually(
-            lambda: mem.retrieve("marimba tuning fork", k=1, strategy="emb").items,
-            timeout=30, what="the old model to embed the new note",
+        eventually(
+            lambda: mem.retrieve("marimba tuning fork", k=1, strategy="emb").items[0].id,
+            until=lambda found: found == fresh.id, timeout=30,
+            what="the old model to embed the new note",
         )  # fmt: skip
-        assert top[0].id == fresh.id
         assert mem.get_embedding("bead", fresh.id, OLD).dims == 48
 
         new.open.set()
