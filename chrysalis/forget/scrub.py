@@ -282,8 +282,8 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
             Place(place="local", name=f"{me}: keyword index", state="gone",
                   why="deleted, the segments that held it rewritten and their files removed")
         )  # fmt: skip
-    vectors = indexer.vectors
-    if vectors is not None:
+    indexes = indexer.vector_indexes()  # two while the embedder changes
+    for vectors in indexes:
         if vectors.has(key):
             state: receipt.State = "pending"
             why = "the indexer has not taken the forget in yet"
@@ -291,7 +291,8 @@ def local_places(memory: Held, bead_id: str, record: Mapping[str, Any]) -> list[
             state, why = "pending", "removed; the index file is rewritten at its next save"
         else:
             state, why = "gone", "removed, and the index file rewritten without it"
-        places.append(Place(place="local", name=f"{me}: vector index", state=state, why=why))
+        name = f"{me}: vector index" + (f" ({vectors.model})" if len(indexes) > 1 else "")
+        places.append(Place(place="local", name=name, state=state, why=why))
     for sha in record.get("blobs", ()):
         name = f"{me}: blobs/{sha[:12]}…"
         if not memory.store.blobs.has(sha):

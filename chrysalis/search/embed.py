@@ -59,6 +59,10 @@ class Embedder(ABC):
     provider: str
     model: str
     dims: int
+    # What `make_embedder` takes to open this embedder again (None: it cannot): a memory
+    # keeps it for the model recall uses, to embed queries while another model takes over
+    # (`chrysalis.search.switch`).
+    spec: str | None = None
 
     @abstractmethod
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -98,6 +102,7 @@ class DeterministicEmbedder(Embedder):
             raise InvalidInput("deterministic embedder dims must be between 16 and 8192")
         self.dims = dims
         self.model = f"chrysalis-hash-v1-{dims}"
+        self.spec = f"deterministic:{dims}"
 
     def _features(self, text: str) -> dict[int, float]:
         words = [w.lower() for w in _WORD.findall(text)]
@@ -146,6 +151,7 @@ class OllamaEmbedder(Embedder):
         import ollama  # here, not at import time: client commands stay light
 
         self.model = model
+        self.spec = f"ollama:{model}"
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_HOST
         self.timeout = timeout
         self.batch_size = batch_size
@@ -239,6 +245,7 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbedderUnavailable(f"no sentence-transformers model directory at {path}")
         self._model: Any = SentenceTransformer(path, device=device, local_files_only=True)
         self.model = name or os.path.basename(os.path.normpath(path))
+        self.spec = f"sentence-transformers:{path}"
         # renamed in sentence-transformers 5
         dimension = getattr(self._model, "get_embedding_dimension", None)
         if dimension is None:
@@ -257,8 +264,9 @@ class SentenceTransformerEmbedder(Embedder):
 
 
 def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
-    """An embedder from a spec: ``auto``, ``deterministic``, ``ollama``, ``ollama:MODEL``,
-    ``sentence-transformers:PATH``, or an `Embedder` (returned as is).
+    """An embedder from a spec: ``auto``, ``deterministic``, ``deterministic:DIMS``,
+    ``ollama``, ``ollama:MODEL``, ``sentence-transformers:PATH``, or an `Embedder` (returned
+    as is).
 
     ``auto`` probes Ollama once (short timeout); when it does not answer, it warns and returns
     the deterministic embedder.
@@ -267,6 +275,10 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
         return spec
     name, _, arg = spec.partition(":")
     if name == "deterministic":
+        if arg:
+            if not arg.isdigit():
+                raise InvalidInput(f"deterministic:DIMS takes a number of dims, not {arg!r}")
+            options = {**options, "dims": int(arg)}
         return DeterministicEmbedder(**options)
     if name == "ollama":
         return OllamaEmbedder(arg or DEFAULT_OLLAMA_MODEL, **options)
@@ -292,6 +304,6 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
             return DeterministicEmbedder()
         return OllamaEmbedder(probe.model, host=probe.host, dims=probe.dims)
     raise InvalidInput(
-        f"unknown embedder {spec!r}: use auto, deterministic, ollama[:MODEL] "
+        f"unknown embedder {spec!r}: use auto, deterministic[:DIMS], ollama[:MODEL] "
         "or sentence-transformers:PATH"
     )

@@ -218,12 +218,15 @@ class Retriever:
     def _vector_hits(
         self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any
     ) -> dict[str, float]:
-        """Nearest items; with filters, a deeper search (FAISS cannot filter by bead fields)."""
-        if self.embedder is None:
+        """Nearest items; with filters, a deeper search (FAISS cannot filter by bead fields).
+        During an embedder switch, those of the model recall still searches (`switch`)."""
+        embedder, vectors, note = self.indexer.serving()
+        if embedder is None:
             notes.append("emb: no embedder configured")
             return {}
-        indexer = self.indexer
-        if indexer.vectors is None or len(indexer.vectors) == 0:
+        if note is not None:
+            notes.append(note)
+        if vectors is None or len(vectors) == 0:
             return {}
         if query_vector is not None:
             try:
@@ -232,18 +235,19 @@ class Retriever:
                 raise InvalidInput(f"query_vector must be numbers: {exc}") from None
             if not np.isfinite(vector).all():
                 raise InvalidInput("query_vector must be finite numbers")
-            if vector.shape[0] != indexer.vectors.dims:
+            if vector.shape[0] != vectors.dims:
                 raise InvalidInput(
-                    f"query_vector has {vector.shape[0]} dims; the index has {indexer.vectors.dims}"
+                    f"query_vector has {vector.shape[0]} dims; the index searched "
+                    f"({vectors.model}) has {vectors.dims}"
                 )
         else:
             try:
-                vector = self.embedder.embed_query(query)
+                vector = embedder.embed_query(query)
             except EmbedderUnavailable as exc:
                 notes.append(f"emb: {exc}")
                 return {}
         deep = _bead_filtered(f)
-        hits = indexer.vectors.search(vector, 10 * n if deep or f.kinds else n)
+        hits = vectors.search(vector, 10 * n if deep or f.kinds else n)
         kinds = set(f.kinds)
         return {h.key: max(0.0, h.score) for h in hits if not kinds or split_key(h.key)[0] in kinds}
 

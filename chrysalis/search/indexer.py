@@ -10,6 +10,10 @@ Three cursors, each a version vector over the op log, each persisted with what i
 An op only says *which* item changed; the worker reads the item's current state, so the order
 ops arrive in does not matter. Vectors made here are embedding ops: they replicate, and a
 laptop without the model still searches with them.
+
+While the embedder changes (`chrysalis.search.switch`), the worker keeps a second pair of
+embed cursor and vector index, the previous model's, which recall searches until the new
+model's cover everything.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from chrysalis.core.clock import vv_dominates, vv_merge
 from chrysalis.core.errors import ClosedError, EmbedderUnavailable, InsufficientStorage
 from chrysalis.core.events import Change, Committed, events_of, item_key, keys_changed, split_key
 from chrysalis.read.reader import Reader
-from chrysalis.search import novelty
+from chrysalis.search import novelty, switch
 from chrysalis.search.embed import Embedder
 from chrysalis.search.keyword import KeywordIndex, remove_legacy
 from chrysalis.search.vectors import VectorIndex
@@ -101,12 +105,22 @@ class Indexer:
         self._disk_full = False  # paused by a full disk (logged once, not every retry)
         self._saved_at = time.monotonic()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chrysalis-search")
+        # The model recall searches while this one takes over (`switch`): its embedder and
+        # index, or None; ``switch_note`` says why recall cannot search it when it cannot.
+        self.previous: tuple[Embedder, VectorIndex] | None = None
+        self.switch_note: str | None = None
+        self._previous_backoff = Backoff(first=1.0, cap=60.0)
+        self.serving_record: Any = reader.get_meta(switch.SERVING)
         if embedder is not None:
-            cursor = f"embed:{embedder.model}"
-            if not vv_dominates(store_vv, reader.get_meta(cursor) or {}):
-                writes.put_meta(cursor, {})  # re-check everything; stored hashes skip most
+            self._check_cursor(embedder, store_vv)
             if embedder.dims:
-                self._open_vectors()
+                self.vectors = self._load_vectors(embedder)
+            rec = self.serving_record
+            if isinstance(rec, dict) and rec.get("model") != embedder.model:
+                self._open_previous(rec, store_vv)
+            keep = {embedder.model} | ({self.previous[0].model} if self.previous else set())
+            for model in switch.remove_other_indexes(directory / "faiss", keep):
+                log.info("removed the vector index of %s: no longer searched", model)
         reader.on_commit(self._on_commit)
         self._thread = threading.Thread(target=self._run, name="chrysalis-indexer", daemon=True)
         self._thread.start()
@@ -116,16 +130,53 @@ class Indexer:
         """Consecutive failures of the embedder: it is down, not one bad text."""
         return self._embed_backoff.failures
 
-    def _open_vectors(self) -> None:
-        assert self.embedder is not None
+    def _check_cursor(self, embedder: Embedder, store_vv: dict[str, int]) -> None:
+        cursor = f"embed:{embedder.model}"
+        if not vv_dominates(store_vv, self.reader.get_meta(cursor) or {}):
+            self.writes.put_meta(cursor, {})  # re-check everything; stored hashes skip most
+
+    def _load_vectors(self, embedder: Embedder) -> VectorIndex:
         vectors = VectorIndex(
-            self.directory / "faiss", self.embedder.model, self.embedder.dims,
-            exact_limit=self.exact_limit,
-        )  # fmt: skip
+            self.directory / "faiss", embedder.model, embedder.dims, exact_limit=self.exact_limit
+        )
         if not vectors.load() or not vv_dominates(self.reader.version_vector(), vectors.watermark):
-            self.vectors = vectors
-            self._rebuild_vectors()
-        self.vectors = vectors
+            self._rebuild_vectors(embedder, vectors)
+        return vectors
+
+    def _open_previous(self, rec: dict[str, Any], store_vv: dict[str, int]) -> None:
+        """Start (or resume) a switch from the recorded model: recall searches its vectors,
+        with its embedder, until the configured one's cover everything."""
+        assert self.embedder is not None
+        old, why = switch.reopen(rec)
+        if old is None:
+            self.switch_note = (
+                f"emb: switching embedder from {rec.get('model')} to {self.embedder.model}, "
+                f"but {rec.get('model')} cannot embed queries here ({why}): searching the "
+                f"vectors of {self.embedder.model} made so far"
+            )
+            log.warning("%s", self.switch_note)
+            return
+        self._check_cursor(old, store_vv)
+        self.previous = (old, self._load_vectors(old))
+        log.info(
+            "switching embedder from %s to %s: recall searches %s until every item has a "
+            "vector of %s", old.model, self.embedder.model, old.model, self.embedder.model,
+        )  # fmt: skip
+
+    def serving(self) -> tuple[Embedder | None, VectorIndex | None, str | None]:
+        """What recall searches: the embedder for the query, its vector index (None until
+        the embedder's dims are known), and a note for the answer (or None)."""
+        previous = self.previous
+        if previous is not None:
+            return previous[0], previous[1], None
+        return self.embedder, self.vectors, self.switch_note
+
+    def vector_indexes(self) -> list[VectorIndex]:
+        """Every vector index kept up to date: the configured model's, and during a switch
+        the previous one's (both hold vectors a forget must take out)."""
+        previous = self.previous
+        out = [] if previous is None else [previous[1]]
+        return out + ([] if self.vectors is None else [self.vectors])
 
     # ---- the worker ----------------------------------------------------------------------
 
@@ -171,20 +222,34 @@ class Indexer:
         more = self._catch_up_keyword()
         if not more:
             self.keyword.commit_due()  # rows the keyword index holds back for a batch
+        previous = self.previous
+        if previous is not None and self._previous_backoff.ready(time.monotonic()):
+            # New writes first, with the model recall searches: a switch changes no answer.
+            try:
+                more = self._embed_missing(previous[0]) or more
+                self._previous_backoff.success()
+            except EmbedderUnavailable as exc:
+                self.errors += 1
+                self.last_error = str(exc)
+                delay = self._previous_backoff.failure(time.monotonic())
+                log.warning("embedding with %s paused %.0f s: %s", previous[0].model, delay, exc)
         if self.embedder is not None and self._embed_backoff.ready(time.monotonic()):
             try:
                 if self.vectors is None:  # dims unknown until the embedder first answers
                     self.embedder.embed_query("dimension probe")
-                    self._open_vectors()
-                more = self._embed_missing() or more
+                    self.vectors = self._load_vectors(self.embedder)
+                more = self._embed_missing(self.embedder) or more
                 self._embed_backoff.success()
             except EmbedderUnavailable as exc:
                 self.errors += 1
                 self.last_error = str(exc)
                 delay = self._embed_backoff.failure(time.monotonic())
                 log.warning("embedding paused %.0f s: %s", delay, exc)
-        if self.vectors is not None:
-            more = self._catch_up_vectors() or more
+        if previous is not None:
+            more = self._catch_up_vectors(*previous) or more
+        if self.embedder is not None and self.vectors is not None:
+            more = self._catch_up_vectors(self.embedder, self.vectors) or more
+            self._maybe_finish_switch(self.embedder, self.vectors)
         with self._progress:
             self._progress.notify_all()
         return more and not self._stop
@@ -222,9 +287,37 @@ class Indexer:
         self.keyword.apply(upserts, deletes, self._advance(watermark, ops))
         return len(ops) >= BATCH_OPS
 
-    def _embed_missing(self) -> bool:
-        assert self.embedder is not None
-        cursor = f"embed:{self.embedder.model}"
+    def _maybe_finish_switch(self, embedder: Embedder, vectors: VectorIndex) -> None:
+        """Record this embedder as the one recall uses once its vectors cover every item
+        (at once when it already is the recorded model); recall then searches them, and the
+        previous index goes."""
+        new = switch.record(embedder)
+        rec = self.serving_record
+        if isinstance(rec, dict) and rec.get("model") == embedder.model and rec == new:
+            return
+        switching = isinstance(rec, dict) and rec.get("model") != embedder.model
+        if switching and not self._covers(embedder, vectors, self.reader.version_vector()):
+            return
+        self.writes.put_meta(switch.SERVING, new)
+        if switching:
+            # a recall that took the previous index before this line finishes with it in memory
+            self.previous, self.switch_note = None, None
+            switch.remove_other_indexes(self.directory / "faiss", {embedder.model})
+            self._maybe_save(force=True)  # a restart loads the new index, not rebuilds it
+        self.serving_record = new  # last: status says "switched" once all of it is done
+        if not switching:
+            return
+        log.info(
+            "switched embedder from %s to %s: recall searches %s from now on",
+            rec.get("model") if isinstance(rec, dict) else None, embedder.model, embedder.model,
+        )  # fmt: skip
+
+    def _covers(self, embedder: Embedder, vectors: VectorIndex, target: dict[str, int]) -> bool:
+        embedded = self.reader.get_meta(f"embed:{embedder.model}") or {}
+        return vv_dominates(embedded, target) and vv_dominates(vectors.watermark, target)
+
+    def _embed_missing(self, embedder: Embedder) -> bool:
+        cursor = f"embed:{embedder.model}"
         watermark = self.reader.get_meta(cursor) or {}
         ops = self._ops_after(watermark)
         if not ops:
@@ -236,30 +329,31 @@ class Indexer:
             if found is None:
                 continue
             text = found[0][:MAX_EMBED_CHARS]
-            if self._stored_hash(key) != text_hash(text):
+            if self._stored_hash(embedder, key) != text_hash(text):
                 todo.append((key, text))
         for start in range(0, len(todo), EMBED_BATCH):
             if self._stop:
                 return False  # the cursor stays: the rest is done at the next start
-            chunk = self._embed_chunk(todo[start : start + EMBED_BATCH])
+            chunk = self._embed_chunk(embedder, todo[start : start + EMBED_BATCH])
             rows = []
             for key, text, vector in chunk:
                 kind, item_id = split_key(key)
-                rows.append({"item_kind": kind, "item_id": item_id, "model": self.embedder.model,
-                             "vector": vector, "provider": self.embedder.provider,
+                rows.append({"item_kind": kind, "item_id": item_id, "model": embedder.model,
+                             "vector": vector, "provider": embedder.provider,
                              "text_hash": text_hash(text)})  # fmt: skip
             self.writes.put_embeddings(rows, skip_missing=True)
             self._catch_up_keyword()
         self.writes.put_meta(cursor, self._advance(watermark, ops))
         return len(ops) >= BATCH_OPS
 
-    def _embed_chunk(self, chunk: list[tuple[str, str]]) -> list[tuple[str, str, np.ndarray]]:
+    def _embed_chunk(
+        self, embedder: Embedder, chunk: list[tuple[str, str]]
+    ) -> list[tuple[str, str, np.ndarray]]:
         """Vectors for a chunk. If the chunk fails, each text alone: a text the embedder
         refuses is skipped (and listed in `skipped`) when others pass; when every one fails
         the embedder is down and the error propagates (the cursor does not move)."""
-        assert self.embedder is not None
         try:
-            vectors = self.embedder.embed_documents([t for _, t in chunk])
+            vectors = embedder.embed_documents([t for _, t in chunk])
             return [(k, t, v) for (k, t), v in zip(chunk, vectors, strict=True)]
         except EmbedderUnavailable:
             if len(chunk) == 1:
@@ -267,7 +361,7 @@ class Indexer:
         out, last = [], None
         for key, text in chunk:
             try:
-                out.append((key, text, self.embedder.embed_documents([text])[0]))
+                out.append((key, text, embedder.embed_documents([text])[0]))
             except EmbedderUnavailable as exc:
                 last = exc
                 self.skipped.add(key)
@@ -278,14 +372,11 @@ class Indexer:
             log.warning("embedding: %s", self.last_error)
         return out
 
-    def _stored_hash(self, key: str) -> str | None:
-        assert self.embedder is not None
-        rec = self.reader.embedding_record(*split_key(key), self.embedder.model, vector=False)
+    def _stored_hash(self, embedder: Embedder, key: str) -> str | None:
+        rec = self.reader.embedding_record(*split_key(key), embedder.model, vector=False)
         return None if rec is None else str(rec["text_hash"])
 
-    def _catch_up_vectors(self) -> bool:
-        vectors = self.vectors
-        assert vectors is not None and self.embedder is not None
+    def _catch_up_vectors(self, embedder: Embedder, vectors: VectorIndex) -> bool:
         ops = self._ops_after(vectors.watermark)
         if not ops:
             return False
@@ -295,7 +386,7 @@ class Indexer:
         # its entry. Re-adding it would count as a removal and write the whole index file.
         fresh = {e.key for op in ops for e in events_of(op) if e.change is not Change.CHANGED}
         keys -= {k for k in keys - fresh if vectors.has(k) and self.reader.item_text(k) is not None}
-        found = self._stored_vectors(sorted(keys))
+        found = self._stored_vectors(embedder, sorted(keys))
         present = [k for k in sorted(keys) if k in found]
         vectors.remove(k for k in keys if k not in found)
         if present:
@@ -304,49 +395,50 @@ class Indexer:
         vectors.dirty += 1
         return len(ops) >= BATCH_OPS
 
-    def _stored_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
-        assert self.embedder is not None
-        records = self.reader.embedding_records([split_key(k) for k in keys], self.embedder.model)
+    def _stored_vectors(self, embedder: Embedder, keys: list[str]) -> dict[str, np.ndarray]:
+        records = self.reader.embedding_records([split_key(k) for k in keys], embedder.model)
         out = {
             keys[i]: np.frombuffer(rec["vector"], dtype="<f4")
             for i, rec in records.items()
-            if rec["dims"] == self.embedder.dims
+            if rec["dims"] == embedder.dims
         }
         # a removed node or skill keeps its vector in LMDB (it may come back): not in search
         return {k: v for k, v in out.items() if self.reader.item_text(k) is not None}
 
-    def _rebuild_vectors(self) -> None:
+    def _rebuild_vectors(self, embedder: Embedder, vectors: VectorIndex) -> None:
         """The vector index afresh from LMDB's vectors of this model, at one snapshot."""
-        assert self.vectors is not None and self.embedder is not None
-        model = self.embedder.model
+        model = embedder.model
         keys, rows = [], []
         watermark, records = self.reader.model_vectors(model)
         for kind, item_id, rec in records:
-            if rec["dims"] != self.embedder.dims:
+            if rec["dims"] != embedder.dims:
                 continue
             keys.append(item_key(kind, item_id))
             rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
         visible = [i for i, k in enumerate(keys) if self.reader.item_text(k) is not None]
         keys, rows = [keys[i] for i in visible], [rows[i] for i in visible]
-        matrix = np.vstack(rows) if rows else np.zeros((0, self.embedder.dims), np.float32)
-        self.vectors.rebuild_from(keys, matrix)
-        self.vectors.watermark = watermark
+        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dims), np.float32)
+        vectors.rebuild_from(keys, matrix)
+        vectors.watermark = watermark
         log.info("vector index for %s rebuilt from LMDB: %d vectors", model, len(keys))
 
     def _maybe_save(self, *, force: bool = False) -> None:
-        """Write the vector index now and then, not after every batch: a 100k x 768 index is
-        300 MB, and what a save would have held is caught up from its watermark at start."""
-        vectors = self.vectors
-        if vectors is None or not vectors.dirty:
+        """Write the vector indexes now and then, not after every batch: a 100k x 768 index
+        is 300 MB, and what a save would have held is caught up from its watermark at start."""
+        indexes = [v for v in self.vector_indexes() if v.dirty]
+        if not indexes:
             return
-        due = time.monotonic() - self._saved_at > SAVE_EVERY_S or vectors.dirty > SAVE_AFTER_CHANGES
-        if not (force or due or vectors.removed):  # removed: forgotten vectors leave the file
-            return
-        try:
-            vectors.save()
+        due = time.monotonic() - self._saved_at > SAVE_EVERY_S
+        for vectors in indexes:
+            # removed: forgotten vectors leave the file
+            if not (force or due or vectors.removed or vectors.dirty > SAVE_AFTER_CHANGES):
+                continue
+            try:
+                vectors.save()
+            except Exception as exc:
+                log.warning("could not save the vector index of %s: %s", vectors.model, exc)
+        if due or force:
             self._saved_at = time.monotonic()
-        except Exception as exc:
-            log.warning("could not save the vector index: %s", exc)
 
     # ---- waiting and closing ---------------------------------------------------------------
 
@@ -357,8 +449,10 @@ class Indexer:
             return True
         if self.vectors is None:
             return False
-        embedded = self.reader.get_meta(f"embed:{self.embedder.model}") or {}
-        return vv_dominates(embedded, target) and vv_dominates(self.vectors.watermark, target)
+        previous = self.previous
+        if previous is not None and not self._covers(*previous, target):
+            return False
+        return self._covers(self.embedder, self.vectors, target)
 
     def importance(self, texts: Sequence[str]) -> list[float]:
         """The automatic importance of beads of these ``texts``, written in this order, from
@@ -391,13 +485,13 @@ class Indexer:
         target = self.reader.version_vector()
         if not self.wait_keyword(timeout):
             return False
-        while self.vectors is not None and not vv_dominates(self.vectors.watermark, target):
+        while any(not vv_dominates(v.watermark, target) for v in self.vector_indexes()):
             if time.monotonic() > deadline:
                 return False
             self._wake.set()
             with self._progress:
                 self._progress.wait(0.05)
-        if self.vectors is not None and self.vectors.removed:
+        if any(v.removed for v in self.vector_indexes()):
             self._maybe_save(force=True)
         return True
 
@@ -453,6 +547,7 @@ class Indexer:
             lag["embed"] = behind(self.reader.get_meta(f"embed:{embedder.model}") or {})
             lag["vectors"] = behind(vectors.watermark) if vectors is not None else sum(vv.values())
         return {
+            "switch": self._switch_status(lag),
             "behind": lag,
             "keyword": {"items": self.keyword.count()},
             "vectors": None
@@ -463,4 +558,25 @@ class Indexer:
             else {"provider": embedder.provider, "model": embedder.model},
             "last_error": self.last_error,
             "errors": self.errors,
+        }
+
+    def _switch_status(self, lag: dict[str, int]) -> dict[str, Any] | None:
+        """During a switch: from and to which model, what recall searches, and how far the
+        new model has come: ``vectors`` of ``items`` (what the keyword index holds: every
+        item with text), their ``percent`` (below 100 until it finishes), and the ops its
+        cursors have still to take in."""
+        rec, embedder = self.serving_record, self.embedder
+        if embedder is None or not isinstance(rec, dict) or rec.get("model") == embedder.model:
+            return None
+        previous, vectors = self.previous, self.vectors
+        done, items = 0 if vectors is None else len(vectors), self.keyword.count()
+        return {
+            "from": {"provider": rec.get("provider"), "model": rec.get("model")},
+            "to": {"provider": embedder.provider, "model": embedder.model},
+            "searching": (previous[0] if previous else embedder).model,
+            "vectors": done,
+            "items": items,
+            "percent": min(99.9, round(100 * done / max(1, items), 1)),
+            "ops_behind": max(lag.get("embed", 0), lag.get("vectors", 0)),
+            "note": self.switch_note,
         }

@@ -76,8 +76,9 @@ class Settings(BaseSettings):
     socket: Path = Field(default_factory=default_socket_path)
     embedder: str = Field(
         "auto",
-        description='"auto" (Ollama if it answers, else deterministic), "deterministic", '
-        '"ollama[:MODEL]" or "sentence-transformers:PATH"',
+        description='"auto" (Ollama if it answers, else deterministic), '
+        '"deterministic[:DIMS]", "ollama[:MODEL]" or "sentence-transformers:PATH"; changing it '
+        "and restarting re-embeds in the background while recall keeps the old vectors",
     )
     extractor: str = Field(
         "rules",

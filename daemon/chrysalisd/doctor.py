@@ -104,8 +104,15 @@ def _indexes(daemon: Daemon) -> dict[str, str]:
             "LMDB when damaged)",
         )  # fmt: skip
     if behind:
+        sw = status.get("switch")
+        switching = (
+            f" (switching embedder to {sw['to']['model']}: {sw['percent']}%; recall searches "
+            f"{sw['searching']} until it is done)"
+            if sw
+            else ""
+        )
         return check(
-            "indexes", "warn", f"catching up with LMDB: {behind} ops to go",
+            "indexes", "warn", f"catching up with LMDB: {behind} ops to go{switching}",
             "wait; if the number does not fall, check the embedder (Ollama) and the log",
         )  # fmt: skip
     keyword = status["keyword"]["items"]

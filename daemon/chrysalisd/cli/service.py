@@ -96,6 +96,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
         )
     emb = s.get("embedder")
     lines.append(f"embedder  {emb['provider']} {emb['model']}" if emb else "embedder  none")
+    if sw := index.get("switch"):
+        lines.append(
+            f"switching {sw['from']['model']} -> {sw['to']['model']}: {sw['vectors']:,} of "
+            f"{sw['items']:,} items embedded ({sw['percent']}%); recall searches {sw['searching']}"
+        )
+        if sw["note"]:
+            lines.append(f"  note    {sw['note']}")
     if index.get("last_error"):
         lines.append(f"index err {index['last_error']}")
     lines += _knowledge_lines(s.get("knowledge"))

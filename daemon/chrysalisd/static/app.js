@@ -551,7 +551,14 @@ async function laptops() {
   const rows = [
     ["this replica", s.replica_id], ["state digest", s.state_digest],
     ["beads", s.counts.beads.toLocaleString()], ["ops", s.counts.ops.toLocaleString()],
+    ["embedder", s.embedder ? `${s.embedder.provider} ${s.embedder.model}` : "none"],
   ];
+  const sw = s.index.switch;
+  if (sw) {
+    rows.push(["switching", `${sw.from.model} → ${sw.to.model}: ${sw.vectors.toLocaleString()} of ` +
+      `${sw.items.toLocaleString()} items embedded (${sw.percent}%); recall searches ${sw.searching}` +
+      (sw.note ? `. ${sw.note}` : "")]);
+  }
   const parts = [h("h2", {}, "Laptops ", h("small", {}, `memory ${s.memory}`)),
     h("dl", { class: "meta" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))];
   if (!r) {
