@@ -35,11 +35,11 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
         with d.client() as c:
             bead = c.remember("I live in Lisbon and work at Acme Corp", session_id="s")
         k = wait_caught_up(d)
-        assert k["extractor"] == "rules/1" and k["last_error"] is None
+        assert k["extractor"] == "rules/2" and k["last_error"] is None
         with d.client() as c:
             lisbon = c.get_node("lisbon")
             assert lisbon.name == "Lisbon" and bead.id in lisbon.evidence
-            assert lisbon.derived_by == "rules/1"
+            assert lisbon.derived_by == "rules/2"
             around = {n.node.name for n in c.neighbors("user")}  # found by name
         assert "Lisbon" in around
         metrics = d.once("metrics")
