@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001 - curly quotes are text here
+# ruff: noqa: RUF001, SIM905 - curly quotes are text here; word lists read best as one string
 """Which candidate names are entities a person would call entities (the rules' quality gate).
 
 The patterns in `chrysalis.extract.rules` propose candidates; `entity_or_none` keeps what a
@@ -12,12 +12,14 @@ product, a named code object, a file, an address, a date) and refuses:
 - code fragments cut from prose: a backticked span that is not one identifier
   (``extractor = none``, ``GET /v1/x``, ``a + 1``), a plain lower-case word in backticks
   (``stopped``: a value, not a thing), a bare route (``/metrics``);
-- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``);
+- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``), and a template's
+  stand-ins (``XYZ Corporation``, ``ollama:MODEL``);
 - scare quotes and quoted speech taken for titles (``"refusing to send"``): a title starts
   with a capital or a digit and is not a greeting;
-- capitalised common words: a run whose every word the same text also writes in lower case
-  ("Cooking Tips" in a text saying "cooking" and "tips"; a name's words are not written so),
-  and the stock labels of list headings ("Other Tips", "Key Benefits").
+- capitalised common words: a run whose every word the same text writes in lower case at
+  least as often ("Cooking Tips" in a text saying "cooking" and "tips"; a name's words are
+  not written so), the stock labels of list headings ("Other Tips", "Key Benefits"), and
+  roles and honours ("Sales Representative", "Outstanding Performance Award").
 
 Pure functions, no I/O.
 """
@@ -31,274 +33,48 @@ __all__ = ["GREETINGS", "WEEKDAYS", "entity_or_none", "lower_words"]
 
 WEEKDAYS = frozenset(
     d + s
-    for d in ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    for d in "monday tuesday wednesday thursday friday saturday sunday".split()
     for s in ("", "s")
 ) | frozenset(
-    [
-        "mon",
-        "tue",
-        "tues",
-        "wed",
-        "thu",
-        "thur",
-        "thurs",
-        "fri",
-        "sat",
-        "sun",
-        "weekend",
-        "weekends",
-        "weekday",
-        "weekdays",
-    ]
-)
+    "mon tue tues wed thu thur thurs fri sat sun weekend weekends weekday weekdays".split()
+)  # noqa: E501
 _MONTHS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-    ]
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec""".split()
 )
 GREETINGS = frozenset(
-    [
-        "hi",
-        "hello",
-        "hey",
-        "hiya",
-        "howdy",
-        "yo",
-        "bye",
-        "goodbye",
-        "cheers",
-        "thanks",
-        "thank",
-        "thx",
-        "ty",
-        "welcome",
-        "congrats",
-        "congratulations",
-        "sorry",
-        "ok",
-        "okay",
-        "okey",
-        "sure",
-        "yes",
-        "yeah",
-        "yep",
-        "yup",
-        "no",
-        "nope",
-        "nah",
-        "wow",
-        "oh",
-        "ah",
-        "aw",
-        "aww",
-        "awww",
-        "yay",
-        "hooray",
-        "lol",
-        "haha",
-        "hahaha",
-        "omg",
-        "hmm",
-        "um",
-        "uh",
-        "glad",
-        "great",
-        "good",
-        "nice",
-        "cool",
-        "awesome",
-        "amazing",
-        "sweet",
-        "please",
-        "dear",
-        "morning",
-        "evening",
-        "night",
-        "afternoon",
-        "night",
-    ]
+    """hi hello hey hiya howdy yo bye goodbye cheers thanks thank thx ty welcome congrats
+    congratulations sorry ok okay okey sure yes yeah yep yup no nope nah wow oh ah aw aww awww
+    yay hooray lol haha hahaha omg hmm um uh glad great good nice cool awesome amazing sweet
+    please dear morning evening afternoon night""".split()
 )
 # Abbreviations of kinds of things, not of one thing (an organisation's stays: "NASA").
 _GENERIC_ABBR = frozenset(
-    [
-        "api",
-        "apis",
-        "cpu",
-        "cpus",
-        "gpu",
-        "gpus",
-        "ram",
-        "ssd",
-        "hdd",
-        "usb",
-        "url",
-        "urls",
-        "uri",
-        "http",
-        "https",
-        "html",
-        "css",
-        "json",
-        "xml",
-        "yaml",
-        "toml",
-        "sql",
-        "csv",
-        "pdf",
-        "pdfs",
-        "id",
-        "ids",
-        "ui",
-        "ux",
-        "os",
-        "vm",
-        "vms",
-        "io",
-        "faq",
-        "faqs",
-        "diy",
-        "tv",
-        "tvs",
-        "pc",
-        "pcs",
-        "ceo",
-        "cto",
-        "cfo",
-        "coo",
-        "hr",
-        "pr",
-        "seo",
-        "roi",
-        "kpi",
-        "kpis",
-        "ai",
-        "ml",
-        "llm",
-        "llms",
-        "gps",
-        "sms",
-        "spf",
-        "otc",
-        "dm",
-        "dms",
-        "asap",
-        "eta",
-        "fyi",
-        "tl;dr",
-        "tldr",
-        "pm",
-        "am",
-        "utc",
-        "gmt",
-        "est",
-        "pst",
-        "cet",
-        "bst",
-        "etc",
-        "vs",
-        "eg",
-        "ie",
-        "aka",
-        "dob",
-        "ssn",
-        "pin",
-        "dns",
-        "ip",
-        "tcp",
-        "udp",
-        "ssh",
-        "tls",
-        "ssl",
-        "cli",
-        "gui",
-        "sdk",
-        "ide",
-        "cd",
-        "cds",
-        "dvd",
-        "dvds",
-        "cv",
-        "mba",
-        "phd",
-        "md",
-        "dr",
-        "mr",
-        "mrs",
-        "ms",
-        "st",
-        "rd",
-        "th",
-        "nd",
-        "jr",
-        "sr",
-    ]
+    """api apis cpu cpus gpu gpus ram ssd hdd usb url urls uri http https html css json xml
+    yaml toml sql csv pdf pdfs id ids ui ux os vm vms io faq faqs diy tv tvs pc pcs ceo cto
+    cfo coo hr pr seo roi kpi kpis ai ml llm llms gps sms spf otc dm dms asap eta fyi tl;dr
+    tldr pm am utc gmt est pst cet bst etc vs eg ie aka dob ssn pin dns ip tcp udp ssh tls
+    ssl cli gui sdk ide cd cds dvd dvds cv mba phd md dr mr mrs ms st rd th nd jr sr rfp
+    faqs""".split()
 )
-# The stock words of headings in written answers ("Other Tips", "Key Benefits"): a run
-# ending in one of these that starts with a common adjective is a label, not a name.
+# The stock words of headings in written answers ("Other Tips", "Key Benefits"): a run of
+# two words or more ending in one of these is a label, not a name.
 _HEADING_HEAD = frozenset(
-    [
-        "tips",
-        "ideas",
-        "options",
-        "tools",
-        "resources",
-        "steps",
-        "strategies",
-        "benefits",
-        "examples",
-        "considerations",
-        "suggestions",
-        "recommendations",
-        "basics",
-        "overview",
-        "summary",
-        "conclusion",
-        "introduction",
-        "notes",
-        "factors",
-        "features",
-        "advantages",
-        "disadvantages",
-        "pros",
-        "cons",
-        "requirements",
-        "alternatives",
-        "takeaways",
-        "points",
-        "questions",
-        "answers",
-        "things",
-        "ways",
-        "reasons",
-        "methods",
-        "techniques",
-        "practices",
-        "guidelines",
-    ]
+    """tips ideas options tools resources steps strategies benefits examples considerations
+    suggestions recommendations basics overview summary conclusion introduction notes factors
+    features advantages disadvantages pros cons requirements alternatives takeaways points
+    questions answers things ways reasons methods techniques practices guidelines""".split()
 )
+# The head words of roles and honours ("Senior Marketing Manager", "Outstanding Performance
+# Award"): what someone is or won, not who or what they are.
+_ROLE_HEAD = frozenset(
+    """manager coordinator representative director engineer developer designer analyst
+    assistant specialist consultant officer intern administrator associate executive
+    supervisor lead head president architect technician award awards prize certificate
+    degree diploma""".split()
+)
+_PLACEHOLDERS = frozenset("xyz foo baz qux foobar lorem ipsum".split())
+_ADJECTIVE_ENDINGS = ("-based", "-inspired", "-style", "-like", "-friendly", "-specific")
 _DIGITS = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _NUMBERISH = re.compile(r"[-+~±]?(?:[a-z]{0,2}\d+[\w.,:%/-]*|\d[\d.,:%/x-]*[a-z]{0,3})", re.I)
@@ -348,14 +124,16 @@ def entity_or_none(name: str, type: str, lowered: Set[str] = frozenset()) -> str
     # A name: a capitalised run of words.
     if low in _GENERIC_ABBR or all(w in _GENERIC_ABBR for w in words):
         return None
+    if any(w in _PLACEHOLDERS for w in words):
+        return None  # "XYZ Corporation", "Foo Bar": a template's stand-in
     if any(_DIGITS.search(w) for w in words) and len(words) == 1:
         return None  # "D1", "3rd", "Tokyo2" cut from a label
     bare = [w.strip("'’") for w in words]
     if lowered and all(w in lowered or w in _GENERIC_ABBR for w in bare):
         return None  # common words capitalised for a heading or a title-case phrase
-    if len(bare) >= 2 and bare[-1] in _HEADING_HEAD:
+    if len(bare) >= 2 and (bare[-1] in _HEADING_HEAD or bare[-1] in _ROLE_HEAD):
         return None
-    if any(w.endswith(("-based", "-inspired", "-style", "-like", "-friendly", "-specific")) for w in bare):
+    if any(w.endswith(_ADJECTIVE_ENDINGS) for w in bare):
         return None  # an adjective ("LA-based"), not a thing
     return name
 
@@ -367,6 +145,8 @@ def _code(name: str) -> bool:
         return False
     if name.isalpha() and name.islower():
         return False  # a plain word in backticks is a value or a keyword, not a thing
+    if any(len(part) > 2 and part.isalpha() and part.isupper() for part in name.split(":")[1:]):
+        return False  # "ollama:MODEL", "host:PORT": a template with a slot to fill
     return not _NUMBERISH.fullmatch(name)
 
 

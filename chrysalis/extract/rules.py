@@ -83,7 +83,7 @@ _MONTH_DATE = re.compile(
 # A capitalised word, or an initial inside a name after its first word ("Arthur C. Clarke").
 _CAP_WORD = r"[A-Z](?:\.(?=[ \t]+[A-Z][a-z])|[\w'’-]*)"
 _CAP_RUN = re.compile(
-    r"(?<![\w'’-])[A-Z][\w'’-]*"
+    r"(?<![\w'’-])[A-Z][\w'’-]*(?:\.[a-z]{2,4}(?![\w.]))?"  # "Node.js", "Mehr.ai"
     + r"(?:[ \t]+(?:(?:of|de|du|van|von|der|la|le)[ \t]+(?:the[ \t]+)?)?"
     + _CAP_WORD
     + r")*"
