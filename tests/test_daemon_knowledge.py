@@ -46,7 +46,7 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
         assert 'chrysalis_knowledge_behind_ops{memory="default"} 0.0' in metrics
         assert 'chrysalis_knowledge_derived{kind="nodes",memory="default"}' in metrics
         text = d.cli("status")
-        assert text.returncode == 0 and "knowledge rules/1: 0 ops behind" in text.stdout
+        assert text.returncode == 0 and "knowledge rules/2: 0 ops behind" in text.stdout
         doctor = {c["check"]: c for c in d.once("doctor")["checks"]}
         assert doctor["knowledge"]["status"] == "ok", doctor["knowledge"]
         # forgotten: what only it supported is retracted, and the receipt says so

@@ -37,7 +37,7 @@ WEEKDAYS = frozenset(
     for s in ("", "s")
 ) | frozenset(
     "mon tue tues wed thu thur thurs fri sat sun weekend weekends weekday weekdays".split()
-)  # noqa: E501
+)
 _MONTHS = frozenset(
     """january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec""".split()
@@ -55,7 +55,7 @@ _GENERIC_ABBR = frozenset(
     cfo coo hr pr seo roi kpi kpis ai ml llm llms gps sms spf otc dm dms asap eta fyi tl;dr
     tldr pm am utc gmt est pst cet bst etc vs eg ie aka dob ssn pin dns ip tcp udp ssh tls
     ssl cli gui sdk ide cd cds dvd dvds cv mba phd md dr mr mrs ms st rd th nd jr sr rfp
-    faqs""".split()
+    get put post patch delete""".split()
 )
 # The stock words of headings in written answers ("Other Tips", "Key Benefits"): a run of
 # two words or more ending in one of these is a label, not a name.
@@ -75,6 +75,7 @@ _ROLE_HEAD = frozenset(
 )
 _PLACEHOLDERS = frozenset("xyz foo baz qux foobar lorem ipsum".split())
 _ADJECTIVE_ENDINGS = ("-based", "-inspired", "-style", "-like", "-friendly", "-specific")
+_LOCAL_CALL = re.compile(r"[a-z]+\.[a-z_]+\(\)")
 _DIGITS = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _NUMBERISH = re.compile(r"[-+~±]?(?:[a-z]{0,2}\d+[\w.,:%/-]*|\d[\d.,:%/x-]*[a-z]{0,3})", re.I)
@@ -120,7 +121,9 @@ def entity_or_none(name: str, type: str, lowered: Set[str] = frozenset()) -> str
         # A bare route or a one-level fragment ("/metrics", "/v1") is not a file.
         return name if name.count("/") >= 2 or "." in name.rsplit("/", 1)[-1] else None
     if type == "title":
-        return name if _title(name) else None
+        # A quoted common word ("Checkout", "Pay" on a button) is written lower case too.
+        plain = lowered and all(w.strip(",.!'’") in lowered for w in words)
+        return name if _title(name) and not plain else None
     # A name: a capitalised run of words.
     if low in _GENERIC_ABBR or all(w in _GENERIC_ABBR for w in words):
         return None
@@ -143,6 +146,10 @@ def _code(name: str) -> bool:
     ``tool-name`` with a digit or a capital; not a phrase, an expression or a plain word."""
     if _CODE_PUNCT.search(name) or not _IDENT.fullmatch(name.replace("-", "_")):
         return False
+    if name.lower() in _GENERIC_ABBR:
+        return False  # `PUT`, `JSON`
+    if _LOCAL_CALL.fullmatch(name):
+        return False  # `loss.backward()`: a call on a local variable, not a named thing
     if name.isalpha() and name.islower():
         return False  # a plain word in backticks is a value or a keyword, not a thing
     if any(len(part) > 2 and part.isalpha() and part.isupper() for part in name.split(":")[1:]):

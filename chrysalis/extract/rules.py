@@ -195,10 +195,13 @@ def _dates(text: str) -> list[tuple[str, str]]:
 def _names(text: str) -> list[str]:
     """Runs of capitalised words (with "of", "de", ... inside), leading common words dropped;
     not a lone word opening a sentence (capitalised for that reason) unless the text also
-    capitalises it inside a sentence."""
+    capitalises it inside a sentence; none from an itemised list (`_item_lines`)."""
     names: list[str] = []
     openers: list[str] = []
+    listed = _item_lines(text)
     for m in _CAP_RUN.finditer(text):
+        if listed and text.count("\n", 0, m.start()) in listed:
+            continue
         words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in m.group(0).split()]
         if any(len(w) > 6 and w.isupper() for w in words):
             continue  # a shouted heading, not a name
@@ -218,3 +221,31 @@ def _names(text: str) -> list[str]:
         (openers if len(words) == 1 and opening else names).append(" ".join(words))
     inside = set(names)
     return names + [w for w in openers if w in inside]
+
+
+_ITEM_LINE = re.compile(
+    r"[ \t]*(?:[-*+•]|\d+[.)])?[ \t]*[A-Z][\w'’&-]*(?:[ \t]+[\w'’&()-]+)*[ \t]*"
+)
+
+
+def _item_lines(text: str) -> set[int]:
+    """The numbers of the lines in runs of three or more lines that are each one capitalised
+    phrase and nothing else (no sentence): an itemised list (groceries, headings, skills),
+    whose title-case items are mostly common things, not names."""
+    if text.count("\n") < 2:
+        return set()
+    out: set[int] = set()
+    run: list[int] = []
+    for i, line in enumerate([*text.split("\n"), ""]):
+        words = line.split()
+        if (
+            _ITEM_LINE.fullmatch(line)
+            and len(words) <= 8
+            and sum(w[:1].isupper() for w in words) * 2 > len(words)
+        ):
+            run.append(i)
+            continue
+        if len(run) >= 3:
+            out.update(run)
+        run = []
+    return out
