@@ -86,10 +86,10 @@ def test_the_speakers_own_name_is_the_subject_of_their_first_person() -> None:
     assert said("I'm living in Quito.") == {("user", "lives_in", "Quito")}
 
 
-def test_an_assistant_states_third_person_facts_but_not_its_own() -> None:
-    assert said("I live in the cloud and Mira lives in Oslo.", role="assistant") == {
-        ("Mira", "lives_in", "Oslo")
-    }
+def test_an_assistant_gives_no_facts_of_its_own_or_of_others() -> None:
+    # Its "I" is itself; of others it restates the user or history, not dated by the bead.
+    assert said("I live in the cloud and Hemingway moved to Paris.", role="assistant") == set()
+    assert said("Mira lives in Oslo.", role="user") == {("Mira", "lives_in", "Oslo")}
 
 
 def test_pronouns_and_common_words_are_no_subject() -> None:

@@ -11,14 +11,12 @@ reader calls them past). A named subject is a capitalised name that is no common
 ("Then", "Everyone", "She" are not names); pronouns are not resolved.
 
 The first person is the speaker: the bead's ``source`` when it has one (the name the speaker
-goes by, "Caroline"), else its role. An assistant's "I" is the assistant, whose statements
-about itself are no facts about anyone, so assistant beads give only third-person facts.
+goes by, "Caroline"), else its role (the rules extractor reads no assistant beads for facts).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import Fact
@@ -152,19 +150,12 @@ def _object(raw: str, type: str) -> str | None:
     return obj
 
 
-def facts(text: str, speaker: str, *, first_person: bool = True) -> list[Fact]:
-    """The facts ``text`` asserts, each stated by ``speaker`` (see the module's doc); with
-    ``first_person`` False (an assistant's turn) only those about someone named."""
+def facts(text: str, speaker: str) -> list[Fact]:
+    """The facts ``text`` asserts, each stated by ``speaker`` (see the module's doc)."""
     lower = text.lower()
-    rules = [
-        r
-        for r in _RULES
-        if (first_person or not r.first_person)
-        and any(h in lower for h in r.hints)
-        and r.pattern.search(text)
-    ]
+    rules = [r for r in _RULES if any(h in lower for h in r.hints) and r.pattern.search(text)]
     possessive = "'s " in text or "’s " in text
-    mine = first_person and "my " in lower and _MY.search(text) is not None
+    mine = "my " in lower and _MY.search(text) is not None
     if not rules and not possessive and not mine and "favo" not in lower:
         return []  # most text: reading it for mood would cost more than the patterns
     reading = Reading(text)
@@ -203,7 +194,7 @@ def facts(text: str, speaker: str, *, first_person: bool = True) -> list[Fact]:
                     continue
                 rel = m.group("rel").lower()
                 add(who, _CANONICAL.get(rel, rel), _object(m.group("object"), "person"), "person")
-        for m in _favourites(plain, start, end, first_person):
+        for m in _FAVOURITE.finditer(plain, start, end):
             who = speaker if m.group("my") else _name(m.group("subject"))
             at = m.start() if m.group("my") or who is None else m.end("subject") - len(who)
             if reading.mood(at, m.end()) != ASSERTED:
@@ -211,9 +202,3 @@ def facts(text: str, speaker: str, *, first_person: bool = True) -> list[Fact]:
             predicate = f"favourite_{m.group('what').lower()}"
             add(who, predicate, _object(m.group("object"), "thing"), "thing")
     return out
-
-
-def _favourites(text: str, start: int, end: int, first_person: bool) -> Iterator[re.Match[str]]:
-    for m in _FAVOURITE.finditer(text, start, end):
-        if m.group("my") is None or first_person:
-            yield m

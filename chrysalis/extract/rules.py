@@ -12,7 +12,8 @@ Facts (`chrysalis.extract.facts`): what a speaker asserts of themselves ("I live
 the subject is the bead's ``source``, else its role) or of someone they name ("Caroline moved
 to Boston", "Caroline's brother Tom"), with a verb that names a relation without doubt, and
 never from a quote, reported speech, a question, a wish, a condition, a plan, a negation or a
-past state. An assistant's "I" is the assistant: its beads give only third-person facts.
+past state. Assistant beads give no facts: its "I" is the assistant, and what it says of
+others restates the user or the encyclopaedia, neither dated by the bead.
 """
 
 from __future__ import annotations
@@ -153,7 +154,9 @@ class RulesExtractor:
         for name, type in _dates(masked):
             add(name, type)
         speaker = bead.source or bead.role
-        said = read_facts(text, speaker, first_person=bead.role != "assistant")
+        # An assistant is no person whose facts we keep: its "I" is itself, and what it says
+        # of others is mostly what the user told it or what books say (not dated by the bead).
+        said = [] if bead.role == "assistant" else read_facts(text, speaker)
         # A fact stands only on entities that pass the gate (its subject is a speaker or a
         # name the patterns checked).
         facts = tuple(f for f in said if add(f.object, f.object_type))
