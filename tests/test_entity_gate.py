@@ -110,6 +110,8 @@ def test_the_bench_quick_run_meets_its_floor() -> None:
     )  # fmt: skip
     figures = json.loads(out.stdout)
     assert figures["sample"] > 100 and figures["entities"] > 60
-    assert figures["labelled"] >= 0.9 * figures["entities"], figures["unlabelled"]
+    # The docs move under the sample (their chunks are chosen by a hash of their text): a
+    # few new names are expected between labellings; many mean the labels are stale.
+    assert figures["labelled"] >= 0.8 * figures["entities"], figures["unlabelled"]
     assert figures["precision"] >= 0.8, figures["junk"]
     assert figures["recall"] >= 0.9, figures["missed"]
