@@ -78,7 +78,10 @@ class Memory:
     ) -> None:
         self._store = store
         self.reader = Reader(store)
-        self.writer = Writer(store, self.reader, blob_threshold=blob_threshold, secrets=secrets)
+        self.writer = Writer(
+            store, self.reader, blob_threshold=blob_threshold, secrets=secrets,
+            functional=functional,
+        )  # fmt: skip
         self.writer.importance = lambda texts: self.indexer.importance(texts)
         self._indexer: Indexer | None = None
         self._indexer_lock = threading.Lock()
@@ -90,7 +93,7 @@ class Memory:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
         self.entities, fresh = self._entity_names(graph_secret)
         self.reader.entities = self.entities
-        self.knowledge_writer = KnowledgeWriter(self.writer, functional, self.entities)
+        self.knowledge_writer = KnowledgeWriter(self.writer, self.entities)
         self.knowledge_writer.unsaved_key = fresh
         self.scrubber = DataDirScrubber(
             store, lambda: self._indexer, delay=scrub_delay, keys=self.knowledge_writer
@@ -140,7 +143,8 @@ class Memory:
         ``extractor`` (``"rules"``, ``"ollama[:MODEL]"``, ``"none"`` or an `Extractor`) turns
         on knowledge: a background worker derives entities and facts from the beads this
         replica writes (`chrysalis.extract`). ``functional`` names the predicates that hold one
-        value at a time (a new one supersedes the old); ``extract_budget`` caps model calls
+        value at a time (a new one supersedes the old, whether extracted or written with
+        `add_fact`: `chrysalis.write.supersede`); ``extract_budget`` caps model calls
         and tokens per hour. A session that rests ``summary_after`` seconds gets a summary bead
         (tag ``summary``; None: no summaries).
 

@@ -121,6 +121,39 @@ def test_a_bad_fact_through_the_client_raises_invalid_input(daemon: DaemonProces
             c.get_node("alice")
 
 
+def test_a_new_value_over_http_ends_the_old_one(http: httpx.Client) -> None:
+    """POST /v1/kg/facts on a one-value predicate supersedes, as an extracted fact does."""
+    first = http.post("/v1/kg/facts", json={"subject": "Wen", "predicate": "lives_in",
+                                            "object": "Chengdu"})  # fmt: skip
+    second = http.post("/v1/kg/facts", json={"subject": "Wen", "predicate": "lives_in",
+                                             "object": "Vancouver"})  # fmt: skip
+    assert first.status_code == second.status_code == 201, second.text
+    old, new = first.json(), second.json()
+    assert new["metadata"] == {"functional": True} and new["valid_at"] is not None
+    ended = http.get(f"/v1/kg/edges/{old['id']}").json()
+    assert ended["invalid_at"] == new["valid_at"]
+    holding = http.get("/v1/kg/nodes/wen/neighbors").json()
+    assert [n["node"]["name"] for n in holding] == ["Vancouver"]
+    # A predicate with many values keeps both.
+    for obj in ("dumplings", "hotpot"):
+        http.post("/v1/kg/facts", json={"subject": "Wen", "predicate": "cooks", "object": obj})
+    cooks = [e for e in http.get("/v1/kg/graph").json()["edges"] if e["predicate"] == "cooks"]
+    assert {e["invalid_at"] for e in cooks} == {None} and len(cooks) == 2
+
+
+def test_the_cli_fact_supersedes_too(daemon: DaemonProcess) -> None:
+    for employer in ("Acme", "Globex"):
+        out = daemon.cli("fact", "Alice Moreau", "works_at", employer, "--json")
+        assert out.returncode == 0, out.stderr
+    with daemon.client() as c:
+        (n,) = c.neighbors("alice-moreau")
+        assert n.node.name == "Globex"
+        history = c.neighbors("alice-moreau", include_invalid=True)
+        assert sorted(h.node.name or "" for h in history) == ["Acme", "Globex"]
+        (acme,) = [h.edge for h in history if h.node.name == "Acme"]
+        assert acme.invalid_at is not None and acme.invalid_at == n.edge.valid_at
+
+
 # ---- persona --------------------------------------------------------------------------------
 
 

@@ -6,7 +6,9 @@ write path, on the beads this replica originated, and writes what it says as ord
 and edge ops with their evidence (`chrysalis.write.knowledge`).
 
     RulesExtractor   offline, deterministic: names, quoted titles, code identifiers, paths,
-                     emails, URLs, dates; a few first-person facts ("I live in Lisbon")
+                     emails, URLs, dates, through a quality gate (`.entities`); asserted
+                     facts in the first and third person ("I live in Lisbon", "Caroline
+                     moved to Boston": `.facts`)
     OllamaExtractor  entities and typed facts with time qualifiers through Ollama's structured
                      output (`chrysalis.extract.ollama`)
 

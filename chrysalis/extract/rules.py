@@ -1,17 +1,19 @@
-# ruff: noqa: RUF001, SIM905, E501 - curly quotes are text here; word lists read best as one string
+# ruff: noqa: RUF001, SIM905 - curly quotes are text here; word lists read best as one string
 """The offline extractor: patterns that are right far more often than wrong, nothing clever.
 
 Entities: names (capitalised word runs not at a sentence start, or at one when the word is no
 common word), quoted titles, code identifiers (``snake_case``, ``camelCase``, ``dotted.names``,
 backticked code), paths, emails, URLs and dates (ISO, or a month name with a day or a year).
 
-Facts: only what a speaker says of themselves in the first person, with a verb that names a
-relation without doubt ("I live in Lisbon", "I work at Acme", "I prefer tea", "my sister
-Anna"), and only where they assert it (`chrysalis.extract.mood`): never from a quote, what
-someone else said, a question, a wish, a condition, a plan, a negation or a state in the simple
-past ("I lived in Paris"); "my sister Anna" is presupposed, so it counts in a question or a wish
-too. The subject is the speaker (the bead's ``source``, else ``user``); an assistant's first
-person is the assistant, whose "I" is no fact about the user, so assistant beads give no facts.
+Every candidate passes the quality gate of `chrysalis.extract.entities` (no numbers, flags,
+redaction markers, weekday names, greetings, code fragments or capitalised common words).
+
+Facts (`chrysalis.extract.facts`): what a speaker asserts of themselves ("I live in Lisbon",
+the subject is the bead's ``source``, else its role) or of someone they name ("Caroline moved
+to Boston", "Caroline's brother Tom"), with a verb that names a relation without doubt, and
+never from a quote, reported speech, a question, a wish, a condition, a plan, a negation or a
+past state. Assistant beads give no facts: its "I" is the assistant, and what it says of
+others restates the user or the encyclopaedia, neither dated by the bead.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from chrysalis.core.models import Bead
-from chrysalis.extract import Entity, Extraction, Fact
-from chrysalis.extract.mood import ASSERTED, Reading
+from chrysalis.extract import Entity, Extraction
+from chrysalis.extract.entities import GREETINGS, entity_or_none, lower_words
+from chrysalis.extract.facts import facts as read_facts
 from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
 
-VERSION = "rules/1"
+VERSION = "rules/2"  # 2: third-person facts, the entity gate
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
 MAX_ENTITIES = 24  # per bead: past this it is a list or a table, not prose about things
 
@@ -39,8 +42,9 @@ _MONTHS = {
 }
 _MONTH_ABBR = {m[:3]: n for m, n in _MONTHS.items()}
 # Words that start sentences or are capitalised for other reasons: never a name by themselves.
-_COMMON = frozenset(
-    """a an the i i'm i've i'd i'll im ive me my mine we our you your yours he she it they them
+_COMMON = (
+    frozenset(
+        """a an the i i'm i've i'd i'll im ive me my mine we our you your yours he she it they them
     his her its their this that these those there here what when where why how who whom which
     whose yes no not and or but if then so because as at by for from in into of on to with
     about after before during since until while also just only very really maybe perhaps
@@ -51,14 +55,17 @@ _COMMON = frozenset(
     monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr sir madam
     january february march april june july august september october november december
     note tip step example see use using make sure remember however therefore although though
-    anyway besides btw lol haha omg fyi""".split()
+    anyway besides btw lol haha omg fyi many much more most such other another several few
+    true false none null""".split()
+    )
+    | GREETINGS
 )
 _CONNECT = frozenset({"of", "de", "du", "van", "von", "der", "la", "le"})
 
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _PATH = re.compile(
-    r"(?<![\w/.<])(?:~?/(?:[\w.-]+/)*[\w.-]+|(?:\.{1,2}/)?(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})"
+    r"(?<![\w/.<$%{])(?:~?/(?:[\w.-]+/)*[\w.-]+|(?:\.{1,2}/)?(?:[\w-]+/)+[\w-]+\.[A-Za-z0-9]{1,8})"
     r"(?::\d+)?(?![\w/])"
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
@@ -74,41 +81,14 @@ _MONTH_DATE = re.compile(
     r"(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b",
     re.IGNORECASE,
 )  # fmt: skip
+# A capitalised word, or an initial inside a name after its first word ("Arthur C. Clarke").
+_CAP_WORD = r"[A-Z](?:\.(?=[ \t]+[A-Z][a-z])|[\w'’-]*)"
 _CAP_RUN = re.compile(
-    r"(?<![\w'’-])[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|du|van|von|der|la|le)[ \t]+)?[A-Z][\w'’-]*)*"
+    r"(?<![\w'’-])[A-Z][\w'’-]*(?:\.[a-z]{2,4}(?![\w.]))?"  # "Node.js", "Mehr.ai"
+    + r"(?:[ \t]+(?:(?:of|de|du|van|von|der|la|le)[ \t]+(?:the[ \t]+)?)?"
+    + _CAP_WORD
+    + r")*"
 )
-
-# First-person facts: (pattern, predicate, object type). The object is a run of words up to
-# punctuation or a connective, at most five words.
-_CAP = r"[A-Z][\w'’&-]*(?:\.(?=\w)[\w'’&-]*)*"  # a dot only inside ("St.Louis" no, "a.b" yes)
-_OBJECT = r"(?P<object>" + _CAP + r"(?:\s+(?:of\s+|de\s+|the\s+)?" + _CAP + r"){0,4})"
-_ANY_OBJECT = (
-    r"(?P<object>[\w'’&.-]+(?:\s+[\w'’&.-]+){0,3}?)"
-    r"(?=\s*(?:[.,!?;]|$|\s+(?:and|but|because|since|so|now|these|this|for)\b))"
-)
-# fmt: off
-_FIRST_PERSON = [
-    (re.compile(r"\bI(?:'ve|’ve| have)?\s+(?:just\s+|recently\s+)?(?:live|lived|been living|moved|relocated)\s+(?:in|to)\s+" + _OBJECT), "lives_in", "place"),
-    (re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:living|based)\s+in\s+" + _OBJECT), "lives_in", "place"),
-    (re.compile(r"\bI\s+(?:now\s+|currently\s+|still\s+)?work(?:ed)?\s+(?:at|for)\s+" + _OBJECT), "works_at", "org"),
-    (re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+" + _OBJECT), "works_at", "org"),
-    (re.compile(r"\bI\s+(?:joined|started at)\s+" + _OBJECT), "works_at", "org"),
-    (re.compile(r"\bI\s+(?:really\s+|much\s+|generally\s+)?prefer\s+" + _ANY_OBJECT, re.IGNORECASE), "prefers", "thing"),
-    (re.compile(r"\bmy\s+favou?rite\s+(?P<what>\w+)\s+is\s+" + _ANY_OBJECT, re.IGNORECASE), "favourite", "thing"),
-    (re.compile(r"\b[Mm]y\s+(?P<rel>sister|brother|mother|mom|mum|father|dad|wife|husband|partner|son|daughter|friend|boss|dog|cat|cousin|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|colleague|manager)(?:'s name is|,)?\s+(?P<object>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"), "rel", "person"),
-]
-# fmt: on
-# Words one of the patterns above needs (lower case): a text without any skips it.
-_HINTS = [
-    ("live", "living", "moved", "relocated"),
-    ("living", "based"),
-    ("work",),
-    ("working", "employed"),
-    ("joined", "started at"),
-    ("prefer",),
-    ("favorite", "favourite"),
-    ("my ",),
-]
 
 
 def _iso(year: int, month: int, day: int | None) -> str | None:
@@ -138,12 +118,14 @@ class RulesExtractor:
             return Extraction(bead.id, dropped=("system prompt",))
         text = bead.content[:MAX_SCAN_CHARS]
         found: dict[str, Entity] = {}
+        lowered = lower_words(text)
 
-        def add(name: str, type: str) -> None:
-            name = name.strip().strip(".,;:!?'’\"")
-            key = name.lower()
-            if 2 <= len(name) <= 100 and key not in _COMMON and key not in found:
-                found[key] = Entity(name, type)
+        def add(name: str, type: str) -> bool:
+            kept = entity_or_none(name, type, lowered)
+            if kept is None or kept.lower() in _COMMON:
+                return False
+            found.setdefault(kept.lower(), Entity(kept, type))
+            return True
 
         # Each pattern runs only where its telltale character is (most text has none).
         masked = text
@@ -172,9 +154,15 @@ class RulesExtractor:
         for name, type in _dates(masked):
             add(name, type)
         speaker = bead.source or bead.role
-        facts = () if bead.role == "assistant" else tuple(_facts(text, speaker))
+        # An assistant is no person whose facts we keep: its "I" is itself, and what it says
+        # of others is mostly what the user told it or what books say (not dated by the bead).
+        said = [] if bead.role == "assistant" else read_facts(text, speaker)
+        # A fact stands only on entities that pass the gate (its subject is a speaker or a
+        # name the patterns checked).
+        facts = tuple(f for f in said if add(f.object, f.object_type))
         for f in facts:
-            add(f.object, f.object_type)
+            if f.subject != speaker:
+                add(f.subject, "person")
         for name in _names(masked):
             add(name, "person" if bead.source and name == bead.source else "name")
         entities = tuple(found.values())[:MAX_ENTITIES]
@@ -210,15 +198,20 @@ def _dates(text: str) -> list[tuple[str, str]]:
 def _names(text: str) -> list[str]:
     """Runs of capitalised words (with "of", "de", ... inside), leading common words dropped;
     not a lone word opening a sentence (capitalised for that reason) unless the text also
-    capitalises it inside a sentence."""
+    capitalises it inside a sentence; none from an itemised list (`_item_lines`)."""
     names: list[str] = []
     openers: list[str] = []
+    listed = _item_lines(text)
     for m in _CAP_RUN.finditer(text):
+        if listed and text.count("\n", 0, m.start()) in listed:
+            continue
         words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in m.group(0).split()]
         if any(len(w) > 6 and w.isupper() for w in words):
             continue  # a shouted heading, not a name
         lead = 0
         while lead < len(words) and words[lead].lower() in _COMMON:
+            if words[lead] == "New" and lead + 1 < len(words):
+                break  # "New York", "New Year": part of the name
             lead += 1
         words = words[lead:]
         while words and (words[-1].lower() in _CONNECT or words[-1].lower() in _COMMON):
@@ -226,44 +219,36 @@ def _names(text: str) -> list[str]:
         if not words:
             continue
         start = m.start()
-        before = text[max(0, start - 12) : start].rstrip(" \t*-#>\"'“(•0123456789")
-        opening = lead == 0 and (not before or before[-1] in ".!?:;\n")
+        before = text[max(0, start - 12) : start].rstrip(" \t*+-#>\"'“(•0123456789")
+        opening = lead == 0 and (not before or before[-1] in ".!?:;)]|\n")
         (openers if len(words) == 1 and opening else names).append(" ".join(words))
     inside = set(names)
     return names + [w for w in openers if w in inside]
 
 
-def _facts(text: str, speaker: str) -> list[Fact]:
-    """The speaker's facts: each pattern runs sentence by sentence over the text with its
-    quotes blanked, and a match counts only where the speaker asserts it (`Reading.mood`)."""
-    out: list[Fact] = []
-    subject_type = "person"
-    lower = text.lower()
-    wanted = [
-        entry
-        for entry, hints in zip(_FIRST_PERSON, _HINTS, strict=True)
-        if any(h in lower for h in hints) and entry[0].search(text)
-    ]
-    if not wanted:
-        return out  # most text: reading it for mood would cost more than the patterns
-    reading = Reading(text)
-    matches = [
-        (m, predicate, object_type)
-        for start, end in reading.sentences()
-        for pattern, predicate, object_type in wanted
-        for m in pattern.finditer(reading.plain, start, end)
-        if reading.mood(m.start(), m.end(), noun_phrase=predicate == "rel") == ASSERTED
-    ]
-    for m, predicate, object_type in matches:
-        obj = m.group("object").strip().rstrip(".,")
-        if not obj or obj.lower() in _COMMON:
+_ITEM_LINE = re.compile(
+    r"[ \t]*(?:[-*+•]|\d+[.)])?[ \t]*[A-Z][\w'’&-]*(?:[ \t]+[\w'’&()-]+)*[ \t]*"
+)
+
+
+def _item_lines(text: str) -> set[int]:
+    """The numbers of the lines in runs of three or more lines that are each one capitalised
+    phrase and nothing else (no sentence): an itemised list (groceries, headings, skills),
+    whose title-case items are mostly common things, not names."""
+    if text.count("\n") < 2:
+        return set()
+    out: set[int] = set()
+    run: list[int] = []
+    for i, line in enumerate([*text.split("\n"), ""]):
+        words = line.split()
+        if (
+            _ITEM_LINE.fullmatch(line)
+            and len(words) <= 8
+            and sum(w[:1].isupper() for w in words) * 2 > len(words)
+        ):
+            run.append(i)
             continue
-        pred = predicate
-        if predicate == "rel":
-            pred = {"mom": "mother", "mum": "mother", "dad": "father"}.get(
-                m.group("rel").lower(), m.group("rel").lower()
-            )
-        elif predicate == "favourite":
-            pred = f"favourite_{m.group('what').lower()}"
-        out.append(Fact(speaker, pred, obj, subject_type, object_type, stated_by=speaker))
+        if len(run) >= 3:
+            out.update(run)
+        run = []
     return out

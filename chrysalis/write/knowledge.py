@@ -34,7 +34,6 @@ from chrysalis.core.graph_ids import (
     key_fingerprint,
 )
 from chrysalis.core.models import Bead, OpKind
-from chrysalis.core.validity import Span, resolve
 from chrysalis.extract import Extraction
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
 from chrysalis.extract.summary import Summary
@@ -44,6 +43,7 @@ from chrysalis.store.keys import RECORD_DBS, unpack
 from chrysalis.write.entity_moves import move_entities
 from chrysalis.write.entity_moves import record_scalars as _scalars
 from chrysalis.write.op_rules import local_op
+from chrysalis.write.supersede import supersede
 
 if TYPE_CHECKING:
     from chrysalis.write.writer import Writer
@@ -95,9 +95,9 @@ class _EdgePlan:
 class KnowledgeWriter:
     """Writes extractions and retractions through a `chrysalis.write.writer.Writer`'s store."""
 
-    def __init__(self, writer: Writer, functional: Iterable[str], entities: EntityNames) -> None:
+    def __init__(self, writer: Writer, entities: EntityNames) -> None:
         self.writer = writer
-        self.functional = frozenset(functional)
+        self.functional = writer.functional  # the memory's one list (`chrysalis.write.supersede`)
         self.entities = entities
         self.unsaved_key: bytes | None = None  # a key of our own, kept with the first write
         self._keyed: str | None = writer.store.get_meta(KEYED)
@@ -167,7 +167,9 @@ class KnowledgeWriter:
                 self._write_edge(ctx, eid, plan, derived_by)
                 learned.edges += 1
                 if plan.metadata.get("functional"):
-                    learned.superseded += self._supersede(ctx, plan.source, plan.predicate)
+                    learned.superseded += supersede(
+                        ctx, self.writer.put_op, plan.source, plan.predicate
+                    )
             return learned
 
         learned: Learned = self.writer.store.write(write)
@@ -230,46 +232,6 @@ class KnowledgeWriter:
         }
         sets = {"evidence": sorted(plan.evidence | have)}
         self.writer.put_op(ctx, "edge", eid, record, scalars, sets)
-
-    def _supersede(self, ctx: WriteContext, source: str, predicate: str) -> list[str]:
-        """Give the facts of (source, predicate) that a later one contradicts their end."""
-        group: dict[str, crdt.Record] = {}
-        prefix = source.encode() + b"\0"
-        with ctx.txn.cursor(db=ctx.dbs["adj"]) as cur:
-            if cur.set_range(prefix):
-                for k, v in cur:
-                    if not k.startswith(prefix):
-                        break
-                    if v != b"o":
-                        continue
-                    eid = k[len(prefix) :].decode()
-                    record = ctx.get("edges", eid.encode())
-                    if (
-                        record is not None
-                        and crdt.is_present(record)
-                        and crdt.field_value(record, "predicate") == predicate
-                        and crdt.field_value(record, "metadata", {}).get("functional")
-                    ):
-                        group[eid] = record
-        ends = resolve(
-            Span(
-                eid,
-                crdt.field_value(r, "target"),
-                crdt.field_value(r, "valid_at"),
-                crdt.field_value(r, "invalid_at"),
-            )
-            for eid, r in group.items()
-        )
-        changed = []
-        for eid, end in ends.items():
-            record = group[eid]
-            if end == crdt.field_value(record, "invalid_at"):
-                continue
-            scalars = {**_scalars("edge", record), "invalid_at": end}
-            evidence = crdt.set_values(record, "evidence")
-            self.writer.put_op(ctx, "edge", eid, record, scalars, {"evidence": evidence})
-            changed.append(eid)
-        return changed
 
     # ---- the graph key ---------------------------------------------------------------------
 

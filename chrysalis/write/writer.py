@@ -16,6 +16,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -44,12 +45,14 @@ from chrysalis.core.models import (
     SkillPutData,
     now,
 )
+from chrysalis.core.validity import DEFAULT_FUNCTIONAL
 from chrysalis.read.reader import Reader, persona_of
 from chrysalis.secrets.scan import POLICIES, Finding, Policy, scan_item
 from chrysalis.store.env import Store, WriteContext
 from chrysalis.store.keys import PERSONA_KEY, RECORD_DBS
 from chrysalis.write.intake import Importance, prepare_rows, same_bead, scan_row
 from chrysalis.write.op_rules import ApplyResult, apply_remote, local_op
+from chrysalis.write.supersede import supersede
 
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 _PERSONA_SCALARS = ("id", "name", "description")
@@ -88,6 +91,7 @@ class Writer:
         *,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
         secrets: Policy = "redact",
+        functional: Iterable[str] = DEFAULT_FUNCTIONAL,
     ) -> None:
         if secrets not in POLICIES:
             raise InvalidInput(f"secrets must be one of {', '.join(POLICIES)}, not {secrets!r}")
@@ -95,6 +99,9 @@ class Writer:
         self.reader = reader
         self.blob_threshold = blob_threshold
         self.secrets: Policy = secrets
+        # The predicates holding one value at a time, for hand-written and extracted facts
+        # alike (the knowledge writer reads this one list).
+        self.functional = frozenset(functional)
         # Judges a bead written without an importance (`chrysalis.write.intake`); Memory sets it.
         self.importance: Importance | None = None
 
@@ -315,6 +322,11 @@ class Writer:
 
         The same fact twice, here or on another laptop, is one edge. Raises `InvalidInput`
         and writes nothing when a part is bad.
+
+        On a one-value predicate (in ``functional``) the fact supersedes the subject's
+        earlier ones with another object, as an extracted fact does (`chrysalis.write.supersede`):
+        they end when it starts. Its start is ``valid_at``, else the time it is written
+        (kept when it is restated while it holds), so a later ``add_fact`` is the later fact.
         """
         for what, text in (("subject", subject), ("object", object)):
             if not isinstance(text, str) or not text.strip():
@@ -347,19 +359,42 @@ class Writer:
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
         scalars["derived_by"] = None  # theirs, as in add_node
+        functional = predicate in self.functional
+        if functional:
+            scalars["metadata"] = {"functional": True}
+        written = time.time()
 
-        def write(ctx: WriteContext) -> None:
+        def write(ctx: WriteContext) -> Edge:
             for node in ends:
                 record = ctx.get("nodes", node.id.encode())
                 if record is None or not crdt.is_present(record):
                     fields = {"type": node.type, "name": node.name, "metadata": {}}
                     fields["derived_by"] = None
                     self.put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
-            record = ctx.get("edges", edge.id.encode()) or crdt.new_record()
-            self.put_op(ctx, "edge", edge.id, record, scalars, {"evidence": edge.evidence})
+            record = ctx.get("edges", edge.id.encode())
+            fields = dict(scalars)
+            ended = fields["invalid_at"] is not None and fields["invalid_at"] < written
+            if functional and fields["valid_at"] is None and not ended:
+                # Superseding needs an order: restated while it holds, it has held since
+                # its first statement; else it starts now (as an extracted fact starts at
+                # its bead's time, unless it ended before that: its start stays unknown).
+                holds = (
+                    record is not None
+                    and crdt.is_present(record)
+                    and crdt.field_value(record, "invalid_at") is None
+                )
+                start = crdt.field_value(record, "valid_at") if holds else None
+                fields["valid_at"] = written if start is None else start
+                _check_span(edge.model_copy(update={"valid_at": fields["valid_at"]}))
+            record = record or crdt.new_record()
+            self.put_op(ctx, "edge", edge.id, record, fields, {"evidence": edge.evidence})
+            if functional:
+                supersede(ctx, self.put_op, edge.source, predicate)
+            update = {"valid_at": fields["valid_at"], "metadata": fields.get("metadata", {})}
+            written_edge: Edge = edge.model_copy(update=update)
+            return written_edge
 
-        self.store.write(write)
-        return edge  # type: ignore[no-any-return]
+        return self.store.write(write)  # type: ignore[no-any-return]
 
     def remove_edge(self, id: str) -> None:
         check_id(id, "edge")

@@ -195,7 +195,8 @@ def fact(
     atomic write.
 
     Nodes are named by their text (lowercased, spaces to dashes), so "Alice" in two facts
-    is one node; the same fact twice is one edge.
+    is one node; the same fact twice is one edge. On a one-value predicate (lives_in,
+    works_at, ... as configured) the fact ends the subject's earlier one with another object.
 
     \b
     Example:

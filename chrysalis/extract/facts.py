@@ -1,0 +1,204 @@
+# ruff: noqa: RUF001, E501, SIM905 - curly quotes are text here; patterns read best one per line
+"""Facts the rules read from what people say: of themselves ("I moved to Boston") and of
+people they name ("Caroline moved to Boston", "Caroline's brother Tom").
+
+A statement gives a fact only with a verb that names a relation without doubt and only where
+the speaker asserts it (`chrysalis.extract.mood`): never from a quote, reported speech, a
+question, a wish, a condition, a plan or a negation. Tense matters: "lives in", "moved to",
+"now works at", "joined", "married" say what holds now; "lived in" and "worked at" say what
+no longer does, so in the third person they give nothing (in the first person the mood
+reader calls them past). A named subject is a capitalised name that is no common word
+("Then", "Everyone", "She" are not names); pronouns are not resolved.
+
+The first person is the speaker: the bead's ``source`` when it has one (the name the speaker
+goes by, "Caroline"), else its role (the rules extractor reads no assistant beads for facts).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chrysalis.extract import Fact
+from chrysalis.extract.mood import ASSERTED, Reading
+
+__all__ = ["NOT_A_SUBJECT", "PATTERNS", "facts"]
+
+# Capitalised words that open a sentence or a clause but name no one.
+NOT_A_SUBJECT = frozenset(
+    """i i'm i've i'd i'll im ive me my we our you your he she it they them his her its their
+    this that these those there here what when where why how who which whose yes no not and or
+    but if then so because as also just only maybe perhaps today tomorrow yesterday tonight
+    now later soon recently finally everyone everybody someone somebody nobody anyone anybody
+    people everything something nothing family mom mum dad mother father sister brother wife
+    husband son daughter grandma grandpa aunt uncle friend friends boss teacher doctor guy
+    guys girl boy kids children baby team company the a an one both each every all some many
+    most mr mrs ms dr monday tuesday wednesday thursday friday saturday sunday january february
+    march april may june july august september october november december hi hey hello thanks
+    well oh wow yeah ok okay sure great good suppose supposing imagine say guess""".split()
+)
+
+_CAP = r"[A-Z][\w'’&-]*(?:\.(?=\w)[\w'’&-]*)*"
+_NAMED = r"(?:the\s+)?(?P<object>" + _CAP + r"(?:\s+(?:of\s+|de\s+|the\s+)?" + _CAP + r"){0,4})"
+# A capitalised word of a name, in any Latin script ("Joaquín", "Łukasz", "O'Neill").
+_NAME_WORD = r"[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_]+(?:['’-](?!s\b)[^\W\d_]+)?"
+_PERSON = r"(?P<object>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
+# A free object ("green tea", "oat milk lattes"): up to four words, up to punctuation or a
+# word that starts something else.
+_STOP = (
+    r"and|but|because|since|so|now|these|this|for|every|each|in|at|on|with|when|while|before|"
+    r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those"
+)
+_THING = (
+    r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|"
+    r"lot|bit|little|few|couple|ton|bunch|anything|nothing|everything)\b)[\w'’&.-]+(?:\s+(?!(?:"
+    + _STOP
+    + r")\b)[\w'’&.-]+){0,3}?)"
+    r"(?=\s*(?:[.,!?;:)]|$|\s+(?:" + _STOP + r")\b))"
+)
+_SUBJECT = r"(?P<subject>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
+_SOON = r"(?:(?:just|recently|finally|now|also|still|currently|already|officially|actually)\s+)?"
+_TAIL = {"place": _NAMED, "org": _NAMED, "person": _PERSON, "thing": _THING}
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    predicate: str
+    object_type: str
+    hints: tuple[str, ...]  # a lower-case word the text must hold for the pattern to run
+    first_person: bool
+
+
+def _rule(verbs: str, predicate: str, type: str, hints: str, *, first: bool) -> _Rule:
+    subject = r"\bI" if first else r"(?<![\w'’-])" + _SUBJECT
+    flags = re.IGNORECASE if type == "thing" and first else 0
+    joiner = r"(?:\s+|(?=['’]))"  # "I am", "I'm"
+    pattern = re.compile(subject + joiner + _SOON + "(?:" + verbs + r")\s+" + _TAIL[type], flags)
+    return _Rule(pattern, predicate, type, tuple(hints.split("|")), first)
+
+
+# fmt: off
+_RULES = [
+    # The first person: the speaker.
+    _rule(r"(?:'ve\s+|’ve\s+|have\s+)?(?:just\s+|recently\s+)?(?:live|lived|been\s+living|moved|relocated)\s+(?:in|to)", "lives_in", "place", "live|living|moved|relocated", first=True),
+    _rule(r"(?:'m|’m|am)\s+(?:now\s+)?(?:living|based)\s+in", "lives_in", "place", "living|based", first=True),
+    _rule(r"work(?:ed)?\s+(?:at|for)", "works_at", "org", "work", first=True),
+    _rule(r"(?:'m|’m|am)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)", "works_at", "org", "working|employed", first=True),
+    _rule(r"(?:'ve\s+|’ve\s+|have\s+)?(?:joined|started\s+(?:working\s+)?at|got\s+a\s+(?:new\s+)?job\s+at)", "works_at", "org", "joined|started|job", first=True),
+    _rule(r"(?:(?:'m|’m|am|got)\s+)married\s+to|married", "married_to", "person", "married", first=True),
+    _rule(r"(?:really\s+|much\s+|generally\s+)?prefer", "prefers", "thing", "prefer", first=True),
+    _rule(r"(?:usually\s+|always\s+|only\s+|mostly\s+|mainly\s+)?drink", "drinks", "thing", "drink", first=True),
+    # Someone named: present tense, or a change that holds now.
+    _rule(r"(?:has\s+(?:just\s+|recently\s+)?)?(?:lives|moved|relocated|has\s+been\s+living)\s+(?:in|to)", "lives_in", "place", "lives|moved|relocated|living", first=False),
+    _rule(r"is\s+(?:now\s+)?(?:living|based)\s+in", "lives_in", "place", "living|based", first=False),
+    _rule(r"works\s+(?:at|for)", "works_at", "org", "works", first=False),
+    _rule(r"is\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)", "works_at", "org", "working|employed", first=False),
+    _rule(r"(?:has\s+(?:just\s+|recently\s+)?)?(?:joined|started\s+(?:working\s+)?at|got\s+a\s+(?:new\s+)?job\s+at)", "works_at", "org", "joined|started|job", first=False),
+    _rule(r"(?:is\s+|got\s+)married\s+to|(?:has\s+)?married", "married_to", "person", "married", first=False),
+    _rule(r"prefers", "prefers", "thing", "prefers", first=False),
+    _rule(r"(?:usually\s+|always\s+|only\s+|mostly\s+|mainly\s+)?drinks", "drinks", "thing", "drinks", first=False),
+]
+# fmt: on
+_RELATIONS = r"sister|brother|mother|mom|mum|father|dad|wife|husband|partner|son|daughter|friend|boss|dog|cat|cousin|aunt|uncle|grandma|grandpa|girlfriend|boyfriend|colleague|manager|fiancé|fiancée|fiance|fiancee"
+_MY = re.compile(r"\b[Mm]y\s+(?P<rel>" + _RELATIONS + r")(?:'s name is|,)?\s+" + _PERSON)
+_THEIR = re.compile(
+    r"(?<![\w'’-])"
+    + _SUBJECT
+    + r"['’]s\s+(?P<rel>"
+    + _RELATIONS
+    + r")(?:'s name is|,)?\s+"
+    + _PERSON
+)
+_FAVOURITE = re.compile(
+    r"\b(?:(?P<my>[Mm]y)|" + _SUBJECT + r"['’]s)\s+favou?rite\s+(?P<what>\w+)\s+is\s+" + _THING
+)
+# Every pattern, its predicate, and whether it is a presupposed noun phrase (for the tests
+# that attack the mood reader with each).
+PATTERNS: list[tuple[re.Pattern[str], str, bool]] = [
+    *((r.pattern, r.predicate, False) for r in _RULES),
+    (_MY, "rel", True),
+    (_THEIR, "rel", True),
+    (_FAVOURITE, "favourite", False),
+]
+_CANONICAL = {
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "fiance": "fiancé",
+    "fiancee": "fiancée",
+    "fiancée": "fiancée",
+}
+
+
+def _name(subject: str) -> str | None:
+    """The named subject with leading non-names dropped ("Then Anna" -> "Anna"), or None."""
+    words = subject.split()
+    while words and (words[0].lower() in NOT_A_SUBJECT or words[0].endswith("ly")):
+        words = words[1:]  # "Then Anna", "Hopefully Beth": the name is the rest
+    if not words or any(w.lower() in NOT_A_SUBJECT for w in words):
+        return None
+    return " ".join(words)
+
+
+def _object(raw: str, type: str) -> str | None:
+    obj = raw.strip().rstrip(".,'’")
+    if obj.lower() in NOT_A_SUBJECT or not obj:
+        return None
+    if type == "person" and _name(obj) != obj:
+        return None
+    return obj
+
+
+def facts(text: str, speaker: str) -> list[Fact]:
+    """The facts ``text`` asserts, each stated by ``speaker`` (see the module's doc)."""
+    lower = text.lower()
+    rules = [r for r in _RULES if any(h in lower for h in r.hints) and r.pattern.search(text)]
+    possessive = "'s " in text or "’s " in text
+    mine = "my " in lower and _MY.search(text) is not None
+    if not rules and not possessive and not mine and "favo" not in lower:
+        return []  # most text: reading it for mood would cost more than the patterns
+    reading = Reading(text)
+    plain = reading.plain
+    out: list[Fact] = []
+    seen: set[tuple[str, str, str]] = set()
+
+    def add(subject: str | None, predicate: str, obj: str | None, type: str) -> None:
+        if subject and obj and subject != obj and (subject, predicate, obj) not in seen:
+            seen.add((subject, predicate, obj))
+            kind = "person"
+            out.append(Fact(subject, predicate, obj, kind, type, stated_by=speaker))
+
+    for start, end in reading.sentences():
+        for rule in rules:
+            for m in rule.pattern.finditer(plain, start, end):
+                who = speaker if rule.first_person else _name(m.group("subject"))
+                # The clause's cues are read from where the subject starts ("If Anna ...").
+                at = m.start() if rule.first_person or who is None else m.end("subject") - len(who)
+                if reading.mood(at, m.end()) != ASSERTED:
+                    continue
+                add(
+                    who,
+                    rule.predicate,
+                    _object(m.group("object"), rule.object_type),
+                    rule.object_type,
+                )
+        for pattern, mine_only in ((_MY, True), (_THEIR, False)):
+            if (mine_only and not mine) or (not mine_only and not possessive):
+                continue
+            for m in pattern.finditer(plain, start, end):
+                who = speaker if mine_only else _name(m.group("subject"))
+                at = m.start() if mine_only or who is None else m.end("subject") - len(who)
+                # "my sister Anna" is presupposed: it holds in a question or a wish too.
+                if reading.mood(at, m.end(), noun_phrase=True) != ASSERTED:
+                    continue
+                rel = m.group("rel").lower()
+                add(who, _CANONICAL.get(rel, rel), _object(m.group("object"), "person"), "person")
+        for m in _FAVOURITE.finditer(plain, start, end):
+            who = speaker if m.group("my") else _name(m.group("subject"))
+            at = m.start() if m.group("my") or who is None else m.end("subject") - len(who)
+            if reading.mood(at, m.end()) != ASSERTED:
+                continue
+            predicate = f"favourite_{m.group('what').lower()}"
+            add(who, predicate, _object(m.group("object"), "thing"), "thing")
+    return out
