@@ -22,7 +22,7 @@ from .routes import (
 from .transport import DEFAULT_TIMEOUT, ClientBase, async_transport
 
 if TYPE_CHECKING:
-    from .models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from .models import Bead, Context, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
     from .receipt import ForgetReceipt
 
 T = TypeVar("T")
@@ -176,9 +176,27 @@ class AsyncClient(ClientBase):
         now: datetime | float | None = None,
         as_of: datetime | float | None = None,
         memories: Iterable[str] = (),
+        min_score: float | None = None,
     ) -> RetrievalResult:
         return await self._do(
-            Routes.recall(query, k, token_budget, strategy, filters, now, as_of, memories)
+            Routes.recall(
+                query, k, token_budget, strategy, filters, now, as_of, memories, min_score
+            )
+        )
+
+    async def context(
+        self,
+        query: str,
+        *,
+        token_budget: int = 800,
+        session_id: str | None = None,
+        exclude: Iterable[str] = (),
+        now: datetime | float | None = None,
+        memories: Iterable[str] = (),
+        recent: int | None = None,
+    ) -> Context:
+        return await self._do(
+            Routes.context(query, token_budget, session_id, exclude, now, memories, recent)
         )
 
     async def add_node(

@@ -10,7 +10,7 @@ The package reads through `chrysalis.read.Reader` and writes only through a narr
 (`indexer.IndexWrites`); it never imports `Memory`.
 """
 
-from .fusion import Retriever, Weights, count_tokens
+from .fusion import Retriever, Weights, above, count_tokens
 from .indexer import Indexer, IndexWrites, text_hash
 from .keyword import KeywordIndex
 from .vectors import VectorIndex
@@ -22,6 +22,7 @@ __all__ = [
     "Retriever",
     "VectorIndex",
     "Weights",
+    "above",
     "count_tokens",
     "text_hash",
 ]

@@ -103,6 +103,7 @@ LINES = 3  # of an item's text in recall, without --full
     type=click.Choice(["fusion", "emb", "keyword", "kg", "beads"]),
 )
 @click.option("--full", is_flag=True, help=f"Each item's whole text (else {LINES} lines).")
+@click.option("--min-score", type=float, help="Leave out items scoring under this.")
 @json_option
 @click.pass_context
 def recall(
@@ -112,6 +113,7 @@ def recall(
     budget: int | None,
     strategy: str,
     full: bool,
+    min_score: float | None,
     as_json: bool,
 ) -> None:
     """Find what the memory holds about QUERY, and say why each item matched.
@@ -125,7 +127,8 @@ def recall(
       chrysalis recall "when do deploys go out?" -k 5
       chrysalis recall "tea" --budget 500 --json | jq '.items[].provenance'
     """
-    result = client_for(ctx).raw(Routes.recall(query, k, budget, strategy, None))
+    call = Routes.recall(query, k, budget, strategy, None, min_score=min_score)
+    result = client_for(ctx).raw(call)
     if as_json:
         print_json(result)
         return
