@@ -3,18 +3,30 @@ relevance ends, echoes and near-duplicates left out, and the changing-facts benc
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from chrysalis import InvalidInput, Memory
 from chrysalis.context import frame
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import changing_facts  # noqa: E402
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "bench" / "changing_facts.py"
+    spec = importlib.util.spec_from_file_location("changing_facts", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+changing_facts = _bench()
 
 DAY = 86400.0
 T0 = datetime(2025, 1, 6, 9, tzinfo=UTC).timestamp()
