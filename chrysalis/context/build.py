@@ -51,6 +51,7 @@ EMB_MIN = 0.4  # cosine a vector match needs to count as evidence by itself
 COVERAGE_MIN = 0.5  # share of the question's content words a keyword match needs
 LEAN_MIN = 0.3  # a context/graph signal this strong counts (it leans on a strong hit)
 NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) past which two beads are one
+LATEST = 253_339_228_800.0  # 9998-01-01: a year named beside it must still be a date
 EXCERPT_TOKENS = 90  # a bead longer than this shows the sentences matching the question
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -112,6 +113,8 @@ def build(
             raise InvalidInput("exclude must list ids (non-empty strings)")
         excluded.add(item_id)
     at_now = time.time() if now is None else epoch(now, "now")
+    if not 0 <= at_now < LATEST:
+        raise InvalidInput("now must be a time from 1970 to 9997")
     fr = frame(query, at_now)
     notes: list[str] = []
     echo = _normal(query)
