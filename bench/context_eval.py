@@ -8,7 +8,7 @@ gives (retrieve's tokens: the sum of its items' ``tokens``; context's: its ``tok
 text block with its citations).
 
     .venv/bin/python bench/context_eval.py [--set lme|locomo|both] [--budget 800]
-        [--embedder SPEC] [--every N] [--json]
+        [--embedder SPEC] [--every N] [--const NAME=VALUE] [--json]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import chrysalis.context  # noqa: F401 - its build module's constants are tried with --set
 from chrysalis import Memory
 
 HERE = Path(__file__).resolve().parent
@@ -102,7 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="deterministic")
     parser.add_argument("--every", type=int, default=1, help="only every Nth question/sample")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--const", dest="consts", action="append", default=[], metavar="NAME=VALUE",
+        help="try another constant of chrysalis.context.build, e.g. RELATIVE_FLOOR=0.4",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    build = sys.modules["chrysalis.context.build"]
+    for assignment in args.consts:
+        name, _, value = assignment.partition("=")
+        old = getattr(build, name)
+        setattr(build, name, (value == "True") if isinstance(old, bool) else type(old)(value))
     sets = ["lme", "locomo"] if args.set == "both" else [args.set]
     out = {s: evaluate(s, args.budget, args.embedder, args.every) for s in sets}
     if args.json:

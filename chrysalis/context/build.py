@@ -43,16 +43,19 @@ MAX_BUDGET = 100_000
 MAX_EXCLUDE = 1000
 RECENT = 6  # the session's latest turns an agent has in its prompt
 POOL = 30  # beads retrieval ranks for a context
-# The relevance floor: an item stays when it is at least this share of the best item's score
-# and has evidence of its own (words of the question, a close vector, a strong neighbour or a
-# fact); the best item needs direct evidence, or the context is empty.
-RELATIVE_FLOOR = 0.3
-EMB_MIN = 0.4  # cosine a vector match needs to count as evidence by itself
-COVERAGE_MIN = 0.5  # share of the question's content words a keyword match needs
-LEAN_MIN = 0.3  # a context/graph signal this strong counts (it leans on a strong hit)
-NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) past which two beads are one
+# The relevance floor: an item stays when it scores at least this share of the best item and
+# matches the question itself (a close vector, any of its words) or stands beside a hit (a
+# context or graph signal of `LEAN_MIN`); the best item must be evidence by itself
+# (`_direct`), or the context is empty. Picked on a quarter of LongMemEval dev (every 4th
+# question) from a handful of round values, checked on LoCoMo dev (docs/benchmarks.md).
+RELATIVE_FLOOR = 0.2
+EMB_MIN = 0.35  # cosine a vector match needs to count as evidence by itself
+COVERAGE_MIN = 0.34  # share of the question's content words a keyword match needs for that
+KEYWORD_LEANS = True  # whether any word of the question lets an item above the floor stay
+LEAN_MIN = 0.15  # a context/graph signal this strong counts (it leans on a strong hit)
+NEAR_DUPLICATE = 0.9  # word-set overlap (Jaccard) past which two beads are one
 LATEST = 253_339_228_800.0  # 9998-01-01: a year named beside it must still be a date
-EXCERPT_TOKENS = 90  # a bead longer than this shows the sentences matching the question
+EXCERPT_TOKENS = 60  # a bead longer than this shows the sentences matching the question
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -237,7 +240,9 @@ def _relevant(query: str, items: list[_Item]) -> list[_Item]:
 
     def leans(i: _Item) -> bool:
         s = i.item.signals
-        return direct(i) or any(s.get(k, 0.0) >= LEAN_MIN for k in ("context", "graph"))
+        if direct(i) or (KEYWORD_LEANS and s.get("keyword", 0.0) > 0):
+            return True
+        return any(s.get(k, 0.0) >= LEAN_MIN for k in ("context", "graph"))
 
     ranked = sorted(items, key=lambda i: -i.item.score)
     best = next((i for i in ranked if direct(i)), None)
@@ -248,14 +253,20 @@ def _relevant(query: str, items: list[_Item]) -> list[_Item]:
 
 
 def _collapse(items: list[_Item]) -> list[_Item]:
-    """Near-duplicates (the same words, `NEAR_DUPLICATE` overlap) collapse into the best one;
-    its ``duplicates`` lists the others."""
+    """Near-duplicates collapse into the best one (its ``duplicates`` lists the others): beads
+    sharing `NEAR_DUPLICATE` of their words, where no word that differs is a name or a number
+    ("I've been seeing Kwame" and "I've been seeing Mateus" are two facts, not one)."""
     kept: list[tuple[_Item, set[str], list[str]]] = []
     for i in items:
-        words = set(_WORD.findall(i.text.lower()))
+        words = set(_WORD.findall(i.text))
         for _, other_words, dups in kept:
             union = words | other_words
-            if union and len(words & other_words) / len(union) >= NEAR_DUPLICATE:
+            differ = words ^ other_words
+            if (
+                union
+                and len(words & other_words) / len(union) >= NEAR_DUPLICATE
+                and not any(w[0].isupper() or w[0].isdigit() for w in differ)
+            ):
                 dups.append(i.item.id)
                 break
         else:
