@@ -22,10 +22,13 @@ from typing import Any, Self, Unpack
 
 from pydantic import BaseModel
 
+from chrysalis.context import DEFAULT_BUDGET, RECENT, Source
+from chrysalis.context import build as build_context
 from chrysalis.core.errors import ClosedError
 from chrysalis.core.graph_ids import GRAPH_KEY_BYTES, EntityNames, graph_key
 from chrysalis.core.models import (
     Bead,
+    Context,
     Edge,
     Embedding,
     Filters,
@@ -381,6 +384,7 @@ class Memory:
         query_vector: Any = None,
         now: float | datetime | None = None,
         as_of: float | datetime | None = None,
+        min_score: float | None = None,
     ) -> RetrievalResult:
         """Fused retrieval with provenance: see `chrysalis.search.fusion`.
 
@@ -390,12 +394,39 @@ class Memory:
         ``now`` (a datetime or epoch seconds; the clock by default) is when the query is
         asked: a span it names ("last weekend", "two weeks ago") is read against it.
         ``as_of`` walks the facts that held then (world time); by default, those that hold
-        now (a superseded fact is not walked).
+        now (a superseded fact is not walked). ``min_score`` leaves out items scoring under
+        it (a relevance floor: fewer than ``k`` rather than padding).
         """
         retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
         return retriever.retrieve(
             query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
-            query_vector=query_vector, now=now, as_of=as_of,
+            query_vector=query_vector, now=now, as_of=as_of, min_score=min_score,
+        )  # fmt: skip
+
+    def context(
+        self,
+        query: str,
+        *,
+        token_budget: int = DEFAULT_BUDGET,
+        session_id: str | None = None,
+        exclude: Iterable[str] = (),
+        now: float | datetime | None = None,
+        memories: Mapping[str, Memory] | None = None,
+        recent: int = RECENT,
+    ) -> Context:
+        """What an agent should put in its prompt to answer ``query``: the facts that bear on
+        it as of the time it is about (``now``, or the time it names), then the beads and
+        summaries that are evidence, each cited, within ``token_budget`` (estimated tokens)
+        and nothing below the relevance floor: with nothing relevant, an empty context. Left
+        out: ``exclude`` (ids), the turn being answered, ``session_id``'s latest ``recent``
+        turns. ``memories`` (name to `Memory`) are read too. See `chrysalis.context`."""
+        sources = [
+            Source(name, m.reader, Retriever(m.reader, m.indexer, m.embedder, m.weights))
+            for name, m in [(None, self), *(memories or {}).items()]
+        ]
+        return build_context(
+            sources, query, token_budget=token_budget, session_id=session_id,
+            exclude=exclude, now=now, recent=recent,
         )  # fmt: skip
 
     # ---- knowledge graph -----------------------------------------------------------------------

@@ -35,6 +35,7 @@ from chrysalis.forget.receipt import ForgetReceipt, Place, State
 from chrysalis.memory import Memory
 from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.remotes import Remote
+from chrysalis.search import above
 from chrysalis.sync import Sync
 from chrysalis.sync.protocol import BLOB_GRACE
 from chrysalis.sync.segment import read_key_file
@@ -195,16 +196,18 @@ class Replica:
         filters: Filters | Mapping[str, Any] | None = None,
         now: float | datetime | None = None,
         as_of: float | datetime | None = None,
+        min_score: float | None = None,
     ) -> RetrievalResult:
         """`Memory.retrieve`, with the mirror's hits joining when the local ones are weak
         (best score under ``weak_below``, or fewer than ``k``) and they come within
         ``budget_s`` (`chrysalis.search.assisted`). A slow or failing mirror leaves the
-        local result, with a note saying why."""
-        return assisted_retrieve(
+        local result, with a note saying why. ``min_score`` leaves out items scoring under it."""
+        found = assisted_retrieve(
             self.memory, self.mirror, query, k=k, token_budget=token_budget,
             strategy=strategy, filters=filters, weak_below=self.weak_below,
             budget_s=self.budget_s, now=now, as_of=as_of,
         )  # fmt: skip
+        return above(found, min_score)
 
     # ---- forget receipts -----------------------------------------------------------------------
 

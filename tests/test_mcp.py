@@ -18,7 +18,7 @@ from tests.daemon_process import DaemonProcess
 ROOT = Path(__file__).parents[1]
 
 TOOLS = {
-    "remember", "recall", "add_fact", "forget", "forget_where", "get_persona", "update_persona",
+    "remember", "recall", "context", "add_fact", "forget", "forget_where", "get_persona", "update_persona",
     "list_skills", "get_skill", "put_skill", "memory_status",
 }  # fmt: skip
 

@@ -30,6 +30,7 @@ class Reference(Retriever):
         f: Filters,
         strategy: str,
         span: tuple[float, float] | None = None,
+        summaries: bool = False,
     ) -> list[RetrievedItem]:
         w, reader = self.weights, self.reader
         beads = {}

@@ -23,7 +23,16 @@ from chrysalis.client.transport import DEFAULT_TIMEOUT, ClientBase, async_transp
 from chrysalis.core.vocab import BeadFields
 
 if TYPE_CHECKING:
-    from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from chrysalis.core.models import (
+        Bead,
+        Context,
+        Edge,
+        Neighbor,
+        Node,
+        Persona,
+        RetrievalResult,
+        Skill,
+    )
     from chrysalis.forget.receipt import ForgetReceipt
 
 T = TypeVar("T")
@@ -162,9 +171,27 @@ class AsyncClient(ClientBase):
         now: datetime | float | None = None,
         as_of: datetime | float | None = None,
         memories: Iterable[str] = (),
+        min_score: float | None = None,
     ) -> RetrievalResult:
         return await self._do(
-            Routes.recall(query, k, token_budget, strategy, filters, now, as_of, memories)
+            Routes.recall(
+                query, k, token_budget, strategy, filters, now, as_of, memories, min_score
+            )
+        )
+
+    async def context(
+        self,
+        query: str,
+        *,
+        token_budget: int = 800,
+        session_id: str | None = None,
+        exclude: Iterable[str] = (),
+        now: datetime | float | None = None,
+        memories: Iterable[str] = (),
+        recent: int | None = None,
+    ) -> Context:
+        return await self._do(
+            Routes.context(query, token_budget, session_id, exclude, now, memories, recent)
         )
 
     async def add_node(

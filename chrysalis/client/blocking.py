@@ -42,7 +42,16 @@ from chrysalis.client.transport import (
 from chrysalis.core.vocab import BeadFields
 
 if TYPE_CHECKING:
-    from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from chrysalis.core.models import (
+        Bead,
+        Context,
+        Edge,
+        Neighbor,
+        Node,
+        Persona,
+        RetrievalResult,
+        Skill,
+    )
     from chrysalis.forget.receipt import ForgetReceipt
 
 __all__ = ["Call", "Client", "Routes", "default_socket_path"]
@@ -214,13 +223,38 @@ class Client(ClientBase):
         now: datetime | float | None = None,
         as_of: datetime | float | None = None,
         memories: Iterable[str] = (),
+        min_score: float | None = None,
     ) -> RetrievalResult:
         """Fused retrieval: items with ``signals`` (why they matched) and ``provenance``;
         ``now`` is when the query is asked (the daemon's clock by default); ``as_of`` walks
         the facts that held then (those that hold now by default). With ``memories``, one
-        ranking over those named memories, each item's provenance naming its own."""
+        ranking over those named memories, each item's provenance naming its own.
+        ``min_score`` leaves out items scoring under it (a relevance floor)."""
         return self._do(
-            Routes.recall(query, k, token_budget, strategy, filters, now, as_of, memories)
+            Routes.recall(
+                query, k, token_budget, strategy, filters, now, as_of, memories, min_score
+            )
+        )
+
+    def context(
+        self,
+        query: str,
+        *,
+        token_budget: int = 800,
+        session_id: str | None = None,
+        exclude: Iterable[str] = (),
+        now: datetime | float | None = None,
+        memories: Iterable[str] = (),
+        recent: int | None = None,
+    ) -> Context:
+        """What to put in the prompt to answer ``query`` (`chrysalis.Memory.context`):
+        ``text`` (a block citing ids), ``facts`` (what held at the time the question is
+        about first, with since, until and evidence), ``items`` (beads and summaries), within
+        ``token_budget``; empty when nothing in memory bears on it. ``session_id``'s latest
+        ``recent`` turns (6 by default), the turn being answered and ``exclude`` are left
+        out; with ``memories``, those named memories are read instead."""
+        return self._do(
+            Routes.context(query, token_budget, session_id, exclude, now, memories, recent)
         )
 
     def add_node(

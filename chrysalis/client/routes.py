@@ -18,7 +18,16 @@ import httpx
 from chrysalis.core.vocab import BeadFields, bead_row
 
 if TYPE_CHECKING:
-    from chrysalis.core.models import Bead, Edge, Neighbor, Node, Persona, RetrievalResult, Skill
+    from chrysalis.core.models import (
+        Bead,
+        Context,
+        Edge,
+        Neighbor,
+        Node,
+        Persona,
+        RetrievalResult,
+        Skill,
+    )
     from chrysalis.forget.receipt import ForgetReceipt
 
 __all__ = [
@@ -218,13 +227,32 @@ class Routes:
         now: datetime | float | None = None,
         as_of: datetime | float | None = None,
         memories: Iterable[str] = (),
+        min_score: float | None = None,
     ) -> Call[RetrievalResult]:
         body = _drop_none(
             {"query": query, "k": k, "token_budget": token_budget, "strategy": strategy,
              "filters": dict(filters) if filters else None, "now": _time(now),
-             "as_of": _time(as_of), "memories": list(memories) or None}
+             "as_of": _time(as_of), "memories": list(memories) or None,
+             "min_score": min_score}
         )  # fmt: skip
         return Call("POST", "/v1/retrieve", _model("RetrievalResult"), json=body)
+
+    @staticmethod
+    def context(
+        query: str,
+        token_budget: int = 800,
+        session_id: str | None = None,
+        exclude: Iterable[str] = (),
+        now: datetime | float | str | None = None,
+        memories: Iterable[str] = (),
+        recent: int | None = None,
+    ) -> Call[Context]:
+        body = _drop_none(
+            {"query": query, "token_budget": token_budget, "session_id": session_id,
+             "exclude": list(exclude) or None, "now": _time(now),
+             "memories": list(memories) or None, "recent": recent}
+        )  # fmt: skip
+        return Call("POST", "/v1/context", _model("Context"), json=body)
 
     @staticmethod
     def add_node(

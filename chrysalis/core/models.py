@@ -321,6 +321,64 @@ class RetrievalResult(BaseModel):
     notes: list[str] = []  # e.g. "emb: embedder unavailable (...)"
 
 
+class ContextFact(BaseModel):
+    """A fact that bears on a `Context`'s question: ``since``/``until`` are world time (epoch
+    seconds, None when unknown or open); ``holds`` says it held at the time the question is
+    about, ``current`` that it holds at ``now``."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    since: float | None
+    until: float | None
+    holds: bool
+    current: bool
+    evidence: list[str]
+    memory: str | None = None
+
+
+class ContextItem(BaseModel):
+    """A bead or session summary given as evidence: ``text`` as the context shows it (an
+    excerpt of a long bead ends with "…"); ``stale`` names the fact that superseded what it
+    states; ``duplicates`` the near-identical beads collapsed into it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    kind: Literal["bead", "summary"]
+    id: str
+    text: str
+    score: float
+    ts: float | None
+    session_id: str | None
+    tokens: int
+    stale: str | None = None
+    duplicates: list[str] = []
+    memory: str | None = None
+
+
+class Context(BaseModel):
+    """What an agent puts in its prompt for its next turn (`chrysalis.context`): ``text`` is
+    the prompt-ready block citing ids, ``facts`` and ``items`` what it is made of; ``tokens``
+    its estimated size (never over ``token_budget``); ``as_of`` the time the question is about
+    (``now`` unless it names another)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    query: str
+    text: str
+    facts: list[ContextFact]
+    items: list[ContextItem]
+    tokens: int
+    token_budget: int
+    now: float
+    as_of: float
+    frame: str
+    notes: list[str] = []
+
+
 # ---- ops: the wire form of every change ------------------------------------------------
 #
 # Record ops (node, edge, persona, skill) share one shape: ``set`` writes LWW scalar fields,

@@ -132,6 +132,40 @@ class GraphReads:
                 )
         return resolve(group).get(id, stated)
 
+    def facts_of(self, node_id: str) -> list[tuple[Edge, Node]]:
+        """Every visible edge out of ``node_id`` (ended ones too) with its target node, each
+        ``invalid_at`` as resolved (`effective_end`), in one transaction that reads each edge
+        once; [] when the node is absent."""
+        dbs = self.store.dbs
+        out: list[tuple[Edge, Node, crdt.Record]] = []
+        with self.store.read() as txn:
+            raw = txn.get(node_id.encode(), db=dbs["nodes"])
+            if raw is None or not crdt.is_present(unpack(raw)):
+                return []
+            for eid, direction in self._adjacent(txn, node_id):
+                if direction != b"o":
+                    continue
+                raw = txn.get(eid.encode(), db=dbs["edges"])
+                record = None if raw is None else unpack(raw)
+                if record is None or not crdt.is_present(record):
+                    continue
+                target = crdt.field_value(record, "target")
+                node_raw = txn.get(target.encode(), db=dbs["nodes"])
+                node = None if node_raw is None else unpack(node_raw)
+                if node is None or not crdt.is_present(node):
+                    continue
+                out.append((edge_of(eid, record), node_of(target, node), record))
+        groups: dict[str, list[Span]] = {}
+        for edge, _, record in out:
+            if crdt.field_value(record, "metadata", {}).get("functional"):
+                span = Span(edge.id, edge.target, edge.valid_at, edge.invalid_at)
+                groups.setdefault(edge.predicate, []).append(span)
+        ends = {eid: end for group in groups.values() for eid, end in resolve(group).items()}
+        return [
+            (e.model_copy(update={"invalid_at": ends[e.id]}) if e.id in ends else e, n)
+            for e, n, _ in out
+        ]
+
     def all_edges(
         self, as_of: float | None = None, include_invalid: bool | None = None
     ) -> list[Edge]:

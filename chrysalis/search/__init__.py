@@ -10,7 +10,7 @@ The package reads through `chrysalis.read.reader.Reader` and writes only through
 (`indexer.IndexWrites`); it never imports `Memory`.
 """
 
-from chrysalis.search.fusion import Retriever, Weights, count_tokens
+from chrysalis.search.fusion import Retriever, Weights, above, count_tokens
 from chrysalis.search.indexer import Indexer, IndexWrites, text_hash
 from chrysalis.search.keyword import KeywordIndex
 from chrysalis.search.vectors import VectorIndex
@@ -22,6 +22,7 @@ __all__ = [
     "Retriever",
     "VectorIndex",
     "Weights",
+    "above",
     "count_tokens",
     "text_hash",
 ]

@@ -8,6 +8,7 @@ from (``provenance``: origin replica and op, source, span refs, edges walked).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import time
@@ -135,7 +136,12 @@ class Retriever:
         query_vector: Any = None,
         now: float | datetime | None = None,
         as_of: float | datetime | None = None,
+        min_score: float | None = None,
+        summaries: bool = False,
     ) -> RetrievalResult:
+        """The best ``k`` items for ``query``; with ``min_score``, none scoring below it
+        (fewer than ``k`` then: no padding). ``summaries`` lets session summaries in beside
+        the turns (by default only a ``summary`` tag filter lists them)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
@@ -144,6 +150,12 @@ class Retriever:
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
             raise InvalidInput("token_budget must be a positive int")
+        if min_score is not None and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, int | float)
+            or not math.isfinite(min_score)
+        ):
+            raise InvalidInput("min_score must be a finite number")
         if strategy not in STRATEGIES:
             raise InvalidInput(f"unknown strategy {strategy!r}: fusion, emb, keyword, kg or beads")
         try:
@@ -210,7 +222,9 @@ class Retriever:
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
         best = sorted(cands, key=lambda key: -prelim[key])[:keep]
         cands = {key: cands[key] for key in best}
-        items = self._score_and_explain(query, cands, f, strategy, span)
+        items = self._score_and_explain(query, cands, f, strategy, span, summaries)
+        if min_score is not None:  # best first: the rest score lower still
+            items = itertools.takewhile(lambda i: i.score >= min_score, items)
         return self.fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
 
     # ---- candidate sources ---------------------------------------------------------------
@@ -355,6 +369,7 @@ class Retriever:
         f: Filters,
         strategy: str,
         span: tuple[float, float] | None = None,
+        summaries: bool = False,
     ) -> Iterator[RetrievedItem]:
         """The candidates as items, best first. Everything is read in two transactions (the
         beads, then the graph items); an item's provenance and tokens are made as it is
@@ -385,7 +400,7 @@ class Retriever:
             if found is None:
                 continue
             text, importance, ts, bead, provenance = found
-            if bead is not None and not _bead_passes(bead, f):
+            if bead is not None and not _bead_passes(bead, f, summaries):
                 continue
             signals = dict(c.signals)
             if strategy == "emb":
@@ -523,6 +538,16 @@ class Retriever:
         )  # fmt: skip
 
 
+def above(result: RetrievalResult, min_score: float | None) -> RetrievalResult:
+    """``result`` without the items scoring under ``min_score`` (None: as it is), its
+    ``tokens_used`` recounted."""
+    if min_score is None:
+        return result
+    items = [i for i in result.items if i.score >= min_score]
+    tokens = sum(i.tokens for i in items)
+    return result.model_copy(update={"items": items, "tokens_used": tokens})
+
+
 def _epoch(now: float | datetime | None) -> float:
     """``now`` as epoch seconds: the clock when not given; a naive datetime is UTC."""
     return time.time() if now is None else epoch(now, "now")
@@ -533,14 +558,14 @@ def _bead_filtered(f: Filters) -> bool:
     return f.model_copy(update={"kinds": []}) != Filters()
 
 
-def _bead_passes(bead: Any, f: Filters) -> bool:
+def _bead_passes(bead: Any, f: Filters, summaries: bool = False) -> bool:
     if f.session_id is not None and bead.session_id != f.session_id:
         return False
     if f.role is not None and bead.role != f.role:
         return False
     if f.tags and not set(f.tags) & set(bead.tags):
         return False
-    if SUMMARY_TAG in bead.tags and SUMMARY_TAG not in f.tags:
+    if SUMMARY_TAG in bead.tags and SUMMARY_TAG not in f.tags and not summaries:
         return False  # it lent its session evidence to the turns; listed when asked for
     if f.since is not None and bead.ts < f.since:
         return False

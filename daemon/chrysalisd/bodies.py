@@ -105,6 +105,37 @@ class RetrieveIn(_In):
         description="several memories in one ranking (their names; the path's memory is not "
         "added): each item's provenance names its memory",
     )
+    min_score: Annotated[float, Field(ge=0.0, le=1000.0)] | None = Field(
+        None, description="leave out items scoring under this (a relevance floor; no padding)"
+    )
+
+
+class ContextIn(_In):
+    """What `POST /v1/context` reads: a question and what to leave out."""
+
+    query: Annotated[Text, Field(min_length=1)] = Field(description="the question, in words")
+    token_budget: Annotated[int, Field(ge=1, le=100_000)] = Field(
+        800, description="the context's size at most, in estimated tokens"
+    )
+    session_id: Id | None = Field(
+        None, description="the agent's session: its latest turns (in the prompt) are left out"
+    )
+    exclude: Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(
+        max_length=1000
+    )] = Field([], description="ids to leave out")  # fmt: skip
+    now: float | Annotated[datetime, Strict(False)] | None = Field(
+        None,
+        description="when the question is asked (ISO 8601 or epoch seconds; the daemon's clock "
+        "if absent): facts are read as of then, or of the time the question names",
+    )
+    recent: Annotated[int, Field(ge=0, le=1000)] = Field(
+        6, description="how many of the session's latest turns are left out"
+    )
+    memories: Annotated[list[Annotated[str, Field(max_length=64)]], Field(max_length=16)] = Field(
+        [],
+        description="read these memories instead (their names; the path's memory is not added): "
+        "each fact and item names its memory",
+    )
 
 
 class MemoryIn(_In):

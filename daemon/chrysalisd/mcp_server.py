@@ -29,9 +29,10 @@ When = Annotated[
 
 INSTRUCTIONS = """\
 Long-term memory shared across sessions, agents and the user's laptops.
-Call `recall` before answering anything that may depend on earlier conversations, the user's
-preferences or facts learned before; call `remember` for what is worth keeping (decisions,
-preferences, facts, outcomes of tool calls), `add_fact` for a relation between two things.
+Call `context` (or `recall`, to search) before answering anything that may depend on earlier
+conversations, the user's preferences or facts learned before; call `remember` for what is
+worth keeping (decisions, preferences, facts, outcomes of tool calls), `add_fact` for a
+relation between two things.
 Every recalled item says why it matched (signals) and where it came from (provenance)."""
 
 
@@ -119,6 +120,26 @@ def build(
             for item in result["items"]
         ]
         return {"items": items, "tokens_used": result["tokens_used"], "notes": result["notes"]}
+
+    @server.tool(
+        description="The context to answer a question: the facts that bear on it (what held "
+        "at the time it asks about first, each with since/until and evidence) and the turns "
+        "that are evidence, as a prompt-ready text citing ids, within a token budget. Empty "
+        "when nothing in memory bears on it. Pass session_id to leave out that session's "
+        "latest turns (already in your prompt)."
+    )
+    @daemon_call
+    def context(
+        query: Annotated[str, Field(min_length=1, description="the question to answer")],
+        token_budget: Annotated[int, Field(ge=1, le=100_000, description="tokens at most")] = 800,
+        session_id: Annotated[str | None, Field(description="your session's id")] = None,
+        exclude: Annotated[list[str] | None, Field(description="ids to leave out")] = None,
+        now: When = None,
+    ) -> dict[str, Any]:
+        result = client.raw(
+            Routes.context(query, token_budget, session_id, exclude or (), now, reads)
+        )
+        return {key: result[key] for key in ("text", "facts", "items", "tokens", "notes")}
 
     @server.tool(
         description="Record a fact as subject -predicate-> object in the knowledge graph "

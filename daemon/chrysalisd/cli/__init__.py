@@ -1,8 +1,8 @@
 """The ``chrysalis`` command: the daemon, and a client for it. One module per group of
 commands: `service` (daemon, status, doctor, ui), `lifecycle` (daemon --detach, stop),
-`settings` (config), `memory` (remember, recall, fact, forget, ingest), `browse` (ls, show,
-kg), `agent` (persona, skill, mcp), `memories`, `exchange` (export, import; `importer` for
-chat histories), `replication` (sync, demo), `hooks` (Claude Code).
+`settings` (config), `memory` (remember, recall, fact, forget, ingest), `context`, `browse`
+(ls, show, kg), `agent` (persona, skill, mcp), `memories`, `exchange` (export, import;
+`importer` for chat histories), `replication` (sync, demo), `hooks` (Claude Code).
 
 Client commands talk to the daemon over its socket (``--socket`` or ``CHRYSALIS_SOCKET``) and
 import none of the storage engine, so they start fast. Every command that prints data takes
@@ -31,6 +31,7 @@ from . import (
     service,
     settings,
 )
+from . import context as context_cli
 from . import secrets as secrets_cli
 
 __all__ = ["main"]
@@ -116,7 +117,8 @@ def _anywhere(command: click.Command) -> None:
 for command in (
     service.daemon, lifecycle.stop, settings.config, service.status, service.doctor,
     service.ui,
-    memory.remember, memory.recall, memory.fact, memory.forget, memory.ingest,
+    memory.remember, memory.recall, context_cli.context, memory.fact, memory.forget,
+    memory.ingest,
     browse.ls, browse.show, browse.kg,
     agent.persona, agent.skill, agent.mcp, memories.memory,
     exchange.export, exchange.import_,

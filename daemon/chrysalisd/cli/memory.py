@@ -104,6 +104,7 @@ LINES = 3  # of an item's text in recall, without --full
     type=click.Choice(STRATEGIES),
 )
 @click.option("--full", is_flag=True, help=f"Each item's whole text (else {LINES} lines).")
+@click.option("--min-score", type=float, help="Leave out items scoring under this.")
 @json_option
 @click.pass_context
 def recall(
@@ -113,6 +114,7 @@ def recall(
     budget: int | None,
     strategy: str,
     full: bool,
+    min_score: float | None,
     as_json: bool,
 ) -> None:
     """Find what the memory holds about QUERY, and say why each item matched.
@@ -130,7 +132,7 @@ def recall(
     """
     names = memory_names(ctx)
     across = names if len(names) > 1 else ()
-    call = Routes.recall(query, k, budget, strategy, None, memories=across)
+    call = Routes.recall(query, k, budget, strategy, None, memories=across, min_score=min_score)
     result = client_for(ctx, several=True).raw(call)
     if as_json:
         print_json(result)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import beads, exchange, kg, memories, meta, persona, receipts, ui
+from . import beads, context, exchange, kg, memories, meta, persona, receipts, ui
 
 ROUTERS: tuple[APIRouter, ...] = (
     meta.router,
     beads.router,
+    context.router,
     receipts.router,
     kg.router,
     persona.router,

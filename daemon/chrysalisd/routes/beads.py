@@ -14,6 +14,7 @@ from chrysalis.client.routes import REDACTED_HEADER
 from chrysalis.core.errors import NotFound
 from chrysalis.core.models import Bead, RetrievalResult
 from chrysalis.core.vocab import Role
+from chrysalis.search import above
 
 from ..bodies import BeadsIn, ForgetDone, ForgetIn, ForgetPreview, IngestIn, RetrieveIn
 from .common import D, M, PathId, json_answer, json_list
@@ -162,8 +163,8 @@ def retrieve(d: D, m: M, body: RetrieveIn) -> Response:
         "filters": body.filters, "now": body.now, "as_of": body.as_of,
     }  # fmt: skip
     if not body.memories:
-        return json_answer(d.retrieve(body.query, **ask))
-    return json_answer(m.retrieve_across(body.memories, body.query, **ask))
+        return json_answer(above(d.retrieve(body.query, **ask), body.min_score))
+    return json_answer(above(m.retrieve_across(body.memories, body.query, **ask), body.min_score))
 
 
 @router.post("/v1/ingest", tags=["beads"], responses={400: {}, 404: {}})

@@ -1,0 +1,316 @@
+"""Facts that change over months: does `context` name what holds at the time asked about?
+
+Generates users whose home, employer, drink, partner and car change over eighteen months, told
+in varied words among everyday chatter (trips to other cities, friends' jobs, other drinks),
+then asks about now ("where do I live these days?") and about a past time ("which company was
+I at in March 2025?", "what did I drive last summer?"). A question is right when, of the
+values that attribute ever had, the first one the context's text names is the one that held
+then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
+
+    .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
+        [--extractor rules|none] [--quick] [--json] [--show-misses]
+
+Each user is a memory of its own (the rules extractor derives the facts it can; statements it
+cannot read reach the context as beads only). Wording, people, places and times are drawn
+from lists below with the seed: another seed gives another set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from chrysalis import Memory
+
+START = datetime(2024, 7, 1, tzinfo=UTC)
+MONTHS = 18
+NOW = START + timedelta(days=MONTHS * 30 + 12)
+
+CITIES = [
+    "Lisbon", "Porto", "Berlin", "Hamburg", "Vienna", "Prague", "Krakow", "Lyon", "Bordeaux",
+    "Valencia", "Seville", "Turin", "Bologna", "Ghent", "Utrecht", "Aarhus", "Gothenburg",
+    "Tallinn", "Ljubljana", "Zagreb", "Galway", "Edinburgh", "Leeds", "Bristol", "Montreal",
+]  # fmt: skip
+EMPLOYERS = [
+    "Northwind Labs", "Bluefin Analytics", "Kestrel Robotics", "Harbor Health", "Quillsoft",
+    "Tidewater Energy", "Ardent Foods", "Juniper Logistics", "Cobalt Media", "Meridian Bank",
+    "Lumen Optics", "Pinecrest Games", "Redwood Insurance", "Solstice Travel", "Vantage Print",
+]  # fmt: skip
+DRINKS = [
+    "oolong tea", "flat whites", "yerba mate", "rooibos", "cold brew", "matcha lattes",
+    "chai", "espresso", "kombucha", "hot chocolate", "peppermint tea", "sparkling water",
+]  # fmt: skip
+PARTNERS = ["Imogen", "Tariq", "Soledad", "Mateus", "Ingrid", "Kwame", "Noor", "Felix", "Yuki"]
+CARS = [
+    "Skoda Octavia", "Honda Civic", "Volvo V60", "Renault Zoe", "Mazda MX-5", "Kia Niro",
+    "Fiat Panda", "Tesla Model 3", "Toyota Yaris", "Subaru Outback",
+]  # fmt: skip
+
+# How a change is told: some in words the rules extractor reads ("I moved to X"), many not.
+SAY: dict[str, list[str]] = {
+    "home": [
+        "I moved to {x} last week, still unpacking boxes.",
+        "Big news: we relocated to {x} over the weekend.",
+        "I live in {x} now, the flat is tiny but bright.",
+        "Just signed the lease on an apartment in {x}.",
+        "I'm based in {x} these days, settling in slowly.",
+        "Home is {x} now; the move finally happened.",
+        "I've just moved to {x} and I love the neighbourhood.",
+    ],
+    "employer": [
+        "I started at {x} on Monday, lots of onboarding.",
+        "I work at {x} now, on the platform team.",
+        "Accepted the offer from {x} today!",
+        "I joined {x} this month as a senior engineer.",
+        "First week at my new job with {x} went fine.",
+        "I'm working for {x} since the start of the month.",
+    ],
+    "drink": [
+        "I prefer {x} these days, coffee makes me jittery.",
+        "I've switched to {x} in the mornings.",
+        "My favourite drink is {x} at the moment.",
+        "Lately it's {x} for me, every single day.",
+        "I drink {x} now instead of my old usual.",
+    ],
+    "partner": [
+        "My partner {x} and I went hiking on Sunday.",
+        "I've been seeing {x} for a few weeks, it's going well.",
+        "{x} and I just moved in together, my girlfriend is great.",
+        "Started dating {x}, we met at a climbing gym.",
+    ],
+    "car": [
+        "I bought a {x} yesterday, second hand but clean.",
+        "Traded in my old car for a {x}.",
+        "I drive a {x} now, much better on fuel.",
+        "Picked up my new {x} from the dealer this morning.",
+    ],
+}
+# Questions about now, and about a past time ({t}: a time phrase).
+ASK_NOW: dict[str, list[str]] = {
+    "home": ["Where do I live now?", "Which city am I based in at the moment?",
+             "Where is home for me these days?", "What city do I currently live in?"],
+    "employer": ["Who do I work for now?", "Where am I employed currently?",
+                 "What company do I work at these days?", "Which employer am I with now?"],
+    "drink": ["What do I drink these days?", "What is my usual drink now?",
+              "What drink do I prefer currently?"],
+    "partner": ["Who is my partner now?", "Who am I dating these days?"],
+    "car": ["What car do I drive now?", "Which car do I have at the moment?"],
+}  # fmt: skip
+ASK_THEN: dict[str, list[str]] = {
+    "home": ["Where did I live {t}?", "Which city was I based in {t}?",
+             "What was home for me {t}?"],
+    "employer": ["Who did I work for {t}?", "Which company was I at {t}?",
+                 "Where was I employed {t}?"],
+    "drink": ["What did I drink {t}?", "What was my usual drink {t}?"],
+    "partner": ["Who was my partner {t}?", "Who was I dating {t}?"],
+    "car": ["What car did I drive {t}?", "Which car did I have {t}?"],
+}  # fmt: skip
+CHATTER = [
+    "Spent the weekend in {city} for a friend's wedding.",
+    "My friend Dana works at {org} and hates the commute.",
+    "Tried {drink} at a cafe today, not for me.",
+    "Watched a documentary about octopuses, fascinating stuff.",
+    "The weather has been grim all week.",
+    "Booked a trip to {city} for next spring.",
+    "Finished reading a novel about a lighthouse keeper.",
+    "My sister visited and we cooked a huge paella.",
+    "Went for a long run along the river this morning.",
+    "Our team shipped the release a day late again.",
+    "I need to renew my passport before the summer.",
+    "Played board games until midnight with neighbours.",
+    "Someone at {org} gave a great talk about caching.",
+    "Fixed the leaking tap in the bathroom myself.",
+    "Had a lovely dinner with old colleagues.",
+    "Thinking about learning the cello this year.",
+]
+POOLS = {"home": CITIES, "employer": EMPLOYERS, "drink": DRINKS, "partner": PARTNERS,
+         "car": CARS}  # fmt: skip
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December"]  # fmt: skip
+
+
+@dataclass
+class User:
+    beads: list[dict[str, Any]] = field(default_factory=list)
+    # attribute -> [(since, value)], in time order
+    history: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def value_at(history: list[tuple[float, str]], at: float) -> str | None:
+    current = None
+    for since, value in history:
+        if since <= at:
+            current = value
+    return current
+
+
+def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]:
+    """Time phrases naming a span around ``at``: (phrase, start, end)."""
+    month_start = at.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    nxt = (month_start + timedelta(days=32)).replace(day=1)
+    out = [
+        (f"in {MONTH_NAMES[at.month - 1]} {at.year}", month_start.timestamp(), nxt.timestamp()),
+        (f"back in {MONTH_NAMES[at.month - 1]} {at.year}", month_start.timestamp(),
+         nxt.timestamp()),
+        (f"during {MONTH_NAMES[at.month - 1]} of {at.year}", month_start.timestamp(),
+         nxt.timestamp()),
+    ]  # fmt: skip
+    months_ago = round((NOW - at).days / 30)
+    if 2 <= months_ago <= 16:
+        days = months_ago * 30
+        slack = 0.25 * days
+        out.append((f"{months_ago} months ago", (NOW - timedelta(days=days + slack)).timestamp(),
+                    (NOW - timedelta(days=days - slack)).timestamp()))  # fmt: skip
+    for season, first in (("summer", 6), ("winter", 12), ("spring", 3), ("autumn", 9)):
+        year = at.year if at.month >= first or season != "winter" else at.year - 1
+        start = datetime(year, first, 1, tzinfo=UTC)
+        end = (start + timedelta(days=92)).replace(day=1)
+        if start <= at < end:
+            out.append((f"in the {season} of {year}", start.timestamp(), end.timestamp()))
+    rng.shuffle(out)
+    return out
+
+
+def make_user(rng: random.Random, attributes: list[str]) -> User:
+    """One user's eighteen months: changes of each attribute, chatter, and questions."""
+    u = User()
+    span = (NOW - START).days - 20
+    events: list[tuple[float, str]] = []
+    for attr in attributes:
+        values = rng.sample(POOLS[attr], rng.randint(2, 4))
+        days = sorted(rng.sample(range(0, span, 25), len(values)))
+        days[0] = rng.randint(0, 10)
+        history = []
+        for day, value in zip(days, values, strict=True):
+            ts = (START + timedelta(days=day, hours=rng.randint(8, 21))).timestamp()
+            history.append((ts, value))
+            events.append((ts, rng.choice(SAY[attr]).format(x=value)))
+        u.history[attr] = history
+    for _ in range(rng.randint(50, 80)):
+        ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
+        line = rng.choice(CHATTER).format(
+            city=rng.choice(CITIES), org=rng.choice(EMPLOYERS), drink=rng.choice(DRINKS)
+        )
+        events.append((ts, line))
+    events.sort()
+    for n, (ts, text) in enumerate(events):
+        session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
+        u.beads.append({"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"})
+        if rng.random() < 0.3:  # an assistant reply now and then
+            u.beads.append({"content": "That sounds good, thanks for telling me.",
+                            "ts": ts + 30, "session_id": session, "role": "assistant",
+                            "id": f"b{n:04d}r"})  # fmt: skip
+    for attr in attributes:
+        history = u.history[attr]
+        values = [v for _, v in history]
+        u.questions.append({"attr": attr, "q": rng.choice(ASK_NOW[attr]), "when": "now",
+                            "expect": history[-1][1], "values": values})  # fmt: skip
+        # A past time well inside an earlier value's period (not the current one).
+        for i, (since, value) in enumerate(history[:-1]):
+            until = history[i + 1][0]
+            for phrase, lo, hi in _phrases(rng, _mid(since, until)):
+                if since + 3 * 86400 < lo and hi < until - 3 * 86400:
+                    q = rng.choice(ASK_THEN[attr]).format(t=phrase)
+                    u.questions.append({"attr": attr, "q": q, "when": "then", "expect": value,
+                                        "values": values})  # fmt: skip
+                    break
+    return u
+
+
+def _mid(a: float, b: float) -> datetime:
+    return datetime.fromtimestamp((a + b) / 2, UTC)
+
+
+def first_named(text: str, values: list[str]) -> str | None:
+    """The value ``text`` names first (case-insensitive), or None."""
+    low = text.lower()
+    found = [(low.find(v.lower()), v) for v in values if v.lower() in low]
+    return min(found)[1] if found else None
+
+
+def evaluate(
+    users: int, seed: int, embedder: str, extractor: str, show_misses: bool = False
+) -> dict[str, Any]:
+    rng = random.Random(seed)
+    attributes = list(POOLS)
+    tally: dict[str, dict[str, list[int]]] = {
+        name: {"now": [], "then": []} for name in ("context", "retrieve")
+    }
+    latencies: list[float] = []
+    misses: list[dict[str, Any]] = []
+    tokens: list[int] = []
+    for n in range(users):
+        user = make_user(rng, attributes)
+        with (
+            tempfile.TemporaryDirectory(prefix="facts-") as tmp,
+            Memory.open(Path(tmp) / "m", sync=False, embedder=embedder, extractor=extractor,
+                        summary_after=None) as mem,
+        ):  # fmt: skip
+            mem.append_beads(user.beads)
+            mem.wait_indexed(timeout=300)
+            mem.wait_learned(timeout=300)
+            for q in user.questions:
+                t0 = time.perf_counter()
+                ctx = mem.context(q["q"], now=NOW)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                tokens.append(ctx.tokens)
+                got = first_named(ctx.text, q["values"])
+                tally["context"][q["when"]].append(int(got == q["expect"]))
+                if got != q["expect"] and show_misses:
+                    misses.append({"user": n, **q, "got": got, "text": ctx.text})
+                found = mem.retrieve(q["q"], k=10, now=NOW)
+                named = first_named("\n".join(i.text for i in found.items), q["values"])
+                tally["retrieve"][q["when"]].append(int(named == q["expect"]))
+    out: dict[str, Any] = {
+        "users": users, "seed": seed, "embedder": embedder, "extractor": extractor,
+        "context_ms_p50": round(sorted(latencies)[len(latencies) // 2], 2),
+        "context_tokens_mean": round(sum(tokens) / max(1, len(tokens)), 1),
+    }  # fmt: skip
+    for name, by in tally.items():
+        for when_, hits in by.items():
+            out[f"{name}_{when_}"] = round(sum(hits) / max(1, len(hits)), 3)
+            out[f"{name}_{when_}_n"] = len(hits)
+    if show_misses:
+        out["misses"] = misses
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--embedder", default="deterministic")
+    parser.add_argument("--extractor", default="rules")
+    parser.add_argument("--quick", action="store_true", help="3 users (the suite runs this)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--show-misses", action="store_true")
+    args = parser.parse_args(argv)
+    users = 3 if args.quick else args.users
+    out = evaluate(users, args.seed, args.embedder, args.extractor, args.show_misses)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    show: Callable[[str], str] = lambda k: f"{out[k]:.3f} (n={out[k + '_n']})"  # noqa: E731
+    print(f"changing facts: {users} users, seed {args.seed}, embedder={args.embedder}, "
+          f"extractor={args.extractor}")  # fmt: skip
+    print(f"  context : now {show('context_now')}  then {show('context_then')}  "
+          f"p50 {out['context_ms_p50']} ms, {out['context_tokens_mean']} tokens")  # fmt: skip
+    print(f"  retrieve(k=10): now {show('retrieve_now')}  then {show('retrieve_then')}")
+    for miss in out.get("misses", []):
+        print(f"\n--- user {miss['user']} {miss['q']!r} expect {miss['expect']} got {miss['got']}")
+        print(miss["text"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The benches that measure `context` still run and print their figures (not their values:
+those are quoted in docs/benchmarks.md, measured on a quiet machine)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_retrieve_bench_quick_times_context() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "retrieve_bench.py"), "--quick", "--queries", "20",
+         "--json"],
+        capture_output=True, text=True, timeout=900, check=True,
+    )  # fmt: skip
+    figures = json.loads(out.stdout)
+    assert figures["beads"] == 10_000
+    assert figures["context_ms_p95"] > 0 and figures["context_items"] > 0
+    assert 0 < figures["context_tokens"] <= 800
