@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 
 pytest_plugins = ["tests.remote_fixtures"]
 
@@ -29,7 +29,18 @@ def open_memory(tmp_path: Path) -> Iterator[Callable[..., Memory]]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    """A daemon of its own for one test (modules that share one define their own ``daemon``)."""
+    """A daemon of its own for one test, served on a thread of this process (modules that
+    share one define their own ``daemon``; `daemon_process` where the process matters)."""
+    d = DaemonThread(tmp_path / "data").start()
+    yield d
+    d.stop()
+    d.close()
+
+
+@pytest.fixture
+def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """A daemon of its own for one test, in a process of its own: for signals, exit
+    statuses, locks and crashes."""
     d = DaemonProcess(tmp_path / "data").start()
     yield d
     d.stop()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 
 
 def doctor(d: DaemonProcess) -> tuple[int, dict[str, dict[str, str]]]:
@@ -24,7 +24,7 @@ def doctor(d: DaemonProcess) -> tuple[int, dict[str, dict[str, str]]]:
 
 def test_doctor_on_a_healthy_daemon_with_a_remote(tmp_path: Path) -> None:
     (tmp_path / "shared").mkdir()
-    d = DaemonProcess(tmp_path / "data").start("--remote", f"file://{tmp_path / 'shared'}")
+    d = DaemonThread(tmp_path / "data").start("--remote", f"file://{tmp_path / 'shared'}")
     try:
         d.once("remember", "something to index", id="x")
         assert d.cli("sync").returncode == 0
@@ -48,7 +48,7 @@ def test_doctor_on_a_healthy_daemon_with_a_remote(tmp_path: Path) -> None:
 def test_doctor_names_the_problem_and_the_fix(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
-    d = DaemonProcess(tmp_path / "data").start("--remote", f"file://{shared}")
+    d = DaemonThread(tmp_path / "data").start("--remote", f"file://{shared}")
     try:
         shutil.rmtree(shared)  # the shared folder is unmounted
         code, checks = doctor(d)
@@ -96,7 +96,7 @@ def test_doctor_on_a_shared_data_dir_advises_a_folder_of_its_own(tmp_path: Path)
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)  # a team drop folder, like /tmp
-    d = DaemonProcess(shared).start()
+    d = DaemonThread(shared).start()
     try:
         _, checks = doctor(d)
     finally:
