@@ -7,13 +7,11 @@ import os
 import secrets
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.daemon_process import DaemonProcess, DaemonThread
+from tests.daemon_process import DaemonProcess, DaemonThread, run_cli
 
 
 def doctor(d: DaemonProcess) -> tuple[int, dict[str, dict[str, str]]]:
@@ -74,8 +72,8 @@ def test_doctor_never_advises_chmod_on_a_shared_directory(tmp_path: Path, shared
     sock = Path(shared) / f"chr-doctor-{secrets.token_hex(4)}.sock"
     env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
     env.pop("CHRYSALIS_SOCKET", None)
-    run = [sys.executable, "-m", "chrysalisd", "--socket", str(sock), "doctor"]
-    out = subprocess.run([*run, "--json"], env=env, capture_output=True, text=True, timeout=60)
+    run = ["--socket", str(sock), "doctor"]
+    out = run_cli([*run, "--json"], env)
     checks = {c["check"]: c for c in json.loads(out.stdout)["checks"]}
     mode = stat.S_IMODE(Path(shared).stat().st_mode)
     private = tmp_path / "run" / "chrysalis" / "chrysalis.sock"
@@ -87,7 +85,7 @@ def test_doctor_never_advises_chmod_on_a_shared_directory(tmp_path: Path, shared
         f"a private directory: `chrysalis --socket {private} daemon` (the daemon makes "
         f"{private.parent} mode 700)",
     }  # fmt: skip
-    text = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    text = run_cli(run, env)
     assert "chmod" not in text.stdout + text.stderr
     assert f"--socket {private}" in text.stdout
 
