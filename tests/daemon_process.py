@@ -213,6 +213,11 @@ def run_cli(
     )
 
 
+# Variables the daemon reads from its process's environment where it uses them (not through
+# its settings): a DaemonThread would read the test process's.
+READ_WHERE_USED = frozenset(
+    {"CHRYSALIS_FAULT", "OLLAMA_HOST", "ZEP_API_URL", "XDG_RUNTIME_DIR", "HF_HUB_OFFLINE"}
+)
 _LEVELS: list[int] = []  # the root logger's level before each running DaemonThread
 
 
@@ -240,9 +245,12 @@ class DaemonThread(DaemonProcess):
 
         # The settings come from self.env, but a few variables are read from the process's
         # environment where they are used: those need a process of their own.
-        own = {k for k, v in self.env.items() if os.environ.get(k) != v}
-        own |= {k for k in os.environ if k not in self.env}
-        outside = sorted(k for k in own if not k.startswith("CHRYSALIS_") or k == "CHRYSALIS_FAULT")
+        outside = sorted(
+            k
+            for k in {*self.env, *os.environ}
+            if (k in READ_WHERE_USED or k.startswith("AWS_"))
+            and self.env.get(k) != os.environ.get(k)
+        )
         assert not outside, f"{outside} reach a daemon only in a process: use DaemonProcess"
         flags: dict[str, str] = {}
         rest = ["--data-dir", str(self.data_dir), *extra]
