@@ -300,6 +300,11 @@ class DaemonThread(DaemonProcess):
                     time.sleep(0.02)
         raise TimeoutError(f"daemon not ready in {timeout} s:\n{self.output()}")
 
+    def cli(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        # `stop` would signal the pid this daemon's status names: the test's own process
+        assert command_of(args) != "stop", "`chrysalis stop` needs a DaemonProcess"
+        return super().cli(*args, input=input)
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
         """Stop as on SIGTERM (``sig`` is not sent anywhere: there is no process)."""
         assert self.thread is not None
