@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 
 pytest_plugins = ["tests.remote_fixtures"]
 
@@ -29,7 +29,18 @@ def open_memory(tmp_path: Path) -> Iterator[Callable[..., Memory]]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    """A daemon of its own for one test (modules that share one define their own ``daemon``)."""
+    """A daemon of its own for one test, served on a thread of this process (modules that
+    share one define their own ``daemon``; `daemon_process` where the process matters)."""
+    d = DaemonThread(tmp_path / "data").start()
+    yield d
+    d.stop()
+    d.close()
+
+
+@pytest.fixture
+def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
+    """A daemon of its own for one test, in a process of its own: for signals, exit
+    statuses, locks and crashes."""
     d = DaemonProcess(tmp_path / "data").start()
     yield d
     d.stop()
@@ -48,3 +59,22 @@ def exchange(*replicas: Memory) -> None:
             for b in replicas:
                 if a is not b:
                     b.apply_ops(a.ops_since(b.version_vector()))
+
+
+# The one end-to-end test that runs through S3 by default: daemons converging through moto.
+# S3's behaviour is the Remote contract's subject (tests/contracts/, every test on both kinds);
+# elsewhere a test's S3 copy repeats its folder copy through a slower remote, so it is `slow`.
+S3_END_TO_END = "tests/test_sync_daemon.py::test_three_daemons_work_offline_then_converge[s3]"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` the S3 (and MinIO) copies of tests outside tests/contracts/, but for
+    `S3_END_TO_END`. The default run leaves `slow` out (pyproject's addopts); ``pytest -m
+    slow`` runs them, as .ci/run does."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or item.nodeid.startswith("tests/contracts/"):
+            continue
+        kinds = {callspec.params.get("remote_url"), callspec.params.get("kind")}
+        if kinds & {"s3", "minio"} and item.nodeid != S3_END_TO_END:
+            item.add_marker(pytest.mark.slow)

@@ -5,21 +5,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, run_cli
 
 
 def run(d: DaemonProcess, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "chrysalisd", *args],
-        env=d.env, cwd=cwd, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    return out
+    return run_cli(args, d.env, cwd=cwd)
 
 
 def ok(d: DaemonProcess, *args: str, cwd: Path | None = None) -> str:

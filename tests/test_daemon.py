@@ -21,12 +21,12 @@ from chrysalis import AsyncClient, Client
 from chrysalis.core.errors import Conflict, DaemonNotRunning, InvalidInput, NotFound
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path_factory.mktemp("daemon") / "data").start()
+    d = DaemonThread(tmp_path_factory.mktemp("daemon") / "data").start()
     yield d
     assert d.stop() == 0, d.output()
     d.close()

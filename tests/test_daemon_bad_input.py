@@ -14,7 +14,7 @@ import pytest
 from chrysalis.core.models import MAX_CONTENT_CHARS
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 
 MiB = 1024 * 1024
 
@@ -228,7 +228,7 @@ BAD: list[tuple[str, str, str, dict[str, Any], int]] = [
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path_factory.mktemp("bad") / "data").start()
+    d = DaemonThread(tmp_path_factory.mktemp("bad") / "data").start()
     with d.client() as c:
         c.remember("the seed bead", id="seed-bead")
         c.add_node("seed-node", "thing")

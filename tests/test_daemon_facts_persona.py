@@ -16,12 +16,12 @@ import pytest
 from chrysalis import AsyncClient
 from chrysalis.core.errors import InvalidInput, NotFound
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path_factory.mktemp("verbs") / "data").start()
+    d = DaemonThread(tmp_path_factory.mktemp("verbs") / "data").start()
     yield d
     assert d.stop() == 0, d.output()
     d.close()

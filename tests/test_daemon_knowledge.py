@@ -10,7 +10,7 @@ import pytest
 from chrysalis.core.errors import NotFound
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 
 
 def wait_caught_up(d: DaemonProcess, timeout: float = 5.0) -> dict[str, object]:
@@ -28,7 +28,7 @@ def knowledge_place(d: DaemonProcess, bead_id: str) -> dict[str, str]:
 
 
 def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "data")
+    d = DaemonThread(tmp_path / "data")
     d.env.pop("CHRYSALIS_EXTRACTOR", None)  # the default
     d.start()
     try:
@@ -100,7 +100,7 @@ def test_a_bad_extractor_setting_stops_the_start(tmp_path: Path) -> None:
 def test_a_bad_as_of_is_400_naming_it_and_the_daemon_serves_on(tmp_path: Path) -> None:
     import httpx
 
-    d = DaemonProcess(tmp_path / "data", env={"CHRYSALIS_EXTRACTOR": "rules"})
+    d = DaemonThread(tmp_path / "data", env={"CHRYSALIS_EXTRACTOR": "rules"})
     d.start()
     try:
         with d.client() as c:

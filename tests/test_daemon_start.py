@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chrysalisd.config import known_variables
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -247,8 +247,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
     }  # fmt: skip
     data = tmp_path / "data"
     args = ["config", "--config", str(cfg), "--data-dir", str(data)]
-    run = [sys.executable, "-m", "chrysalisd"]
-    out = subprocess.run([*run, *args, "--json"], env=env, capture_output=True, text=True)
+    out = run_cli([*args, "--json"], env)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["config_file"] == str(cfg)
@@ -267,8 +266,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
         }
     }
     assert "zep-secret" not in out.stdout + out.stderr
-    text = subprocess.run([*run, "--socket", "/tmp/y.sock", *args], env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    text = run_cli(["--socket", "/tmp/y.sock", *args], env)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert lines[0] == f"config file: {cfg}"
@@ -280,7 +278,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
     ]  # fmt: skip
     assert "zep-secret" not in text.stdout + text.stderr and not data.exists()
     cfg.write_text("[memories.team]\nremote = 5\n")
-    bad = subprocess.run([*run, *args], env=env, capture_output=True, text=True)
+    bad = run_cli(args, env)
     assert bad.returncode == 2
     assert bad.stderr == (
         f"error: invalid configuration: {cfg}: memories.team.remote: expected text (got 5)\n"

@@ -7,13 +7,11 @@ import os
 import secrets
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread, run_cli
 
 
 def doctor(d: DaemonProcess) -> tuple[int, dict[str, dict[str, str]]]:
@@ -24,7 +22,7 @@ def doctor(d: DaemonProcess) -> tuple[int, dict[str, dict[str, str]]]:
 
 def test_doctor_on_a_healthy_daemon_with_a_remote(tmp_path: Path) -> None:
     (tmp_path / "shared").mkdir()
-    d = DaemonProcess(tmp_path / "data").start("--remote", f"file://{tmp_path / 'shared'}")
+    d = DaemonThread(tmp_path / "data").start("--remote", f"file://{tmp_path / 'shared'}")
     try:
         d.once("remember", "something to index", id="x")
         assert d.cli("sync").returncode == 0
@@ -48,7 +46,7 @@ def test_doctor_on_a_healthy_daemon_with_a_remote(tmp_path: Path) -> None:
 def test_doctor_names_the_problem_and_the_fix(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
-    d = DaemonProcess(tmp_path / "data").start("--remote", f"file://{shared}")
+    d = DaemonThread(tmp_path / "data").start("--remote", f"file://{shared}")
     try:
         shutil.rmtree(shared)  # the shared folder is unmounted
         code, checks = doctor(d)
@@ -74,8 +72,8 @@ def test_doctor_never_advises_chmod_on_a_shared_directory(tmp_path: Path, shared
     sock = Path(shared) / f"chr-doctor-{secrets.token_hex(4)}.sock"
     env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
     env.pop("CHRYSALIS_SOCKET", None)
-    run = [sys.executable, "-m", "chrysalisd", "--socket", str(sock), "doctor"]
-    out = subprocess.run([*run, "--json"], env=env, capture_output=True, text=True, timeout=60)
+    run = ["--socket", str(sock), "doctor"]
+    out = run_cli([*run, "--json"], env)
     checks = {c["check"]: c for c in json.loads(out.stdout)["checks"]}
     mode = stat.S_IMODE(Path(shared).stat().st_mode)
     private = tmp_path / "run" / "chrysalis" / "chrysalis.sock"
@@ -87,7 +85,7 @@ def test_doctor_never_advises_chmod_on_a_shared_directory(tmp_path: Path, shared
         f"a private directory: `chrysalis --socket {private} daemon` (the daemon makes "
         f"{private.parent} mode 700)",
     }  # fmt: skip
-    text = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    text = run_cli(run, env)
     assert "chmod" not in text.stdout + text.stderr
     assert f"--socket {private}" in text.stdout
 
@@ -96,7 +94,7 @@ def test_doctor_on_a_shared_data_dir_advises_a_folder_of_its_own(tmp_path: Path)
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)  # a team drop folder, like /tmp
-    d = DaemonProcess(shared).start()
+    d = DaemonThread(shared).start()
     try:
         _, checks = doctor(d)
     finally:

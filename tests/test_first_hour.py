@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,16 +15,13 @@ from chrysalis.core.errors import PayloadTooLarge
 from chrysalis.core.limits import MAX_CONTENT_CHARS
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, run_cli
 
 
 def cli(d: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
     """The CLI with no CHRYSALIS_SOCKET in its environment: only the flags say where."""
     env = {k: v for k, v in d.env.items() if k not in ("CHRYSALIS_SOCKET", "CHRYSALIS_MEMORY")}
-    return subprocess.run(
-        [sys.executable, "-m", "chrysalisd", *args],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    return run_cli(args, env)
 
 
 def test_socket_and_memory_work_after_the_command_too(daemon: DaemonProcess) -> None:
@@ -64,10 +60,7 @@ def test_a_bead_without_a_role_has_one_default_on_every_surface(
 
 def run(d: DaemonProcess, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """The CLI in ``cwd`` (paths shown relative to it), with more environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "chrysalisd", *args],
-        env={**d.env, **env}, cwd=cwd, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    return run_cli(args, {**d.env, **env}, cwd=cwd)
 
 
 def test_errors_are_plain_words_not_pydantics(daemon: DaemonProcess) -> None:

@@ -16,7 +16,7 @@ import msgpack
 import pytest
 
 from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 
@@ -118,8 +118,8 @@ def test_forgotten_text_leaves_every_data_dir_and_the_remote(
         key_file = tmp_path / "sync.key"
         key_file.write_text(SECRET + "\n")
         env["CHRYSALIS_SYNC_KEY_FILE"] = str(key_file)
-    a = DaemonProcess(tmp_path / "a", env=env)
-    b = DaemonProcess(tmp_path / "b", env=env)
+    a = DaemonThread(tmp_path / "a", env=env)
+    b = DaemonThread(tmp_path / "b", env=env)
     laptops += [a, b]
     a.start()
     b.start()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chrysalis.core.errors import Conflict, NotFound
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
 from tests.fakes.zep_server import FakeZep
 
@@ -42,7 +42,7 @@ def start(tmp_path: Path, name: str, zep: FakeZep | None = None) -> DaemonProces
             "CHRYSALIS_ZEP_PUSH_INTERVAL": "3600",
             "CHRYSALIS_ZEP_PULL_INTERVAL": "3600",
         }
-    return DaemonProcess(tmp_path / name, env=env).start()
+    return DaemonThread(tmp_path / name, env=env).start()
 
 
 def sync(d: DaemonProcess) -> dict[str, Any]:

@@ -17,12 +17,12 @@ from chrysalis import Memory
 from chrysalis.core.errors import InvalidInput, NotFound, SelectionChanged
 from chrysalis.sync import Sync
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path_factory.mktemp("forget") / "data").start()
+    d = DaemonThread(tmp_path_factory.mktemp("forget") / "data").start()
     yield d
     d.close()
 
@@ -286,7 +286,7 @@ def test_cli_forget_by_selector_wait_exits_3_while_a_place_holds_it(tmp_path: Pa
         "CHRYSALIS_PULL_INTERVAL": "3600",
         "CHRYSALIS_SCRUB_DELAY": "0.2",
     }
-    d = DaemonProcess(tmp_path / "a", env=env).start()
+    d = DaemonThread(tmp_path / "a", env=env).start()
     try:
         ids = seed(d, "held", "pushed before the forget", "and this one too")
         assert json.loads(d.cli("sync", "--json").stdout)["ok"]  # the remote holds them now

@@ -483,7 +483,7 @@ def test_keyword_recall_finds_an_ingested_chunk(
 
 
 def test_ingest_through_the_daemon_and_the_cli(tmp_path: Path) -> None:
-    from tests.daemon_process import DaemonProcess
+    from tests.daemon_process import DaemonThread
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -492,7 +492,7 @@ def test_ingest_through_the_daemon_and_the_cli(tmp_path: Path) -> None:
     )
     (docs / "tool.py").write_text("def quokka():\n    return 42\n\n\ndef wombat():\n    return 7\n")
     (docs / "blob.bin").write_bytes(b"\x00\x01binary")
-    daemon = DaemonProcess(tmp_path / "data").start()
+    daemon = DaemonThread(tmp_path / "data").start()
     try:
         out = daemon.cli("ingest", str(docs), "--json")
         assert out.returncode == 0, out.stderr

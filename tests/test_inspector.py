@@ -32,7 +32,7 @@ from chrysalis import Memory
 from chrysalis.core.errors import NotFound
 from chrysalis.sync import Sync
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 from .eventually import eventually
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -60,7 +60,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     root = tmp_path_factory.mktemp("inspector")
-    d = DaemonProcess(root / "data", env={"CHRYSALIS_SCRUB_DELAY": "0.2"}).start()
+    d = DaemonThread(root / "data", env={"CHRYSALIS_SCRUB_DELAY": "0.2"}).start()
     with d.client() as c:
         c.remember("the lantern hangs in the harbour office", session_id="morning", id="lantern")
         c.remember("we moved the copper kettle to the shelf", session_id="morning", id="kettle")
@@ -411,7 +411,7 @@ def test_requests_without_the_token_or_from_elsewhere_are_refused(
 
 
 def test_an_old_token_stops_working_when_the_daemon_restarts(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "data").start()
+    d = DaemonThread(tmp_path / "data").start()
     try:
         first = json.loads(d.cli("ui", "--no-browser", "--json").stdout)["url"]
         assert d.stop() == 0  # the inspector closes with the daemon

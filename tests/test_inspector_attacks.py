@@ -40,7 +40,7 @@ import pytest
 
 from chrysalis.client.routes import Routes
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, DaemonThread
 from .test_socket_owner import SYSTEM_PYTHON, as_user, mallory, shared
 
 __all__ = ["mallory", "shared"]  # fixtures, used by name
@@ -55,7 +55,7 @@ SESSION_META = re.compile(r'<meta name="chrysalis-session" content="([^"]+)"')
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     root = tmp_path_factory.mktemp("inspector-attacks")
-    d = DaemonProcess(root / "data").start()
+    d = DaemonThread(root / "data").start()
     with d.client() as c:
         c.remember("the lantern hangs in the harbour office", session_id="morning", id="lantern")
         c.create_memory("team")
@@ -583,7 +583,7 @@ def test_a_body_over_the_cap_is_refused(daemon: DaemonProcess) -> None:
 
 
 def test_the_port_accepts_as_soon_as_the_address_is_answered(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "data")
+    d = DaemonThread(tmp_path / "data")
     refused = 0
     try:
         for _ in range(6):

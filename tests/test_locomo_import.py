@@ -15,7 +15,7 @@ from chrysalis import Memory
 from chrysalis.client import Client
 from chrysalis.core.errors import Conflict, InvalidInput
 from chrysalisd.locomo import import_locomo, locomo_beads, parse_date, safe_id
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonThread
 
 Opener = Callable[..., Memory]
 LOCOMO_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "locomo"
@@ -255,7 +255,7 @@ def test_the_first_real_conversation_imports(open_memory: Opener, tmp_path: Path
 
 
 def test_import_through_the_daemon(tmp_path: Path, sample_file: Path) -> None:
-    daemon = DaemonProcess(tmp_path / "data")
+    daemon = DaemonThread(tmp_path / "data")
     try:
         daemon.start()
         with Client(daemon.socket, timeout=30) as client:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 
 ROOT = Path(__file__).parents[1]
 
@@ -25,7 +25,7 @@ TOOLS = {
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path / "data").start()
+    d = DaemonThread(tmp_path / "data").start()
     yield d
     d.close()
 

@@ -16,7 +16,7 @@ import pytest
 
 from chrysalis.core.errors import NotFound, Unavailable
 from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}
 # One word per item kind, so a find names what survived.
@@ -112,7 +112,7 @@ def test_a_dropped_memory_is_erased_everywhere_and_its_name_starts_empty_again(
     key = tmp_path / "shared.key"
     key.write_text("the passphrase of the shared memory")
     env = {**QUIET, "CHRYSALIS_SCRUB_DELAY": "0.2"}
-    a, b = (DaemonProcess(tmp_path / n, env=env).start() for n in ("a", "b"))
+    a, b = (DaemonThread(tmp_path / n, env=env).start() for n in ("a", "b"))
     settings = {"remote": url, "sync_key_file": str(key), "extractor": "rules"}
     try:
         for d in (a, b):
@@ -194,7 +194,7 @@ def test_a_drop_the_remote_cannot_take_changes_nothing(tmp_path: Path) -> None:
     the memory serves on with its jobs, and once the remote is back the CLI drops it."""
     folder = tmp_path / "remote"
     folder.mkdir()
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     try:
         with d.client() as c:
             c.create_memory("team", remote=f"file://{folder}")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chrysalis.core.errors import NotFound
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.remote_fixtures import S3Server
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}
@@ -50,7 +50,7 @@ def laptops(tmp_path: Path, s3_server: S3Server) -> Iterator[tuple[DaemonProcess
     started = []
     for name in ("a", "b"):
         cfg = config(tmp_path / f"{name}.toml", str(me_remote), me_key, team_remote, team_key)
-        d = DaemonProcess(tmp_path / name, env={**QUIET, "CHRYSALIS_CONFIG": str(cfg)})
+        d = DaemonThread(tmp_path / name, env={**QUIET, "CHRYSALIS_CONFIG": str(cfg)})
         started.append(d.start())
     yield tuple(started)
     for d in started:
@@ -106,7 +106,7 @@ def test_the_team_key_cannot_read_my_memory(
         f'[memories.me]\nremote = "file://{tmp_path / "me-folder"}"\n'
         f'sync_key_file = "{tmp_path / "team.key"}"\n'
     )
-    c = DaemonProcess(tmp_path / "c", env={**QUIET, "CHRYSALIS_CONFIG": str(intruder_cfg)})
+    c = DaemonThread(tmp_path / "c", env={**QUIET, "CHRYSALIS_CONFIG": str(intruder_cfg)})
     try:
         c.start()
         out = c.cli("--memory", "me", "sync", "--json")
@@ -143,8 +143,8 @@ def test_a_memory_dropped_on_one_laptop_is_emptied_where_the_config_file_names_i
     url = s3_server.url(s3_server.new_bucket())
     cfg = tmp_path / "b.toml"
     cfg.write_text(f'[memories.team]\nremote = "{url}"\nsync_key_file = "{key}"\n')
-    a = DaemonProcess(tmp_path / "a", env=QUIET).start()
-    b = DaemonProcess(tmp_path / "b", env={**QUIET, "CHRYSALIS_CONFIG": str(cfg)}).start()
+    a = DaemonThread(tmp_path / "a", env=QUIET).start()
+    b = DaemonThread(tmp_path / "b", env={**QUIET, "CHRYSALIS_CONFIG": str(cfg)}).start()
     try:
         with a.client() as c:
             c.create_memory("team", remote=url, sync_key_file=str(key))

@@ -19,7 +19,7 @@ from chrysalis import Memory
 from chrysalis.client import Routes
 from chrysalis.core.errors import SecretRefused
 from chrysalisd.exchange import export_lines
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
 from tests.test_secrets import ALL_FOUR, SECRETS
 
@@ -33,7 +33,7 @@ KINDS = ("aws-access-key", "github-token", "private-key", "password")
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
-    d = DaemonProcess(tmp_path / "laptop", env=QUIET)
+    d = DaemonThread(tmp_path / "laptop", env=QUIET)
     (tmp_path / "shared").mkdir()  # a file:// remote's folder must exist (a mount, say)
     d.start("--remote", f"file://{tmp_path / 'shared'}")
     yield d
@@ -118,7 +118,7 @@ def test_no_secret_reaches_the_data_dir_the_remote_or_the_log(
 
 
 def test_refuse_answers_422_and_stores_nothing(tmp_path: Path) -> None:
-    d = DaemonProcess(tmp_path / "strict", env={**QUIET, "CHRYSALIS_SECRETS": "refuse"})
+    d = DaemonThread(tmp_path / "strict", env={**QUIET, "CHRYSALIS_SECRETS": "refuse"})
     try:
         d.start()
         with d.client() as c:

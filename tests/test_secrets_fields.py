@@ -19,7 +19,7 @@ import pytest
 from chrysalis import Memory
 from chrysalis.extract import Entity, Extraction, Fact
 from chrysalis.secrets.scan import redact_extraction, scan_item
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.test_secrets_daemon import QUIET, _everything, _wait_indexed
 
 _RNG = random.Random(29)
@@ -75,7 +75,7 @@ SECRETS = list(FIELDS.values())
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
     env = {**QUIET, "CHRYSALIS_EXTRACTOR": "rules", "CHRYSALIS_SUMMARY_AFTER_S": "0.2"}
-    d = DaemonProcess(tmp_path / "laptop", env=env)
+    d = DaemonThread(tmp_path / "laptop", env=env)
     (tmp_path / "shared").mkdir()
     d.start("--remote", f"file://{tmp_path / 'shared'}")
     yield d
@@ -187,7 +187,7 @@ def test_secrets_audit_finds_what_off_stored_and_forgets_it_with_receipts(
     tmp_path: Path,
 ) -> None:
     leaked, clean = _github(), "plain words about tea"
-    d = DaemonProcess(tmp_path / "loose", env={**QUIET, "CHRYSALIS_SECRETS": "off"})
+    d = DaemonThread(tmp_path / "loose", env={**QUIET, "CHRYSALIS_SECRETS": "off"})
     try:
         d.start()
         with d.client() as c:

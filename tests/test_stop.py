@@ -252,9 +252,12 @@ def test_a_daemon_on_another_socket_is_named_not_stopped(tmp_path: Path) -> None
         d.close()
 
 
-def test_data_dir_must_be_the_answering_daemons(tmp_path: Path, daemon: DaemonProcess) -> None:
+def test_data_dir_must_be_the_answering_daemons(
+    tmp_path: Path, daemon_process: DaemonProcess
+) -> None:
     """`stop --data-dir D` where another data dir's daemon answers on the socket: not that
     one."""
+    daemon = daemon_process
     out = daemon.cli("stop", "--data-dir", str(tmp_path / "elsewhere"))
     assert daemon.proc is not None and daemon.proc.poll() is None
     assert (out.returncode, out.stderr) == (

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
 from tests.remote_fixtures import S3Server
 
@@ -26,7 +26,9 @@ def daemons(tmp_path: Path) -> Iterator[Callable[..., DaemonProcess]]:
     started: list[DaemonProcess] = []
 
     def start(name: str, *args: str, env: dict[str, str] | None = None) -> DaemonProcess:
-        d = DaemonProcess(tmp_path / name, env={**QUIET, **(env or {})})
+        # a fault kills the daemon's process: that one needs a process of its own
+        kind = DaemonProcess if "CHRYSALIS_FAULT" in (env or {}) else DaemonThread
+        d = kind(tmp_path / name, env={**QUIET, **(env or {})})
         started.append(d)
         return d.start(*args)
 

@@ -14,7 +14,7 @@ import pytest
 from chrysalis.client import Client
 from chrysalis.core.errors import NotFound
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonThread
 
 FIXTURE = Path(__file__).parent / "fixtures" / "datadir-round2.tar.gz"
 DIGEST = "43964a3ae5b9011dce3b5afa0e2f9844"  # printed by make_datadir_round2.py when it was made
@@ -40,7 +40,7 @@ def test_a_data_dir_from_before_serves_as_the_default_memory(tmp_path: Path) -> 
         tar.extractall(tmp_path, filter="data")
     data = tmp_path / "data"
     before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file())
-    d = DaemonProcess(data).start()
+    d = DaemonThread(data).start()
     try:
         with d.client() as c:
             status = c.status()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.fakes.zep_server import FakeZep
 
 KEY = "zk-daemon-secret-81c2"
@@ -28,7 +28,8 @@ def zep() -> Iterator[FakeZep]:
 def start(tmp_path: Path, name: str, zep: FakeZep, **env: str) -> DaemonProcess:
     key_file = tmp_path / "zep.key"
     key_file.write_text(KEY + "\n")
-    d = DaemonProcess(
+    kind = DaemonProcess if "CHRYSALIS_FAULT" in env else DaemonThread  # a fault kills it
+    d = kind(
         tmp_path / name,
         env={
             "CHRYSALIS_REMOTE": f"file://{tmp_path / 'shared'}",

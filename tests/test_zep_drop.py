@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from chrysalis.core.errors import NotFound, Unavailable
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.fakes.zep_server import FakeZep
 
 KEY = "zk-drop-secret-5521"
@@ -79,7 +79,7 @@ def _fill(d: DaemonProcess, memory: str, prefix: str, sessions: tuple[str, ...])
 
 
 def test_a_dropped_memory_leaves_nothing_in_zep(tmp_path: Path, zep: FakeZep) -> None:
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     try:
         with d.client() as c:
             c.create_memory("team", **_section(tmp_path, zep))
@@ -113,8 +113,8 @@ def test_a_session_another_memory_shares_keeps_its_messages(tmp_path: Path, zep:
         "CHRYSALIS_ZEP_URL": zep.url,
         "CHRYSALIS_ZEP_API_KEY_FILE": section["zep_api_key_file"],
     }
-    other = DaemonProcess(tmp_path / "other", env=env).start()
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    other = DaemonThread(tmp_path / "other", env=env).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     try:
         with other.client() as c:
             c.remember("the default memory's own note in s1", id="mine", session_id="s1")
@@ -141,7 +141,7 @@ def test_a_session_another_memory_shares_keeps_its_messages(tmp_path: Path, zep:
 
 
 def test_a_drop_with_zep_down_changes_nothing(tmp_path: Path, zep: FakeZep) -> None:
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     try:
         with d.client() as c:
             c.create_memory("team", **_section(tmp_path, zep))
@@ -169,7 +169,7 @@ def test_the_other_laptop_takes_its_sessions_out_of_zep(tmp_path: Path, zep: Fak
     dropped the memory: A cannot know sb. B's erase, at its next sync, takes sb out."""
     folder = tmp_path / "remote"
     folder.mkdir()
-    a, b = (DaemonProcess(tmp_path / n, env=QUIET).start() for n in ("a", "b"))
+    a, b = (DaemonThread(tmp_path / n, env=QUIET).start() for n in ("a", "b"))
     section = _section(tmp_path, zep, remote=f"file://{folder}")
     try:
         for d in (a, b):
@@ -226,7 +226,7 @@ def test_the_other_laptop_takes_its_sessions_out_of_zep(tmp_path: Path, zep: Fak
 def test_a_dropped_memory_leaves_zep_cloud_threads_and_its_facts(
     tmp_path: Path, zep: FakeZep
 ) -> None:
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     cloud = _section(tmp_path, zep, zep_flavour="zep-cloud", zep_url=zep.url + "/api/v4")
     try:
         with d.client() as c:

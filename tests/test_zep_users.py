@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chrysalis.core.errors import ChrysalisError
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.fakes.zep_server import FakeZep
 
 KEY = "zk-users-secret-7710"
@@ -71,7 +71,7 @@ def _users(zep: FakeZep) -> dict[str, set[str]]:
 
 
 def test_a_named_memory_cannot_recall_default_through_zep(tmp_path: Path, zep: FakeZep) -> None:
-    d = DaemonProcess(tmp_path / "data", env=_env(tmp_path, zep)).start()
+    d = DaemonThread(tmp_path / "data", env=_env(tmp_path, zep)).start()
     try:
         with d.client() as c:
             c.create_memory("team", **_section(tmp_path, zep))
@@ -97,7 +97,7 @@ def test_a_named_memory_cannot_recall_default_through_zep(tmp_path: Path, zep: F
 
 
 def test_two_memories_set_to_one_zep_user_are_refused(tmp_path: Path, zep: FakeZep) -> None:
-    d = DaemonProcess(tmp_path / "data", env=_env(tmp_path, zep)).start()
+    d = DaemonThread(tmp_path / "data", env=_env(tmp_path, zep)).start()
     try:
         with d.client() as c:
             with pytest.raises(ChrysalisError) as refused:
@@ -135,7 +135,7 @@ def test_a_memory_mirrored_before_under_the_shared_user(tmp_path: Path, zep: Fak
     """A named memory made before this change mirrored to Zep user ``chrysalis`` (as default
     does). Now it has a user of its own: it sends its beads again there, its doctor says its
     old text stays in ``chrysalis``'s sessions, and default's recall does not show that text."""
-    d = DaemonProcess(tmp_path / "data", env=QUIET).start()
+    d = DaemonThread(tmp_path / "data", env=QUIET).start()
     try:  # as before: team on user chrysalis (default not mirrored yet, so it is allowed)
         with d.client() as c:
             c.create_memory("team", **_section(tmp_path, zep, zep_user_id="chrysalis"))

@@ -29,6 +29,7 @@ import signal
 import socket
 import stat
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -190,10 +191,19 @@ class PeerCheckedProtocol(H11Protocol):
 
 
 class _Server(uvicorn.Server):
+    stop: threading.Event | None = None  # set: stop as on SIGTERM (a daemon served on a thread)
+
+    async def on_tick(self, counter: int) -> bool:
+        return (self.stop is not None and self.stop.is_set()) or await super().on_tick(counter)
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         """Like uvicorn's, without re-raising the signal afterwards: a SIGTERM that shut us
-        down cleanly ends in exit status 0."""
+        down cleanly ends in exit status 0. On a thread other than the main one (signals
+        can only be handled there) it is stopped through `stop` instead."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
         handled = (signal.SIGINT, signal.SIGTERM)
         original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
         try:
@@ -206,10 +216,11 @@ class _Server(uvicorn.Server):
 # ---- the lifecycle -------------------------------------------------------------------------
 
 
-def run(settings: Settings) -> None:
-    """Serve until SIGTERM or SIGINT. Raises `ChrysalisError` (with a message for people)
-    when it cannot start, having removed the data dir and socket dir if this start made
-    them (never one that was there before, nor anything in it)."""
+def run(settings: Settings, stop: threading.Event | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, or until ``stop`` is set (how a daemon served on a
+    thread of another program, e.g. a test's, is stopped). Raises `ChrysalisError` (with a
+    message for people) when it cannot start, having removed the data dir and socket dir if
+    this start made them (never one that was there before, nor anything in it)."""
     path = settings.socket.expanduser().absolute()
     data_dir = settings.data_dir.expanduser().absolute()
     made = _first_missing(data_dir)  # what this start creates, so a failed one can undo it
@@ -217,7 +228,7 @@ def run(settings: Settings) -> None:
     serving: list[bool] = []  # set once it serves: a failure after that is no failed start
     try:
         claim_socket_path(path)
-        _run(settings, path, serving)
+        _run(settings, path, serving, stop)
     finally:
         if not serving:
             if made is not None:
@@ -238,7 +249,7 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
+def _run(settings: Settings, path: Path, serving: list[bool], stop: threading.Event | None) -> None:
     """Open the memories, bind, serve (``serving`` gets True when it starts to)."""
     started = time.perf_counter()
     raise_fd_limit()
@@ -260,6 +271,7 @@ def _run(settings: Settings, path: Path, serving: list[bool]) -> None:
             date_header=False,
         )
         server = _Server(config)
+        server.stop = stop
         memory = memories.default.memory
         embedder = memory.embedder
         log.info(
