@@ -248,3 +248,22 @@ def test_the_hook_runs_as_claude_code_runs_it_with_a_lone_surrogate_prompt(
     payload = json.dumps(event("user_prompt_submit", home, prompt="pears \ud83d and figs"))
     done, _ = command(payload.encode(), daemon.socket, home)
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-300:]
+
+
+# ---- the secrets scan on text made to be slow ------------------------------------------------
+
+
+def test_a_long_line_of_addresses_with_ports_is_scanned_in_linear_time(
+    daemon: DaemonProcess,
+) -> None:
+    """Every write scans its text for credentials, holding the daemon's one interpreter.
+    Before: the URL-password rule scanned from every ``x://`` to the end of a line without
+    spaces, so 120 kB of ``http://host:port/path`` joined by commas (a config one-liner, a
+    log) held the daemon for over a minute; the write timed out and every client waited."""
+    nodes = ",".join(f"http://node{i}.orchard.example:80{i % 10}/status" for i in range(3_500))
+    line = "https://ops:Plum-7Tree-Fig9@node0.orchard.example/," + nodes  # one credential
+    assert len(line) > 120_000
+    with Client(daemon.socket, timeout=20.0) as c:
+        bead = c.remember(line, session_id="urls")
+    assert "Plum-7Tree-Fig9" not in bead.content and "[REDACTED:password]" in bead.content
+    assert bead.content.endswith(nodes)  # the addresses without a password are kept
