@@ -63,7 +63,7 @@ def rows(
             continue
         try:
             entry = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the parser
             yield None
             continue
         if not isinstance(entry, dict):

@@ -34,6 +34,7 @@ Row = dict[str, Any]
 MAX_ID = 128
 MAX_TAG = 128
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]+")
+_LAST_WORD = re.compile(r"\S+\Z")
 TS_MAX = 32_503_680_000.0  # 3000-01-01: what the store takes (models.TS_MAX)
 
 
@@ -74,11 +75,16 @@ def epoch(value: Any) -> float | None:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    """``text`` cut to ``limit`` characters, saying how much was left out. A word the cut
+    would split is left out whole: clips happen before the daemon's secrets scan, and the
+    head of a credential cut in two is no longer the shape its rule knows."""
     if len(text) <= limit:
         return text
-    note = f" […{len(text) - limit:,} more characters]"
-    return text[: max(0, limit - len(note))] + note
+    note = f" […{len(text) - limit:,} more characters]"  # its width, near enough
+    head = text[: max(0, limit - len(note))]
+    if not text[len(head)].isspace():
+        head = _LAST_WORD.sub("", head)
+    return head + f" […{len(text) - len(head):,} more characters]"
 
 
 def _clean(text: str) -> str:
@@ -144,3 +150,5 @@ def load_json(path: str | Path) -> Any:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: not JSON ({exc})") from None
+    except RecursionError:  # json's C parser recurses per level of [ or {
+        raise InvalidInput(f"{path}: not an export: its JSON is nested too deeply") from None

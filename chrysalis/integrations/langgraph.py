@@ -68,7 +68,7 @@ from langgraph.store.base import (
 from chrysalis.client import Client
 from chrysalis.core.errors import InvalidInput, NotFound
 from chrysalis.integrations._beads import PAGE, check_policy, check_stored, newest_beads, safe_json
-from chrysalis.secrets.scan import describe
+from chrysalis.secrets.scan import describe, redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -336,7 +336,7 @@ class ChrysalisStore(BaseStore):
             raise InvalidInput(f"a value must be a dict, not {type(op.value).__name__}")
         # Checked (and scanned) now, so a bad value fails the batch before anything changes;
         # created_at is filled in when the put runs (the older version is read then).
-        what = f"the value of key {key[:60]!r}"
+        what = f"the value of key {redact(key)[0][:60]!r}"  # messages get logged
         env = {"namespace": list(namespace), "key": key, "value": dict(op.value)}
         text, findings = safe_json(env, self.secrets, what)
         if json.loads(text)["namespace"] != list(namespace) or json.loads(text)["key"] != key:

@@ -62,8 +62,10 @@ _ID = re.compile(ID_PATTERN)
 
 
 def chrysalis_session_id(session_id: str) -> str:
-    """The Chrysalis session holding an SDK session: its id when that is a valid id."""
-    if _ID.fullmatch(session_id):
+    """The Chrysalis session holding an SDK session: its id when that is a valid id holding
+    no credential (the daemon would redact one to ``redacted-<kind>``, one session for every
+    such id), else a hash of it."""
+    if _ID.fullmatch(session_id) and not redact(session_id, as_id=True)[1]:
         return session_id
     return "openai-agents:" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 

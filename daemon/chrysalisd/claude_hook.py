@@ -139,6 +139,9 @@ def run(
         stderr.write(f"{NAME}: {_message(exc)}\n")
     except OSError as exc:  # a closed stdout, a full disk: still not the agent's problem
         stderr.write(f"{NAME}: {exc}\n")
+    except Exception as exc:  # a bug of ours is still not the agent's problem
+        # Only the exception's type: its message may quote the input (a prompt, a transcript).
+        stderr.write(f"{NAME}: failed ({type(exc).__name__}); the memory was not used\n")
     return 0
 
 
@@ -157,7 +160,7 @@ def _read_event(stdin: IO[bytes]) -> dict[str, Any]:
     raw = _read_bounded(stdin)
     try:
         event = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise Refused(f"the hook input is not JSON ({len(raw)} bytes); nothing done") from None
     if not isinstance(event, dict) or not isinstance(event.get("hook_event_name"), str):
         raise Refused("the hook input has no hook_event_name; nothing done")
@@ -210,6 +213,8 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
         query = f"the project {folder}" if folder else ""
     if not query:
         return ""
+    # Half a surrogate pair ("\ud83d": an emoji cut in two) is valid JSON but no UTF-8.
+    query = query.encode("utf-8", "replace").decode("utf-8")
     client = LightClient(options.socket, memory=options.memories[0], timeout=CONTEXT_SECONDS)
     session = event.get("session_id") or None
     body: dict[str, Any] = {"query": query, "token_budget": options.budget}
@@ -409,12 +414,14 @@ class Cursor:
         self.file = self.folder / (hashlib.sha256(key).hexdigest()[:32] + ".json")
 
     def _usable(self) -> bool:
+        """The folder is the caller's and no one else may write in it: a cursor planted by
+        another user would make the hook skip turns."""
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             st = os.lstat(self.folder)
         except OSError:
             return False
-        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
     def offset(self, st: os.stat_result) -> int:
         """Where to start reading: the saved offset if it is this same file and no longer
@@ -422,10 +429,13 @@ class Cursor:
         if not self._usable():
             return 0
         try:
-            fd = os.open(self.file, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(self.file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as f:
+                mine = os.fstat(fd)
+                if not stat.S_ISREG(mine.st_mode) or mine.st_uid != os.getuid():
+                    return 0
                 saved = json.loads(f.read(4096))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return 0
         if not isinstance(saved, dict):
             return 0

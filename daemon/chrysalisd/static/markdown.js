@@ -7,8 +7,14 @@
 // What it reads: ATX headings (#..######), paragraphs, fenced code (``` or ~~~), "- * +"
 // and "1." lists (one level), "> " quotes, horizontal rules, and inline `code`, **bold**,
 // *em* / _em_, [text](url) and bare https:// addresses. Anything else is text.
+//
+// A bead's text may be made to be slow: every inline span is bounded (an opening with no
+// close looks ahead at most SPAN characters, not to the end of the paragraph), quotes nest at
+// most MAX_DEPTH deep, and past MAX_MARKDOWN characters the text is shown as it is.
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
+const MAX_DEPTH = 8;
+const MAX_MARKDOWN = 100_000;
 
 function el(tag, cls, ...children) {
   const e = document.createElement(tag);
@@ -21,7 +27,7 @@ function el(tag, cls, ...children) {
 export function inline(text) {
   const out = [];
   // code first (nothing inside it is read), then links, bold, emphasis, bare addresses
-  const pattern = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|!?\[([^\]\n]*)\]\(([^)\s]*)\)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__|\*(?=[^\s*])([\s\S]*?[^\s*])\*|(?<![\w])_(?=[^\s_])([\s\S]*?[^\s_])_(?![\w])|\bhttps?:\/\/[^\s<>()]*[^\s<>().,;:!?'"]/g;
+  const pattern = /(`{1,8})([^`]|[^`][\s\S]{0,1000}?[^`])\1(?!`)|!?\[([^\]\n]{0,500})\]\(([^)\s]{0,2048})\)|\*\*(?=\S)([\s\S]{0,1000}?\S)\*\*|__(?=\S)([\s\S]{0,1000}?\S)__|\*(?=[^\s*])([\s\S]{0,1000}?[^\s*])\*|(?<![\w])_(?=[^\s_])([\s\S]{0,1000}?[^\s_])_(?![\w])|\bhttps?:\/\/[^\s<>()]{0,2048}[^\s<>().,;:!?'"]/g;
   let last = 0;
   for (const m of text.matchAll(pattern)) {
     if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
@@ -39,17 +45,23 @@ export function inline(text) {
 
 function link(label, href) {
   if (!SAFE_URL.test(href)) return document.createTextNode(`${label} (${href})`);
-  const a = el("a", null, ...inline(label));
+  // A bare address is its own label: read as Markdown again it would match itself, forever.
+  const a = el("a", null, ...(label === href ? [label] : inline(label)));
   a.href = href;  // a property, set on an element not in a parsed document: nothing runs
   a.rel = "noopener noreferrer nofollow";
   a.target = "_blank";
   return a;
 }
 
-// ``text`` as a DocumentFragment of blocks.
-export function render(text) {
+// ``text`` as a DocumentFragment of blocks (``depth``: how many quotes it is inside).
+export function render(text, depth = 0) {
   const frag = document.createDocumentFragment();
-  const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
+  text = String(text);
+  if (text.length > MAX_MARKDOWN) {
+    frag.append(render(text.slice(0, MAX_MARKDOWN), depth), el("p", "md-rest", text.slice(MAX_MARKDOWN)));
+    return frag;
+  }
+  const lines = text.replace(/\r\n?/g, "\n").split("\n");
   let para = [];
   let list = null;
   const flush = () => {
@@ -73,11 +85,11 @@ export function render(text) {
     } else if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) {
       flush(); endList();
       frag.append(document.createElement("hr"));
-    } else if ((m = line.match(/^\s{0,3}>\s?(.*)$/))) {
+    } else if (depth < MAX_DEPTH && (m = line.match(/^\s{0,3}>\s?(.*)$/))) {
       flush(); endList();
       const quoted = [m[1]];
       while (i + 1 < lines.length && (m = lines[i + 1].match(/^\s{0,3}>\s?(.*)$/))) { quoted.push(m[1]); i++; }
-      frag.append(el("blockquote", null, render(quoted.join("\n"))));
+      frag.append(el("blockquote", null, render(quoted.join("\n"), depth + 1)));
     } else if ((m = line.match(/^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/))) {
       flush();
       const ordered = /\d/.test(m[1]);
