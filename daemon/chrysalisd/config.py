@@ -60,6 +60,25 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path(APP)
 
 
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data dir whose parent folder is missing: a start makes the last folder
+    only, so a mistyped ``--data-dir`` never creates a whole new path and an empty memory
+    (as a ``file://`` remote is never created). The default's parents are made (a fresh
+    machine may have no ``~/.local/share`` yet). Raises `InvalidInput` naming the parent."""
+    path = data_dir.expanduser().absolute()
+    if path.exists() or path == default_data_dir().absolute():
+        return
+    parent = path.parent
+    if parent.is_dir():
+        return
+    if parent.exists():
+        raise InvalidInput(f"data dir {path}: {parent} is not a folder")
+    raise InvalidInput(
+        f"data dir {path}: its parent folder {parent} does not exist (a start makes only the "
+        f"last folder); check the path, or make it first: mkdir -p {parent}"
+    )
+
+
 def default_config_file() -> Path:
     return platformdirs.user_config_path(APP) / "config.toml"
 

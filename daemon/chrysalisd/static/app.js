@@ -81,6 +81,11 @@ function showError(err) {
   errorBox.hidden = false;
 }
 
+// "1 bead", "2 beads": a count and its word, never "1 beads".
+function counted(n, word, many) {
+  return `${n} ${n === 1 ? word : many || word + "s"}`;
+}
+
 function when(ts) {
   if (ts === null || ts === undefined) return "–";
   const d = new Date(ts * 1000);
@@ -122,10 +127,10 @@ async function timeline() {
     .map(([name, list]) => [name, list, Math.max(...list.map((b) => b.ts))])
     .sort((a, b) => b[2] - a[2]);
   fill(view,
-    h("h2", {}, "Timeline ", h("small", {}, `${beads.length} latest beads, by session`)),
+    h("h2", {}, "Timeline ", h("small", {}, `${counted(beads.length, "latest bead")}, by session`)),
     beads.length === 0 ? h("p", { class: "muted" }, "This memory holds no beads yet.") : null,
     blocks.map(([name, list]) => h("section", { class: "session", "data-session": name },
-      h("h2", {}, name, " ", h("small", {}, `${list.length} beads, last ${when(list[0] && Math.max(...list.map((b) => b.ts)))}`)),
+      h("h2", {}, name, " ", h("small", {}, `${counted(list.length, "bead")}, last ${when(list[0] && Math.max(...list.map((b) => b.ts)))}`)),
       list.sort((a, b) => a.ts - b.ts).map(beadRow))));
 }
 
@@ -152,7 +157,7 @@ async function search(query) {
   if (!query) return;
   const found = await call("POST", "/retrieve", { query, k: 10 });
   fill(results,
-    h("p", { class: "muted" }, `${found.items.length} items, ${found.tokens_used} tokens (${found.strategy})`,
+    h("p", { class: "muted" }, `${counted(found.items.length, "item")}, ${counted(found.tokens_used, "token")} (${found.strategy})`,
       found.notes.length ? ` — ${found.notes.join("; ")}` : ""),
     found.items.map((item, n) => h("article", { class: "result", "data-id": item.id },
       h("header", {}, h("strong", {}, `#${n + 1}`), h("span", {}, item.kind), h("span", { class: "muted" }, item.id),
@@ -185,7 +190,7 @@ async function bead(id) {
       ["source", b.source || "–"], ["importance", b.importance.toFixed(2)],
       ["tags", (b.tags || []).join(", ") || "–"],
       ["derived from", (b.derived_from || []).join(", ") || "–"],
-      ["blob", b.blob ? `${b.blob.sha256} (${b.blob.size} bytes)` : "–"],
+      ["blob", b.blob ? `${b.blob.sha256} (${counted(b.blob.size, "byte")})` : "–"],
     ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     spans.length ? [h("h2", {}, "Where it came from"), h("ul", { class: "spans" }, spans)] : null,
     h("h2", {}, "Content"),
@@ -220,13 +225,13 @@ async function graph() {
   const now = Date.now() / 1000;
   const first = times.length ? Math.min(...times) : now;
   const slider = h("input", { type: "range", min: String(Math.floor(first)), max: String(Math.ceil(now)), value: String(Math.ceil(now)), step: "1" });
-  const asOf = h("span", {}, "now");
+  const asOf = h("span", {}, "hold now");
   const panel = h("div", { class: "panel", id: "node-panel" }, h("p", { class: "muted" }, "Choose a node to see its facts."));
   const picture = svg("svg", { class: "kg", viewBox: "0 0 800 560", role: "img", "aria-label": "knowledge graph" });
   fill(view,
-    h("h2", {}, "Knowledge graph ", h("small", {}, `${g.nodes.length} nodes, ${g.edges.length} facts${g.truncated ? " (the most connected)" : ""}`)),
+    h("h2", {}, "Knowledge graph ", h("small", {}, `${counted(g.nodes.length, "node")}, ${counted(g.edges.length, "fact")}${g.truncated ? " (the most connected)" : ""}`)),
     g.nodes.length === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
-    h("label", {}, "facts that held at ", asOf, slider),
+    h("label", {}, "facts that ", asOf, " ", slider),
     h("div", { class: "graph" }, picture, panel));
   if (g.nodes.length === 0) return;
 
@@ -243,7 +248,7 @@ async function graph() {
   });
   const draw = () => {
     const at = Number(slider.value);
-    asOf.textContent = at >= Math.floor(now) ? "now" : when(at);
+    asOf.textContent = at >= Math.floor(now) ? "hold now" : `held at ${when(at)}`;
     for (const [l, line, label] of lineEls) {
       const ok = holds(l, at);
       line.setAttribute("class", ok ? "" : "invalid");
@@ -323,7 +328,7 @@ async function laptops() {
         ["last push", r.last_push.at ? `${ago(r.last_push.at)}, ${r.last_push.ok ? "ok" : "failed: " + r.last_push.error}` : "not yet"],
         ["last pull", r.last_pull.at ? `${ago(r.last_pull.at)}, ${r.last_pull.ok ? "ok" : "failed: " + r.last_pull.error}` : "not yet"],
         ["pending", r.pending_ops === null ? "unknown until the remote answers" :
-          `${r.pending_ops} ops to push` + (r.reached === false ? " (the remote has not been reached yet)" : "")],
+          `${counted(r.pending_ops, "op")} to push` + (r.reached === false ? " (the remote has not been reached yet)" : "")],
         ["errors in a row", String(r.consecutive_errors)],
         ["stopped", r.stopped || "no"],
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
