@@ -155,7 +155,9 @@ def test_cli_previews_asks_once_and_forgets(daemon: DaemonProcess) -> None:
 
     out = daemon.cli("forget", "--session", "cli-s", input="n\n")
     assert out.returncode == 1, out.stderr  # declined: as every command that asks
-    assert "Forget 2 beads? [y/N]" in out.stdout and out.stderr == "cancelled: nothing was changed\n"
+    assert (
+        "Forget 2 beads? [y/N]" in out.stdout and out.stderr == "cancelled: nothing was changed\n"
+    )
     assert live(daemon, ids) == ids
 
     out = daemon.cli("forget", "--session", "cli-s", input="y\n")

@@ -143,13 +143,13 @@ def iter_files(
         for name in filenames:
             p = Path(dirpath, name)
             if name.startswith("."):
-                why: str | None = "hidden file, not ingested (ingest it by name if you mean it)"
+                said = "hidden file, not ingested (ingest it by name if you mean it)"
             elif p.is_file():
                 found.append((p.relative_to(base).parts, p))
                 continue
             else:
-                why = "a link to nothing" if p.is_symlink() else "not a regular file, not ingested"
-            skipped.append((p.relative_to(base).parts, p, why))
+                said = "a link to nothing" if p.is_symlink() else "not a regular file, not ingested"
+            skipped.append((p.relative_to(base).parts, p, said))
     if on_skip is not None:
         for _, p, why in sorted(skipped, key=lambda item: item[0]):
             on_skip(p, why)

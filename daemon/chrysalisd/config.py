@@ -150,6 +150,11 @@ class Settings(BaseSettings):
     push_interval: float = Field(60.0, gt=0, description="seconds between pushes")
     push_after_ops: int = Field(1000, ge=1, description="push early once this many ops wait")
     push_after_bytes: int = Field(4 << 20, ge=1, description="or once this much content waits")
+    push_after_write: float = Field(
+        5.0, ge=0,
+        description="push this many seconds after a write, at most once per this many "
+        "seconds (0: pushes keep to push_interval and the two above)",
+    )  # fmt: skip
     pull_interval: float = Field(120.0, gt=0, description="seconds between pulls")
     snapshot_interval: float = Field(6 * 3600.0, gt=0, description="seconds between snapshots")
     compact_interval: float = Field(24 * 3600.0, gt=0, description="seconds between compactions")
@@ -252,7 +257,7 @@ OWN_KEYS = frozenset({
 MEMORY_KEYS = OWN_KEYS | {
     "embedder", "extractor", "functional_predicates", "extract_calls_per_hour",
     "extract_tokens_per_hour", "summary_after_s", "secrets", "scrub_delay", "push_interval",
-    "push_after_ops", "push_after_bytes", "pull_interval", "snapshot_interval",
+    "push_after_ops", "push_after_bytes", "push_after_write", "pull_interval", "snapshot_interval",
     "compact_interval", "blob_grace", "zep_flavour", "zep_push_interval", "zep_pull_interval",
     "zep_weak_score", "zep_budget_ms",
 }  # fmt: skip

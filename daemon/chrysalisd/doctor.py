@@ -49,7 +49,8 @@ def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
         if m["consecutive_errors"]:
             out.append(
                 check(
-                    "zep", "warn", f"{m['consecutive_errors']} errors in a row: {m['last_error']}",
+                    "zep", "warn",
+                    f"{counted(m['consecutive_errors'], 'error')} in a row: {m['last_error']}",
                     "check zep_url and the API key; local memory is unaffected and pushes resume",
                 )
             )  # fmt: skip
@@ -112,7 +113,8 @@ def _indexes(daemon: Daemon) -> dict[str, str]:
         )  # fmt: skip
     if behind:
         return check(
-            "indexes", "warn", f"catching up with LMDB: {counted(behind, 'op')} to go",
+            "indexes", "warn", "catching up with LMDB: "
+            + ", ".join(f"{index} {counted(n, 'op')} behind" for index, n in behind.items()),
             "wait; if the number does not fall, check the embedder (Ollama) and the log",
         )  # fmt: skip
     keyword = status["keyword"]["items"]
@@ -302,7 +304,7 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     elif status["consecutive_errors"]:
         out.append(
             check(
-                "sync", "warn", f"{status['consecutive_errors']} errors in a row: "
+                "sync", "warn", f"{counted(status['consecutive_errors'], 'error')} in a row: "
                 f"{status['last_error']}",
                 "the remote was unreachable; the op log keeps everything and retries with backoff",
             )

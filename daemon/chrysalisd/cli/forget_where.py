@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 SELECTOR_FLAGS = "--session, --path, --tag, --query, --since, --until, --role"
 
 
-class Moment(click.ParamType):
+class Moment(click.ParamType):  # type: ignore[type-arg]
     """A time flag: epoch seconds or ISO 8601 (without a zone: UTC, as the daemon reads
     it), checked here so a mistake names the flag typed; the value is epoch seconds."""
 

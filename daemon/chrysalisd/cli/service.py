@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -104,7 +105,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     for job in s["jobs"]:
         state = f"error: {job['last_error']}" if job["last_error"] else "ok"
         lines.append(f"job       {job['name']}: {counted(job['runs'], 'run')}, {state}")
-    lines += _remote_lines(s["sync"]["remote"])
+    lines += _remote_lines(s["sync"]["remote"], s["jobs"])
     click.echo("\n".join(lines))
 
 
@@ -132,11 +133,14 @@ def _knowledge_lines(k: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _remote_lines(r: dict[str, Any] | None) -> list[str]:
+def _remote_lines(r: dict[str, Any] | None, jobs: list[dict[str, Any]]) -> list[str]:
     if r is None:
         return ["sync      no remote configured"]
     lock = " (encrypted)" if r["encrypted"] else ""
     out = [f"sync      {r['url']}{lock}"]
+    due = _next_runs(jobs, ("pull", "push"))
+    if due:
+        out.append(f"  next    {', '.join(due)}")
     for verb in ("push", "pull"):
         last = r[f"last_{verb}"]
         if last["at"] is None:
@@ -173,6 +177,22 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
             f"seen {seen}{gone}"
         )
     return out
+
+
+def _next_runs(jobs: list[dict[str, Any]], names: tuple[str, ...]) -> list[str]:
+    """When each of these jobs runs next, as people say it: "pull in 1m", "push running
+    now" (a named memory's jobs are "NAME/pull")."""
+    said = []
+    for name in names:
+        job = next((j for j in jobs if j["name"].rsplit("/", 1)[-1] == name), None)
+        if job is None:
+            continue
+        if job["running"]:
+            said.append(f"{name} running now")
+        elif job["next_run"]:
+            left = datetime.fromisoformat(job["next_run"]).timestamp() - time.time()
+            said.append(f"{name} in {ago(max(0.0, left))}")
+    return said
 
 
 @click.command()
