@@ -160,7 +160,7 @@ def test_a_failed_start_removes_only_the_folders_it_made(tmp_path: Path) -> None
     shared = tmp_path / "shared"
     shared.mkdir()
     no_key = ("--remote", f"file://{shared}", "--sync-key-file", str(tmp_path / "no-key"))
-    d = DaemonProcess(tmp_path / "made" / "by" / "start")
+    d = DaemonProcess(tmp_path / "made")  # its parent must exist (test_first_hour_2)
     status, err = start(d, *no_key, env={"CHRYSALIS_LOG_FORMAT": "text"})
     assert (status, err.splitlines()[-2:]) == (1, [
         f"error: cannot read sync key file {tmp_path / 'no-key'}: No such file or directory",

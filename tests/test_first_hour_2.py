@@ -107,6 +107,24 @@ def test_bytes_that_are_no_text_are_refused_by_name(daemon: DaemonProcess, tmp_p
     assert daemon.once("last_beads", 5) == []
 
 
+def test_the_cli_skips_a_link_out_of_the_folder_and_says_so(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    """A cloned tree with ``notes/key.md -> ~/.ssh/...``: `ingest notes` must not read it."""
+    secret = tmp_path / "ssh" / "id_key"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE-KEY-MATERIAL-zebra-quartz\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.md").write_text("# Notes\n\nAbout the zebra.\n")
+    (notes / "key.md").symlink_to(secret)
+    out = run(daemon, "ingest", "notes", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"skipped notes/key.md: a link to {secret}, outside the directory" in out.stderr
+    assert out.stdout.startswith("1 file, 1 chunk: 1 added")
+    assert not any("zebra-quartz" in b.content for b in daemon.once("last_beads", 20))
+
+
 # ---- 5. a mistyped --data-dir --------------------------------------------------------------
 
 
