@@ -49,6 +49,9 @@ class DaemonProcess:
             # elsewhere the rules worker would only add CPU to every daemon test.
             "CHRYSALIS_EXTRACTOR": "none",
             "CHRYSALIS_DURABLE": "false",
+            # Pushes when the test syncs or its push_interval says, not seconds after each
+            # write (test_first_hour_2 tests that).
+            "CHRYSALIS_PUSH_AFTER_WRITE": "0",
             "CHRYSALIS_LOG_LEVEL": "info",
             **(env or {}),
         }

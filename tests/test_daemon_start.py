@@ -131,12 +131,12 @@ def test_a_second_daemon_on_the_data_dir_fails_in_the_same_form(
 ) -> None:
     other = DaemonProcess(daemon.data_dir)
     try:
-        status, err = start(other)  # stderr is a pipe: the JSON log gets the record too
+        status, err = start(other)  # stderr is a pipe: a JSON log, which does not repeat it
         assert status == 1
         lines = err.splitlines()
         assert lines[-2].startswith(f"error: data dir {daemon.data_dir} is in use by another")
         assert lines[-1] == "hint: data_dir came from flag --data-dir"
-        assert json.loads(lines[-3])["msg"] == lines[-2].removeprefix("error: ")
+        assert err.count("is in use by another process") == 1
         status, err = start(other, env={"CHRYSALIS_LOG_FORMAT": "text"})  # a person's form
         assert status == 1 and err.count("is in use by another process") == 1
         assert err.splitlines()[-2].startswith("error: data dir ")
@@ -160,7 +160,7 @@ def test_a_failed_start_removes_only_the_folders_it_made(tmp_path: Path) -> None
     shared = tmp_path / "shared"
     shared.mkdir()
     no_key = ("--remote", f"file://{shared}", "--sync-key-file", str(tmp_path / "no-key"))
-    d = DaemonProcess(tmp_path / "made" / "by" / "start")
+    d = DaemonProcess(tmp_path / "made")  # its parent must exist (test_first_hour_2)
     status, err = start(d, *no_key, env={"CHRYSALIS_LOG_FORMAT": "text"})
     assert (status, err.splitlines()[-2:]) == (1, [
         f"error: cannot read sync key file {tmp_path / 'no-key'}: No such file or directory",

@@ -101,14 +101,16 @@ def test_ollama_absent_says_how_to_start_it() -> None:
 
 
 def test_auto_uses_ollama_when_it_answers_else_falls_back_with_a_warning(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     with FakeOllama() as fake:
         monkeypatch.setenv("OLLAMA_HOST", fake.url)
         assert make_embedder("auto").provider == "ollama"
     monkeypatch.setenv("OLLAMA_HOST", _closed_port())
-    with pytest.warns(RuntimeWarning, match="deterministic"):
-        assert make_embedder("auto").provider == "deterministic"
+    with caplog.at_level("WARNING", logger="chrysalis.search.embed"):
+        assert make_embedder("auto").provider == "deterministic"  # and no RuntimeWarning too
+    [said] = [r.getMessage() for r in caplog.records if r.name == "chrysalis.search.embed"]
+    assert "using the deterministic embedder instead" in said
 
 
 def test_make_embedder_specs() -> None:

@@ -66,7 +66,6 @@ def run(d: DaemonProcess, *args: str, cwd: Path, **env: str) -> subprocess.Compl
 def test_errors_are_plain_words_not_pydantics(daemon: DaemonProcess) -> None:
     for args, said in (
         (("recall", ""), "query must not be empty"),
-        (("recall", "tea", "-k", "0"), "k must be at least 1"),
         (("remember", ""), "content must not be empty"),
         (("remember", "x", "--tag", ""), "tags[0] must not be empty"),
     ):
@@ -95,7 +94,7 @@ def test_a_big_ingest_says_what_it_is_doing(daemon: DaemonProcess, tmp_path: Pat
     out = run(daemon, "ingest", "big.txt", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stderr == "ingesting big.txt (1.2 MB)…\n"
-    assert out.stdout.startswith("1 file(s), ")
+    assert out.stdout.startswith("1 file, ")
     quiet = run(daemon, "ingest", "big.txt", "--json", cwd=tmp_path)
     assert quiet.stderr == "" and json.loads(quiet.stdout)["unchanged"] > 0
 
@@ -108,10 +107,10 @@ def test_ingest_tells_each_skipped_file_once(daemon: DaemonProcess, tmp_path: Pa
     (folder / "c.txt").write_bytes(b"caf\xe9 in latin-1\n")
     out = run(daemon, "ingest", "notes", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    skipped = [line for line in out.stderr.splitlines() if line.startswith("skipped")]
-    assert skipped == [
+    skipped = [line for line in out.stderr.splitlines() if line.startswith(("skipped", "read"))]
+    assert skipped == [  # Latin-1 is text: read, and said how (test_first_hour_2)
+        "read notes/c.txt as cp1252",
         "skipped notes/b.bin: binary file (NUL byte at offset 0), not ingested",
-        "skipped notes/c.txt: not UTF-8 text (invalid byte at offset 3), not ingested",
     ]
 
 
@@ -151,7 +150,7 @@ def test_status_says_pending_and_an_idle_peer_is_seen_recently(tmp_path: Path) -
     try:
         a.start("--remote", remote)
         out = a.cli("status")
-        assert re.search(r"\n  pending \d+ ops to push", out.stdout), out.stdout
+        assert re.search(r"\n  pending \d+ ops? to push", out.stdout), out.stdout
         assert "?" not in out.stdout
         b.start("--remote", remote)
         b_id = b.once("status")["replica_id"]

@@ -257,8 +257,7 @@ def test_kind_of_and_binary_files(tmp_path: Path) -> None:
     latin.write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(InvalidInput, match=r"image\.png: binary file"):
         read_text_file(nul)
-    with pytest.raises(InvalidInput, match=r"latin1\.txt: not UTF-8"):
-        read_text_file(latin)
+    assert read_text_file(latin) == "caf\xe9"  # read as cp1252 (chrysalis.ingest.encoding)
 
 
 # ---- ingesting ------------------------------------------------------------------------------
@@ -391,14 +390,23 @@ def test_directory_ingest_skips_hidden_binary_and_vendored(
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     (root / "logo.png").write_bytes(b"\x89PNG\0\0")
-    (root / "old.txt").write_bytes(b"\xff\xfe latin")
+    (root / "old.txt").write_bytes(b"caf\xe9 \x81\x8d")  # not UTF-8; 0x81 is no cp1252 letter
     skipped: list[tuple[str, str]] = []
     results = ingest_path(mem, root, on_skip=lambda p, why: skipped.append((p.name, why)))
     rel = [Path(r.source).relative_to(root.resolve()).as_posix() for r in results]
     assert rel == ["README.md", "src/app.py", "src/lib.rs", "src/z/notes.txt"]
     assert [r.kind for r in results] == ["markdown", "python", "code", "text"]
-    assert [n for n, _ in skipped] == ["logo.png", "old.txt"]
-    assert "binary" in skipped[0][1] and "not UTF-8" in skipped[1][1]
+    assert skipped == [  # every one told, with why: a folder once, not each file in it
+        (".cache", "hidden folder, not ingested"),
+        (".git", "hidden folder, not ingested"),
+        (".hidden.md", "hidden file, not ingested (ingest it by name if you mean it)"),
+        (".venv", "hidden folder, not ingested"),
+        ("node_modules", "vendored or generated folder, not ingested"),
+        ("__pycache__", "vendored or generated folder, not ingested"),
+        ("logo.png", "binary file (NUL byte at offset 4), not ingested"),
+        ("old.txt", "not text: neither UTF-8 nor cp1252/Latin-1 (byte 0xe9 at offset 3), "
+                    "not ingested"),
+    ]  # fmt: skip
     assert [p.name for p in iter_files(root)] == ["README.md", "logo.png", "old.txt",
                                                   "app.py", "lib.rs", "notes.txt"]  # fmt: skip
 

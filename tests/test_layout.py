@@ -43,3 +43,17 @@ def test_the_promises_are_configured() -> None:
     names = " / ".join(str(c["name"]) for c in contracts())
     for promise in ("layers", "pure core", "never imports the daemon", "client", "cycles"):
         assert promise in names
+
+
+def test_every_folder_is_a_package_of_the_distribution() -> None:
+    """`pip install .` (not editable, as deploy/ does) carries every folder of both packages."""
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        f"{top}.{d.name}"
+        for top, base in (("chrysalis", PACKAGE), ("chrysalisd", ROOT / "daemon" / "chrysalisd"))
+        for d in base.iterdir()
+        if (d / "__init__.py").exists()
+    }
+    assert folders | {"chrysalis", "chrysalisd"} == listed

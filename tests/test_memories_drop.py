@@ -210,7 +210,7 @@ def test_a_drop_the_remote_cannot_take_changes_nothing(tmp_path: Path) -> None:
         (tmp_path / "unmounted").rename(folder)
         out = d.cli("memory", "drop", "team", "--yes")
         assert out.returncode == 0, out.stdout + out.stderr
-        assert "dropped memory team: 1 beads" in out.stdout
+        assert "dropped memory team: 1 bead," in out.stdout
         assert "emptied" in out.stdout and "drop marker dropped/" in out.stdout, out.stdout
         assert [p.parent.name for p in folder.rglob("*") if p.is_file()] == ["dropped"]
     finally:

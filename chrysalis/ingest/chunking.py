@@ -13,11 +13,12 @@ import ast
 import os
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from chrysalis.core.errors import InvalidInput, NotFound
+from chrysalis.ingest.encoding import SNIFF, NotText, binary_head, decode_text
 
 KINDS = ("markdown", "python", "code", "text")
 DEFAULT_MAX_CHARS = 1500
@@ -40,7 +41,6 @@ _CODE_EXTS = frozenset(
         ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg",
     }
 )  # fmt: skip
-_SNIFF = 8192  # bytes checked for a NUL
 
 # Markdown
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -89,31 +89,27 @@ def kind_of(path: str | os.PathLike[str]) -> str:
     return "text"
 
 
-def _decode(raw: bytes, name: str) -> str:
-    nul = raw.find(b"\0", 0, _SNIFF)
-    if nul >= 0:
-        raise InvalidInput(f"{name}: binary file (NUL byte at offset {nul}), not ingested")
+def read_text(path: str | os.PathLike[str], *, follow: bool = True) -> tuple[str, str]:
+    """A file's text and the encoding it was read in (`chrysalis.ingest.encoding`);
+    `InvalidInput` naming the file when it is not text, or (``follow=False``) when it has
+    become a symlink since it was checked."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(
-            f"{name}: not UTF-8 text (invalid byte at offset {exc.start}), not ingested"
-        ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+        return decode_text(_read_bytes(Path(path), follow))
+    except NotText as exc:
+        raise InvalidInput(f"{os.fspath(path)}: {exc.why}") from None
 
 
 def read_text_file(path: str | os.PathLike[str], *, follow: bool = True) -> str:
-    """A file's text; `InvalidInput` naming the file when it is binary or not UTF-8, or
-    (``follow=False``) when it has become a symlink since it was checked."""
-    return _decode(_read_bytes(Path(path), follow), os.fspath(path))
+    """A file's text (`read_text` without the encoding)."""
+    return read_text(path, follow=follow)[0]
 
 
 def _read_bytes(path: Path, follow: bool = True) -> bytes:
     flags = os.O_RDONLY | (0 if follow else os.O_NOFOLLOW)
     try:
         with open(os.open(path, flags), "rb") as f:
-            head = f.read(_SNIFF)
-            if b"\0" in head:
+            head = f.read(SNIFF)
+            if binary_head(head):
                 return head  # binary: no need to read the rest
             return head + f.read()
     except FileNotFoundError:
@@ -122,22 +118,54 @@ def _read_bytes(path: Path, follow: bool = True) -> bytes:
         raise InvalidInput(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def iter_files(root: str | os.PathLike[str]) -> Iterator[Path]:
+def iter_files(
+    root: str | os.PathLike[str], on_skip: Callable[[Path, str], None] | None = None
+) -> Iterator[Path]:
     """The files under ``root`` that `ingest_path` considers, in sorted order: hidden files and
-    directories, ``.git``, ``node_modules``, ``__pycache__`` and ``.venv`` left out (binary
-    files are left out later, when read). ``root`` itself may be hidden."""
+    folders (``.env``, ``.git``, ``.venv``: they often hold credentials or copies), and
+    ``node_modules`` and ``__pycache__``, left out, each told to ``on_skip(path, why)`` (a
+    folder once, not each file in it), as are links to folders (not followed) and what is not
+    a regular file. Binary files are left out later, when read. ``root`` itself may be
+    hidden."""
     base = Path(root)
     found: list[tuple[tuple[str, ...], Path]] = []
+    skipped: list[tuple[tuple[str, ...], Path, str]] = []
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS]
+        keep = []
+        for d in dirnames:
+            p = Path(dirpath, d)
+            why = _skip_folder(p)
+            if why is None:
+                keep.append(d)
+            else:
+                skipped.append((p.relative_to(base).parts, p, why))
+        dirnames[:] = keep
         for name in filenames:
-            if name.startswith("."):
-                continue
             p = Path(dirpath, name)
-            if p.is_file():
+            if name.startswith("."):
+                said = "hidden file, not ingested (ingest it by name if you mean it)"
+            elif p.is_file():
                 found.append((p.relative_to(base).parts, p))
+                continue
+            else:
+                said = "a link to nothing" if p.is_symlink() else "not a regular file, not ingested"
+            skipped.append((p.relative_to(base).parts, p, said))
+    if on_skip is not None:
+        for _, p, why in sorted(skipped, key=lambda item: item[0]):
+            on_skip(p, why)
     found.sort(key=lambda item: item[0])
     return (p for _, p in found)
+
+
+def _skip_folder(path: Path) -> str | None:
+    """Why `iter_files` does not go into the folder ``path``, or None."""
+    if path.name.startswith("."):
+        return "hidden folder, not ingested"
+    if path.name in SKIP_DIRS:
+        return "vendored or generated folder, not ingested"
+    if path.is_symlink():
+        return "a link to a folder, not followed"
+    return None
 
 
 # ---- chunking ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from chrysalis.ingest.chunking import (
     chunk,
     iter_files,
     kind_of,
+    read_text,
     read_text_file,
 )
 from chrysalis.secrets.scan import Finding, describe, redact
@@ -76,6 +77,7 @@ class IngestResult:
     kind: str = "text"
     bead_ids: list[str] = field(default_factory=list)  # one per chunk, in order
     redacted: int = 0  # secrets replaced with [REDACTED:<kind>] (see `ingest_text`)
+    encoding: str = "utf-8"  # what a file was read as (`chrysalis.ingest.encoding`)
 
 
 # ---- reading and walking ----------------------------------------------------------------------
@@ -324,9 +326,11 @@ def ingest_path(
     """Ingest a file, or every file under a directory (see `iter_files`), one source per
     file named by its absolute path.
 
-    A file given by name that is binary or not UTF-8 raises `InvalidInput` naming it; under
-    a directory such files are skipped (``on_skip(path, why)`` is told; ``why`` does not
-    repeat the path). Files ingested
+    A file's encoding is found by `chrysalis.ingest.encoding.decode_text` (each result says
+    which). A file given by name that is not text raises `InvalidInput` naming it; under a
+    directory such files are skipped, as are hidden files and folders and the others
+    `iter_files` leaves out (each told to ``on_skip(path, why)``; ``why`` does not repeat
+    the path). Files ingested
     from this directory before that are now gone (deleted, hidden, binary) have their
     beads forgotten. A file refused by the secrets policy (`SecretRefused`) raises when
     given by name and is skipped under a directory. ``progress(done, total)`` is called in
@@ -337,7 +341,7 @@ def ingest_path(
         raise NotFound(f"no such file or directory: {root}")
     if not root.is_dir():
         size = root.stat().st_size
-        text = read_text_file(root)
+        text, encoding = read_text(root)
 
         def file_progress(done: int, total: int) -> None:
             if progress is not None:
@@ -352,9 +356,9 @@ def ingest_path(
             max_chars=max_chars,
             progress=file_progress,
         )
-        return [result]
+        return [dataclasses.replace(result, encoding=encoding)]
 
-    files = list(iter_files(root))
+    files = list(iter_files(root, on_skip))
     base = root.resolve()
     sizes = []
     for f in files:
@@ -374,7 +378,7 @@ def ingest_path(
         try:
             real = _inside(f, base)
             source = _check_source(str(real))
-            text = read_text_file(real, follow=False)
+            text, encoding = read_text(real, follow=False)
         except (InvalidInput, NotFound) as exc:
             if on_skip is not None:  # the why alone: the path is told beside it
                 on_skip(f, exc.message.removeprefix(f"{f}: "))
@@ -393,7 +397,7 @@ def ingest_path(
                 if on_skip is not None:
                     on_skip(f, exc.message)
             else:
-                results.append(result)
+                results.append(dataclasses.replace(result, encoding=encoding))
         done += size
         if progress is not None:
             progress(done, total)

@@ -18,7 +18,6 @@ import itertools
 import logging
 import os
 import re
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -268,8 +267,8 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
     ``ollama``, ``ollama:MODEL``, ``sentence-transformers:PATH``, or an `Embedder` (returned
     as is).
 
-    ``auto`` probes Ollama once (short timeout); when it does not answer, it warns and returns
-    the deterministic embedder.
+    ``auto`` probes Ollama once (short timeout); when it does not answer, it logs one warning
+    (logger ``chrysalis.search.embed``) and returns the deterministic embedder.
     """
     if isinstance(spec, Embedder):
         return spec
@@ -299,8 +298,9 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
                 f"embedder: {exc}; using the deterministic embedder instead "
                 "(keyword-like similarity, no meaning)"
             )
+            # Said once, through logging: the daemon's log formats it; an embedding script
+            # with no logging set up sees it on stderr (logging's last-resort handler).
             log.warning(message)
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
             return DeterministicEmbedder()
         return OllamaEmbedder(probe.model, host=probe.host, dims=probe.dims)
     raise InvalidInput(

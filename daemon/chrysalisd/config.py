@@ -60,6 +60,25 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path(APP)
 
 
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data dir whose parent folder is missing: a start makes the last folder
+    only, so a mistyped ``--data-dir`` never creates a whole new path and an empty memory
+    (as a ``file://`` remote is never created). The default's parents are made (a fresh
+    machine may have no ``~/.local/share`` yet). Raises `InvalidInput` naming the parent."""
+    path = data_dir.expanduser().absolute()
+    if path.exists() or path == default_data_dir().absolute():
+        return
+    parent = path.parent
+    if parent.is_dir():
+        return
+    if parent.exists():
+        raise InvalidInput(f"data dir {path}: {parent} is not a folder")
+    raise InvalidInput(
+        f"data dir {path}: its parent folder {parent} does not exist (a start makes only the "
+        f"last folder); check the path, or make it first: mkdir -p {parent}"
+    )
+
+
 def default_config_file() -> Path:
     return platformdirs.user_config_path(APP) / "config.toml"
 
@@ -132,6 +151,11 @@ class Settings(BaseSettings):
     push_interval: float = Field(60.0, gt=0, description="seconds between pushes")
     push_after_ops: int = Field(1000, ge=1, description="push early once this many ops wait")
     push_after_bytes: int = Field(4 << 20, ge=1, description="or once this much content waits")
+    push_after_write: float = Field(
+        5.0, ge=0,
+        description="push this many seconds after a write, at most once per this many "
+        "seconds (0: pushes keep to push_interval and the two above)",
+    )  # fmt: skip
     pull_interval: float = Field(120.0, gt=0, description="seconds between pulls")
     snapshot_interval: float = Field(6 * 3600.0, gt=0, description="seconds between snapshots")
     compact_interval: float = Field(24 * 3600.0, gt=0, description="seconds between compactions")
@@ -234,7 +258,7 @@ OWN_KEYS = frozenset({
 MEMORY_KEYS = OWN_KEYS | {
     "embedder", "extractor", "functional_predicates", "extract_calls_per_hour",
     "extract_tokens_per_hour", "summary_after_s", "secrets", "scrub_delay", "push_interval",
-    "push_after_ops", "push_after_bytes", "pull_interval", "snapshot_interval",
+    "push_after_ops", "push_after_bytes", "push_after_write", "pull_interval", "snapshot_interval",
     "compact_interval", "blob_grace", "zep_flavour", "zep_push_interval", "zep_pull_interval",
     "zep_weak_score", "zep_budget_ms",
 }  # fmt: skip

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from chrysalis.client.transport import who
 from chrysalis.core.errors import ChrysalisError, FormatTampered
 
+from .words import counted
+
 if TYPE_CHECKING:
     from .state import Daemon
 
@@ -28,6 +30,11 @@ MAX_SKEW_S = 60.0  # HLCs absorb skew, but beyond this "recent" ordering and TTL
 
 def check(name: str, status: str, detail: str, fix: str = "") -> dict[str, str]:
     return {"check": name, "status": status, "detail": detail, "fix": fix}
+
+
+def _about(url: str, message: str) -> str:
+    """``url: message``, the URL said once: a remote's errors often name it already."""
+    return message if url in message else f"{url}: {message}"
 
 
 def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
@@ -42,7 +49,8 @@ def daemon_checks(daemon: Daemon) -> list[dict[str, str]]:
         if m["consecutive_errors"]:
             out.append(
                 check(
-                    "zep", "warn", f"{m['consecutive_errors']} errors in a row: {m['last_error']}",
+                    "zep", "warn",
+                    f"{counted(m['consecutive_errors'], 'error')} in a row: {m['last_error']}",
                     "check zep_url and the API key; local memory is unaffected and pushes resume",
                 )
             )  # fmt: skip
@@ -112,17 +120,24 @@ def _indexes(daemon: Daemon) -> dict[str, str]:
             else ""
         )
         return check(
-            "indexes", "warn", f"catching up with LMDB: {behind} ops to go{switching}",
+            "indexes", "warn", "catching up with LMDB: "
+            + ", ".join(f"{index} {counted(n, 'op')} behind" for index, n in behind.items())
+            + switching,
             "wait; if the number does not fall, check the embedder (Ollama) and the log",
         )  # fmt: skip
     keyword = status["keyword"]["items"]
     if keyword < beads:
         return check(
-            "indexes", "error", f"keyword index holds {keyword} items for {beads} beads",
+            "indexes", "error",
+            f"keyword index holds {counted(keyword, 'item')} for {counted(beads, 'bead')}",
             "stop the daemon, delete the index files under the data dir (index/), start it: "
             "they are rebuilt from LMDB",
         )  # fmt: skip
-    return check("indexes", "ok", f"caught up with LMDB ({beads} beads, {keyword} keyword items)")
+    return check(
+        "indexes",
+        "ok",
+        f"caught up with LMDB ({counted(beads, 'bead')}, {counted(keyword, 'keyword item')})",
+    )
 
 
 def _scrub(daemon: Daemon) -> dict[str, str]:
@@ -179,8 +194,8 @@ def _knowledge(daemon: Daemon) -> dict[str, str]:
             fix = "see the daemon log; extraction retries by itself and resumes where it stopped"
         return check(
             "knowledge", "warn",
-            f"{k['extractor']} paused {k['paused_for_s']:.0f} s, {k['ops_behind']} ops behind: "
-            f"{k['last_error']}", fix,
+            f"{k['extractor']} paused {k['paused_for_s']:.0f} s, "
+            f"{counted(k['ops_behind'], 'op')} behind: {k['last_error']}", fix,
         )  # fmt: skip
     if k["last_error"]:
         return check(
@@ -189,7 +204,8 @@ def _knowledge(daemon: Daemon) -> dict[str, str]:
         )  # fmt: skip
     return check(
         "knowledge", "ok",
-        f"{k['extractor']}, {k['ops_behind']} ops behind, {k['extracted']} beads extracted",
+        f"{k['extractor']}, {counted(k['ops_behind'], 'op')} behind, "
+        f"{counted(k['extracted'], 'bead')} extracted",
     )  # fmt: skip
 
 
@@ -203,7 +219,7 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     except FormatTampered as exc:
         return [
             check(
-                "remote", "error", f"{url}: {exc.message}",
+                "remote", "error", _about(url, exc.message),
                 "run `chrysalis sync --repair-format` on a laptop that synced here before "
                 "(it puts back the format it recorded, after checking its key opens the remote)",
             )
@@ -211,7 +227,7 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     except ChrysalisError as exc:
         return [
             check(
-                "remote", "error", f"{url}: {exc.message}",
+                "remote", "error", _about(url, exc.message),
                 "check the URL, credentials (AWS_PROFILE / AWS_* / the folder is mounted) and "
                 "the sync key",
             )
@@ -233,7 +249,7 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     except ChrysalisError as exc:
         out.append(
             check(
-                "remote write", "error", f"{url}: {exc.message}",
+                "remote write", "error", _about(url, exc.message),
                 "give this laptop write access to the prefix (s3:PutObject, s3:DeleteObject, "
                 "s3:ListBucket) or to the folder",
             )
@@ -274,7 +290,9 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
         first = status["tampered"][0]
         out.append(
             check(
-                "sync", "warn", f"{len(status['tampered'])} objects on the remote were not ours, "
+                "sync", "warn",
+                f"{counted(len(status['tampered']), 'object')} on the remote "
+                f"{'was' if len(status['tampered']) == 1 else 'were'} not ours, "
                 f"e.g. {first['key']}: {first['what']}",
                 "someone with write access to the bucket changed it: they were replaced or "
                 "ignored; review who can write to the bucket (docs/sync-protocol.md §14)",
@@ -284,7 +302,8 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
         first = status["rejected"][0]
         out.append(
             check(
-                "sync", "warn", f"{len(status['rejected'])} objects rejected, e.g. {first['key']}: "
+                "sync", "warn",
+                f"{counted(len(status['rejected']), 'object')} rejected, e.g. {first['key']}: "
                 f"{first['error']}",
                 "another laptop wrote something this one cannot trust (a different sync key?); "
                 "their other ops still apply",
@@ -293,14 +312,20 @@ def _remote(daemon: Daemon) -> list[dict[str, str]]:
     elif status["consecutive_errors"]:
         out.append(
             check(
-                "sync", "warn", f"{status['consecutive_errors']} errors in a row: "
+                "sync", "warn", f"{counted(status['consecutive_errors'], 'error')} in a row: "
                 f"{status['last_error']}",
                 "the remote was unreachable; the op log keeps everything and retries with backoff",
             )
         )  # fmt: skip
     else:
         lag = max((p["lag"] for p in status["peers"]), default=0)
-        out.append(check("sync", "ok", f"{len(status['peers'])} peers, largest lag {lag} ops"))
+        out.append(
+            check(
+                "sync",
+                "ok",
+                f"{counted(len(status['peers']), 'peer')}, largest lag {counted(lag, 'op')}",
+            )
+        )
     return out
 
 

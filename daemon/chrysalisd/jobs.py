@@ -39,6 +39,7 @@ class JobState:
     last_duration_ms: float | None = None
     last_result: Any = None
     running: bool = False
+    again_in: float | None = None  # asked for `soon` while it ran: that long after it ends
 
     @property
     def consecutive_failures(self) -> int:
@@ -86,6 +87,27 @@ class Jobs:
         if self.scheduler.running and name in self.jobs and not self.jobs[name].running:
             self.scheduler.modify_job(name, next_run_time=datetime.now(UTC))
 
+    def soon(self, name: str, delay: float) -> None:
+        """Run a job within ``delay`` seconds (from any thread), unless a run is due sooner;
+        asked while it runs, ``delay`` after that run ends. Asked again and again (a write
+        after each write), it still runs once per ``delay`` at most: the first ask sets the
+        time and later ones cannot put it later."""
+        state = self.jobs.get(name)
+        if state is None or not self.scheduler.running:
+            return
+        if state.running:
+            state.again_in = delay if state.again_in is None else min(state.again_in, delay)
+            return
+        self._no_later_than(name, time.time() + delay)
+
+    def _no_later_than(self, name: str, at: float) -> None:
+        job = self.scheduler.get_job(name)
+        if job is None:
+            return
+        when = datetime.fromtimestamp(at, UTC)
+        if job.next_run_time is None or job.next_run_time > when:
+            self.scheduler.modify_job(name, next_run_time=when)
+
     async def _run(self, state: JobState) -> None:
         state.running = True
         if self.jobs.get(state.name) is not state:  # removed while this run was due
@@ -112,6 +134,9 @@ class Jobs:
             state.runs += 1
             state.running = False
             state.last_duration_ms = round((time.perf_counter() - started) * 1000, 3)
+            again, state.again_in = state.again_in, None
+            if again is not None and self.scheduler.running:
+                self._no_later_than(state.name, time.time() + again)
 
     def status(self) -> list[dict[str, Any]]:
         out = []
@@ -154,6 +179,9 @@ class JobGroup:
 
     def poke(self, name: str) -> None:
         self.all.poke(self.prefix + name)
+
+    def soon(self, name: str, delay: float) -> None:
+        self.all.soon(self.prefix + name, delay)
 
     def status(self) -> list[dict[str, Any]]:
         return [j for j in self.all.status() if self._mine(j["name"])]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import warnings
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
@@ -90,8 +89,7 @@ def configure_logging(level: str, setting: Format, stream: TextIO | None = None)
     root.setLevel(level.upper())
     for quiet in ("faiss.loader", "apscheduler"):  # per-job and library-loading chatter
         logging.getLogger(quiet).setLevel(logging.WARNING)
-    # chrysalis logs what it warns about (e.g. "Ollama is not answering"); other warnings go
-    # through logging so stderr stays one record per line.
-    warnings.filterwarnings("ignore", message="embedder: ", category=RuntimeWarning)
+    # chrysalis logs what it warns about (e.g. "Ollama is not answering"); other libraries'
+    # warnings go through logging so stderr stays one record per line.
     logging.captureWarnings(True)
     return form

@@ -46,10 +46,10 @@ from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
 
 from .app import create_app
-from .config import Settings, unknown_variables, zep_api_key
+from .config import Settings, check_data_dir, unknown_variables, zep_api_key
 from .jobs import JobGroup, Jobs
 from .logs import JsonFormatter as JsonFormatter  # re-exported: it lived here
-from .logs import configure_logging, isatty
+from .logs import configure_logging
 from .memories import Memories, close
 from .state import Daemon, Metrics
 
@@ -223,6 +223,7 @@ def run(settings: Settings, stop: threading.Event | None = None) -> None:
     this start made them (never one that was there before, nor anything in it)."""
     path = settings.socket.expanduser().absolute()
     data_dir = settings.data_dir.expanduser().absolute()
+    check_data_dir(data_dir)  # a mistyped --data-dir: refused, not a new empty memory
     made = _first_missing(data_dir)  # what this start creates, so a failed one can undo it
     socket_dir_made = prepare_socket_dir(path)
     serving: list[bool] = []  # set once it serves: a failure after that is no failed start
@@ -374,9 +375,10 @@ def main(
 ) -> int:
     """`run` for the CLI: 0 after a clean stop; a failed start as ``error: <message>`` on
     stderr (then ``hint: <key> came from <source>`` for the settings it names, from
-    ``sources``) and `EXIT_BAD_SETTING` or `EXIT_FAILED`. A JSON log to a non-terminal (a
-    service's journal) also gets the failure as a log record, where its collector looks."""
-    form = configure_logging(settings.log_level, settings.log_format)
+    ``sources``) and `EXIT_BAD_SETTING` or `EXIT_FAILED`. Said once, as that plain line, in
+    either log format: people, `chrysalis daemon --detach` and a service's journal read it
+    (a JSON log does not repeat it as a record)."""
+    configure_logging(settings.log_level, settings.log_format)
     for warning in unknown_variables(os.environ if environ is None else environ):
         log.warning("%s", warning)
     try:
@@ -390,8 +392,6 @@ def main(
         status, message = EXIT_FAILED, f"cannot start: {exc}"
     else:
         return 0
-    if form == "json" and not isatty(sys.stderr):
-        log.error("%s", message)
     lines = [f"error: {message}"]
     for key in ("data_dir", "socket", "sync_key_file", "zep_api_key_file"):
         value = getattr(settings, key)

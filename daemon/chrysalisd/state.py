@@ -201,6 +201,10 @@ class Daemon:
         if self._unpushed[0] >= s.push_after_ops or self._unpushed[1] >= s.push_after_bytes:
             self._unpushed = [0, 0]
             self.jobs.poke("push")
+        elif committed.local_ops and s.push_after_write:
+            # A write reaches the remote seconds later, not at the next push_interval: the
+            # other laptops see it at their next pull (debounced: one push per few seconds).
+            self.jobs.soon("push", s.push_after_write)
 
     # ---- sync ----------------------------------------------------------------------------------
 

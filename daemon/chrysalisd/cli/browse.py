@@ -14,6 +14,7 @@ import click
 from chrysalis.client import Routes
 from chrysalis.core.errors import InvalidInput, NotFound
 
+from ..words import counted
 from .common import client_for, epoch_or_text, json_option, print_json, span_text
 from .forget_where import filter_options, selector_of
 
@@ -32,8 +33,8 @@ def _width() -> int | None:
 
 
 @click.command("ls")
-@click.option("-n", "limit", type=click.IntRange(1, 1000), default=20, show_default=True,
-              help="How many beads (the newest).")  # fmt: skip
+@click.option("-n", "--limit", "limit", type=click.IntRange(1, 1000), default=20,
+              show_default=True, help="How many beads (the newest).")  # fmt: skip
 @filter_options
 @click.option("--sessions", "list_sessions", is_flag=True,
               help="List the sessions instead: beads in each, first and last time.")  # fmt: skip
@@ -47,8 +48,8 @@ def ls(
     role: str | None,
     path: str | None,
     query: str | None,
-    after: str | None,
-    before: str | None,
+    after: float | None,
+    before: float | None,
     list_sessions: bool,
     as_json: bool,
 ) -> None:
@@ -59,7 +60,7 @@ def ls(
     Example:
       chrysalis ls                          # the 20 newest beads
       chrysalis ls --session chat-7 -n 100
-      chrysalis ls --tag decision --after 2026-11-01
+      chrysalis ls --tag decision --since 2026-11-01
       chrysalis ls --path docs/             # chunks ingested from files under docs/
       chrysalis ls --sessions
     """
@@ -130,7 +131,7 @@ def show(ctx: click.Context, bead_id: str, as_json: bool) -> None:
         rows.append(("from", span_text(ref)))
     if bead.get("derived_from"):
         by = f" by {bead['derived_by']}" if bead.get("derived_by") else ""
-        rows.append(("derived", f"from {len(bead['derived_from'])} bead(s){by}"))
+        rows.append(("derived", f"from {counted(len(bead['derived_from']), 'bead')}{by}"))
         rows += [("", d) for d in bead["derived_from"]]
     for name, value in rows:
         click.echo(f"{name:<11}{value}")
@@ -196,7 +197,11 @@ def neighbors(
     names |= {n["node"]["id"]: n["node"].get("name") or n["node"]["id"] for n in found}
     click.echo(f"{names[start['id']]} ({start['type']}, node {start['id']})")
     if not found:
-        click.echo("  no facts" + ("" if include_invalid else " hold now (--all for ended ones)"))
+        if include_invalid:
+            click.echo("  no facts")
+        else:  # the time the walk was asked about, in the words it was asked in
+            at = f"held on {as_of}" if as_of is not None else "hold now"
+            click.echo(f"  no facts {at} (--all for every fact, ended ones too)")
     for n in found:
         click.echo("  " * n["depth"] + _fact_line(n["edge"], names))
 

@@ -91,3 +91,20 @@ def epoch_or_text(value: str | None) -> float | str | None:
         return None if value is None else float(value)
     except ValueError:
         return value
+
+
+CANCELLED = "cancelled: nothing was changed"
+
+
+def confirm(ctx: click.Context, question: str, *, err: bool = False) -> None:
+    """Ask ``question`` [y/N] (on stderr with ``err``: stdout is kept for JSON) and return on
+    yes. Anything else (no, Enter, end of input, Ctrl-C) cancels the same way in every
+    command: `CANCELLED` on stderr and exit status 1, as a change that was not made."""
+    try:
+        yes = click.confirm(question, err=err)
+    except click.Abort:  # end of input or Ctrl-C at the prompt: end its line first
+        click.echo("", err=err)
+        yes = False
+    if not yes:
+        click.echo(CANCELLED, err=True)
+        ctx.exit(1)

@@ -11,6 +11,7 @@ import click
 
 from chrysalis.client import Client
 
+from ..words import counted
 from .common import client_for, json_option, print_json
 
 IMPORT_CHUNK_BYTES = 1024 * 1024
@@ -33,7 +34,7 @@ def export(ctx: click.Context, file: str) -> None:
         return
     Path(file).write_bytes(data)
     items = data.count(b"\n") - 1  # the header is not an item
-    click.echo(f"exported {items} items to {file}", err=True)
+    click.echo(f"exported {counted(items, 'item')} to {file}", err=True)
 
 
 @click.command("import")
@@ -89,8 +90,9 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
             print_json(counts)
         else:
             click.echo(
-                f"imported {counts['added']} turns from {counts['conversations']} conversations "
-                f"({counts['sessions']} sessions); {counts['unchanged']} already here"
+                f"imported {counted(counts['added'], 'turn')} from "
+                f"{counted(counts['conversations'], 'conversation')} "
+                f"({counted(counts['sessions'], 'session')}); {counts['unchanged']:,} already here"
             )
         return
     # One request, streamed from the file: the daemon checks every line, then writes all or
@@ -107,9 +109,11 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
         return
     added = sum(got["added"].values())
     same = sum(got["unchanged"].values())
-    click.echo(f"imported {added} items, {same} already here, {got['forgotten']} forgotten")
+    click.echo(
+        f"imported {counted(added, 'item')}, {same:,} already here, {got['forgotten']:,} forgotten"
+    )
     if got.get("redacted"):
-        click.echo(f"redacted {got['redacted']} secret(s) before storing them", err=True)
+        click.echo(f"redacted {counted(got['redacted'], 'secret')} before storing them", err=True)
 
 
 def _chunks(stream: Any) -> Iterator[bytes]:

@@ -9,8 +9,9 @@ is forgotten. What was forgotten is then shown as one combined forget receipt.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,11 +21,38 @@ from chrysalis.client import Routes
 from chrysalis.core.errors import SelectionChanged
 from chrysalis.core.vocab import ROLES
 
-from .common import client_for, epoch_or_text, print_json
+from ..words import counted
+from .common import client_for, confirm, print_json
 from .receipts import show_receipts
 
 F = TypeVar("F", bound=Callable[..., Any])
-SELECTOR_FLAGS = "--session, --path, --tag, --query, --before, --after, --role"
+SELECTOR_FLAGS = "--session, --path, --tag, --query, --since, --until, --role"
+
+
+class Moment(click.ParamType):  # type: ignore[type-arg]
+    """A time flag: epoch seconds or ISO 8601 (without a zone: UTC, as the daemon reads
+    it), checked here so a mistake names the flag typed; the value is epoch seconds."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            return value
+        try:
+            epoch = float(value)
+        except ValueError:
+            try:
+                at = datetime.fromisoformat(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a time: ISO 8601 (2026-01-31, 2026-01-31T09:00) "
+                          "or epoch seconds", param, ctx)  # fmt: skip
+            epoch = (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
+        if not 0 <= epoch < math.inf:
+            self.fail(f"{value!r} is not a time from 1970 on", param, ctx)
+        return epoch
+
+
+TIME = Moment()
 
 
 def filter_options(f: F) -> F:
@@ -40,8 +68,23 @@ def filter_options(f: F) -> F:
         click.option(
             "--query", help="Beads whose text holds every word of this (not by similarity)."
         ),
-        click.option("--before", help="Beads stamped before this (ISO 8601 or epoch seconds)."),
-        click.option("--after", help="Beads stamped after this (ISO 8601 or epoch seconds)."),
+        # --since/--until, as retrieval's filters say it; --after/--before are their old
+        # spellings, kept. Both ends are included (a bead stamped at midnight is "since" it).
+        click.option(
+            "--since",
+            "--after",
+            "after",
+            type=TIME,
+            help="Beads stamped at or after this (ISO 8601 or epoch seconds; "
+            "--after is its old spelling).",
+        ),
+        click.option(
+            "--until",
+            "--before",
+            "before",
+            type=TIME,
+            help="Beads stamped at or before this (--before is its old spelling).",
+        ),
         click.option("--role", type=click.Choice(ROLES)),
     ]
     for option in reversed(options):
@@ -63,13 +106,18 @@ def selector_options(f: F) -> F:
 
 
 def selector_of(values: dict[str, Any]) -> dict[str, Any]:
-    """The selector flags given, as the API's selector (a path made absolute here)."""
+    """The selector flags given, as the API's selector (a path made absolute here). The
+    API's ``after``/``before`` leave their ends out; --since/--until take them in: the bounds
+    move by the smallest step a timestamp has, so exactly the beads stamped on them join."""
     chosen = {k: v for k, v in values.items() if v is not None}
     if "path" in chosen:
         chosen["path"] = str(Path(chosen["path"]).expanduser().absolute())
-    for name in ("before", "after"):
-        if name in chosen:
-            chosen[name] = epoch_or_text(chosen[name])
+    if "after" in chosen:
+        chosen["after"] = math.nextafter(chosen["after"], -math.inf)
+        if chosen["after"] < 0:  # since 1970: every bead
+            del chosen["after"]
+    if "before" in chosen:
+        chosen["before"] = math.nextafter(chosen["before"], math.inf)
     return chosen
 
 
@@ -79,7 +127,7 @@ def show(seen: dict[str, Any]) -> None:
         click.echo("no bead matches")
         return
     which = "" if shown == n else f" (the oldest {shown} shown)"
-    click.echo(f"{n} bead{'' if n == 1 else 's'} match{'es' if n == 1 else ''}{which}:")
+    click.echo(f"{counted(n, 'bead')} match{'es' if n == 1 else ''}{which}:")
     for bead in seen["beads"]:
         when = datetime.fromtimestamp(bead["ts"]).strftime("%Y-%m-%d %H:%M")
         session = bead["session_id"] or "-"
@@ -114,9 +162,7 @@ def run(
     if not yes:
         if not as_json:
             show(seen)
-        if not click.confirm(f"Forget {n} bead{'' if n == 1 else 's'}?", err=as_json):
-            click.echo("nothing forgotten", err=as_json)
-            return
+        confirm(ctx, f"Forget {counted(n, 'bead')}?", err=as_json)
     ids: list[str] = []
     digest = seen["expect_digest"]
     while True:

@@ -61,6 +61,15 @@ def detach(ctx: click.Context, settings: Settings, args: list[str]) -> None:
         )
         ctx.exit(EXIT_FAILED)
     data_dir = settings.data_dir.expanduser().absolute()
+    from chrysalis.core.errors import InvalidInput
+
+    from ..config import check_data_dir
+
+    try:  # before its log is made in it: refused as a foreground start is (status 2)
+        check_data_dir(data_dir)
+    except InvalidInput as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        ctx.exit(2)
     made = None  # the outermost folder this start creates
     for folder in (data_dir, *data_dir.parents):
         if folder.exists():

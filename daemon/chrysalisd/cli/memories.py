@@ -7,7 +7,8 @@ import click
 
 from chrysalis.client import Routes
 
-from .common import client_for, json_option, print_json
+from ..words import counted
+from .common import client_for, confirm, json_option, print_json
 
 
 @click.group("memory")
@@ -39,7 +40,8 @@ def ls(ctx: click.Context, as_json: bool) -> None:
     for m in found:
         where = m["remote"] or "no remote"
         key = ", encrypted" if m["encrypted"] else ""
-        click.echo(f"{m['name']:<16} {m['beads']:>8} beads  {where}{key}  {m['data_dir']}")
+        beads = counted(m["beads"], "bead")
+        click.echo(f"{m['name']:<16} {beads:>14}  {where}{key}  {m['data_dir']}")
 
 
 @memory.command("create")
@@ -74,23 +76,25 @@ def create(ctx: click.Context, /, name: str, as_json: bool, **options: str | Non
 @click.pass_context
 def drop(ctx: click.Context, name: str, yes: bool, as_json: bool) -> None:
     """Erase all of memory NAME: here, on its remote, and on its other laptops at their next
-    sync. A memory made again with the same name and remote starts empty.
+    sync. A memory made again with the same name and remote starts empty. It asks first
+    (unless --yes); any answer but y cancels: nothing is changed, exit status 1.
 
     \b
     Example:
       chrysalis memory drop team --yes
     """
     if not yes:
-        click.confirm(f"erase everything memory {name!r} holds, everywhere?", abort=True)
+        confirm(ctx, f"Erase everything memory {name!r} holds, everywhere?", err=as_json)
     receipt = client_for(ctx).raw(Routes.drop_memory(name))
     if as_json:
         print_json(receipt)
         return
     erased = receipt["erased"]
     click.echo(
-        f"dropped memory {name}: {erased['beads']} beads, {erased['node_records']} nodes, "
-        f"{erased['edge_records']} facts, {erased['skill_records']} skills, "
-        f"{erased['embeddings']} vectors, {erased['ops']} ops erased"
+        f"dropped memory {name}: {counted(erased['beads'], 'bead')}, "
+        f"{counted(erased['node_records'], 'node')}, {counted(erased['edge_records'], 'fact')}, "
+        f"{counted(erased['skill_records'], 'skill')}, {counted(erased['embeddings'], 'vector')}, "
+        f"{counted(erased['ops'], 'op')} erased"
     )
     gone = receipt["data_dir"]
     click.echo(f"  data dir {gone['path']}: {'removed' if gone['removed'] else 'still there'}")
@@ -102,7 +106,8 @@ def drop(ctx: click.Context, name: str, yes: bool, as_json: bool) -> None:
     else:
         state = "emptied" if remote["ok"] else "NOT emptied (see --json)"
         click.echo(
-            f"  remote {remote['url']}: {state}, {remote['objects_removed']} objects removed, "
+            f"  remote {remote['url']}: {state}, "
+            f"{counted(remote['objects_removed'], 'object')} removed, "
             f"drop marker {remote['marker']} left for the other laptops"
         )
     for r in receipt.get("replicas") or []:

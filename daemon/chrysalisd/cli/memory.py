@@ -21,6 +21,7 @@ from chrysalis.core.errors import InvalidInput, PayloadTooLarge
 from chrysalis.core.limits import MAX_CONTENT_CHARS
 from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, ROLES, STRATEGIES
 
+from ..words import counted
 from . import forget_where
 from .common import client_for, json_option, memory_names, print_json, shown, span_text
 from .receipts import show_receipt, wait_option
@@ -95,7 +96,9 @@ LINES = 3  # of an item's text in recall, without --full
 
 @click.command()
 @click.argument("query")
-@click.option("-k", type=int, default=10, show_default=True, help="How many items.")
+# -n/--limit as ls and head say it; -k, retrieval's name for it, is kept as its old spelling.
+@click.option("-n", "--limit", "-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="How many items (-k is its old spelling).")  # fmt: skip
 @click.option("--budget", type=int, help="A token budget for the items' text.")
 @click.option(
     "--strategy",
@@ -126,7 +129,7 @@ def recall(
 
     \b
     Example:
-      chrysalis recall "when do deploys go out?" -k 5
+      chrysalis recall "when do deploys go out?" -n 5
       chrysalis recall "tea" --budget 500 --json | jq '.items[].provenance'
       chrysalis recall "the release plan" --memory work,personal
     """
@@ -179,7 +182,7 @@ def _text_and_where(item: dict[str, Any]) -> tuple[str, str]:
 @click.command()
 @click.argument("subject")
 @click.argument("predicate")
-@click.argument("object_")
+@click.argument("object_", metavar="OBJECT")
 @click.option("--type", "type_", default="entity", show_default=True, help="Type of new nodes.")
 @click.option("--evidence", multiple=True, help="A bead id the fact comes from; repeatable.")
 @json_option
@@ -225,8 +228,8 @@ def forget(
     path: str | None,
     tag: str | None,
     query: str | None,
-    before: str | None,
-    after: str | None,
+    before: float | None,
+    after: float | None,
     role: str | None,
     dry_run: bool,
     yes: bool,
@@ -237,7 +240,8 @@ def forget(
     and the others when they sync.
 
     A selector (every flag given must hold) first shows what matches and asks once; then
-    exactly those beads are forgotten (if the match changed meanwhile, nothing is). A query
+    exactly those beads are forgotten (if the match changed meanwhile, nothing is). Any
+    answer but y cancels: "cancelled: nothing was changed", exit status 1. A query
     matches the beads holding every one of its words, never by similarity.
 
     Either way the forget receipt is printed (one for all the beads a selector forgot): each
@@ -251,7 +255,7 @@ def forget(
       chrysalis forget 0190c3a2-7d4e-7c1a-9f00-1234567890ab --wait 60
       chrysalis forget --session chat-7 --dry-run
       chrysalis forget --path docs/ --yes --wait 60
-      chrysalis forget --query "old api key" --before 2026-01-01
+      chrysalis forget --query "old api key" --until 2026-01-01
     """
     chosen = forget_where.selector_of(
         {"session_id": session_id, "path": path, "tag": tag, "query": query,
@@ -311,11 +315,13 @@ def ingest(
         if path.is_dir():
             from chrysalis.ingest.files import iter_files
 
-            found, each = list(iter_files(path)), []
+            found, each, inside = list(iter_files(path)), [], path.resolve()
             with click.progressbar(
                 found, label=f"ingesting {arg}", file=sys.stderr, hidden=as_json or len(found) < 2
             ) as bar:
-                for file in bar:  # binary or not UTF-8: refused, the folder pass reports it
+                for file in bar:  # not text: refused, the folder pass reports it
+                    if not file.resolve().is_relative_to(inside):  # a link out of it:
+                        continue  # refused by the folder pass, which says so
                     with contextlib.suppress(InvalidInput):
                         each.append(client.ingest(path=str(file), **opts))
             # once more for the whole folder: each file is unchanged now; files ingested from
@@ -339,15 +345,20 @@ def ingest(
         print_json({"inputs": replies, **totals})
         return
     for reply in replies:
+        for file in reply["files"]:  # UTF-8 goes without saying
+            if file.get("encoding", "utf-8") != "utf-8":
+                click.echo(f"read {shown(file['source'])} as {file['encoding']}", err=True)
         for skip in reply["skipped_files"]:
             click.echo(f"skipped {shown(skip['path'])}: {skip['why']}", err=True)
     files = sum(len(r["files"]) for r in replies)
     click.echo(
-        f"{files} file(s), {totals['chunks']} chunks: {totals['added']} added, "
+        f"{counted(files, 'file')}, {counted(totals['chunks'], 'chunk')}: {totals['added']} added, "
         f"{totals['unchanged']} unchanged, {totals['removed']} removed"
     )
     if totals["redacted"]:
-        click.echo(f"redacted {totals['redacted']} secret(s) before storing them", err=True)
+        click.echo(
+            f"redacted {counted(totals['redacted'], 'secret')} before storing them", err=True
+        )
 
 
 BIG = 1_000_000  # bytes: a file this big takes seconds to chunk and embed; say so meanwhile

@@ -11,6 +11,8 @@ import click
 
 from chrysalis.client import Client
 
+from ..words import counted
+
 if TYPE_CHECKING:  # pydantic is not loaded for a client command
     from chrysalis.forget.receipt import ForgetReceipt
 
@@ -101,7 +103,7 @@ def render_many(receipts: Sequence[ForgetReceipt]) -> str:
     else:
         pending = [name for (_, name), p in worst.items() if p.state == "pending"]
         verdict = f"pending on {', '.join(pending)}"
-    beads = f"{n} bead{'' if n == 1 else 's'}"
+    beads = counted(n, "bead")
     lines = [f"forgot {beads}; forget receipt (from {receipts[0].replica}): {verdict}"]
     width = max((len(name) for _, name in places), default=0)
     for (place, name), ps in places.items():

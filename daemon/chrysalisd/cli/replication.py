@@ -6,6 +6,7 @@ import click
 
 from chrysalis.client import Client
 
+from ..words import counted
 from .common import json_option, print_json
 
 
@@ -75,8 +76,8 @@ def sync(
                 lines.append(f"  snapshot  {step['key']} {state}")
             else:
                 lines.append(
-                    f"  {verb}  {step['ops']} ops in {step['objects']} objects "
-                    f"({step['bytes']:,} bytes)"
+                    f"  {verb}  {counted(step['ops'], 'op')} in "
+                    f"{counted(step['objects'], 'object')} ({counted(step['bytes'], 'byte')})"
                 )
         click.echo("\n".join(lines))
     if not result["ok"]:

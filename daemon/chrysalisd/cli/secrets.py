@@ -17,6 +17,7 @@ import click
 
 from chrysalis.secrets.scan import describe, scan_item
 
+from ..words import counted
 from .common import client_for, print_json
 from .receipts import show_receipt
 
@@ -94,5 +95,6 @@ def audit(ctx: click.Context, forget: bool, as_json: bool) -> None:
     else:
         others = len(found) - len(beads)
         click.echo(
-            f"forgot {len(beads)} bead(s)" + (f"; {others} other item(s) to edit" if others else "")
+            f"forgot {counted(len(beads), 'bead')}"
+            + (f"; {counted(others, 'other item')} to edit" if others else "")
         )

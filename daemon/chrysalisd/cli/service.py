@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -12,6 +13,7 @@ import click
 from chrysalis.client import Client, Routes
 from chrysalis.core.errors import ChrysalisError
 
+from ..words import counted
 from .common import ago, client_for, json_option, print_json
 from .settings import daemon_options, explain
 
@@ -87,12 +89,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"digest    {s['state_digest']}",
         f"beads     {c['beads']:,}   ops {c['ops']:,}   pending {c['pending_ops']:,}   "
         f"embeddings {c['embeddings']:,}",
-        f"keyword   {index['keyword']['items']:,} items, {behind['keyword']} ops behind",
+        f"keyword   {counted(index['keyword']['items'], 'item')}, "
+        f"{counted(behind['keyword'], 'op')} behind",
     ]
     if vectors:
         lines.append(
-            f"vectors   {vectors['items']:,} items ({vectors['kind']}), "
-            f"{behind.get('vectors', 0)} ops behind"
+            f"vectors   {counted(vectors['items'], 'item')} ({vectors['kind']}), "
+            f"{counted(behind.get('vectors', 0), 'op')} behind"
         )
     emb = s.get("embedder")
     lines.append(f"embedder  {emb['provider']} {emb['model']}" if emb else "embedder  none")
@@ -108,8 +111,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     lines += _knowledge_lines(s.get("knowledge"))
     for job in s["jobs"]:
         state = f"error: {job['last_error']}" if job["last_error"] else "ok"
-        lines.append(f"job       {job['name']}: {job['runs']} runs, {state}")
-    lines += _remote_lines(s["sync"]["remote"])
+        lines.append(f"job       {job['name']}: {counted(job['runs'], 'run')}, {state}")
+    lines += _remote_lines(s["sync"]["remote"], s["jobs"])
     click.echo("\n".join(lines))
 
 
@@ -118,15 +121,17 @@ def _knowledge_lines(k: dict[str, Any] | None) -> list[str]:
         return ["knowledge no extractor (extractor = none)"]
     d, r = k["derived"], k["retracted"]
     out = [
-        f"knowledge {k['extractor']}: {k['ops_behind']} ops behind, {k['extracted']:,} beads "
-        f"extracted; {d['nodes']:,} nodes, {d['edges']:,} edges, {d['superseded']:,} superseded;"
+        f"knowledge {k['extractor']}: {counted(k['ops_behind'], 'op')} behind, "
+        f"{counted(k['extracted'], 'bead')} extracted; {counted(d['nodes'], 'node')}, "
+        f"{counted(d['edges'], 'edge')}, {d['superseded']:,} superseded;"
         f" {r['nodes'] + r['edges']:,} retracted",
     ]
     budget = {n: v for n, v in k["budget"].items() if v is not None}
     if budget:
         hour = k["last_hour"]
         out.append(
-            f"  budget  {hour['calls']} calls, {hour['tokens']} tokens this hour of "
+            f"  budget  {counted(hour['calls'], 'call')}, {counted(hour['tokens'], 'token')} "
+            "this hour of "
             + ", ".join(f"{v} {n.replace('_per_hour', '')}" for n, v in budget.items())
         )
     if k["last_error"]:
@@ -135,11 +140,14 @@ def _knowledge_lines(k: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _remote_lines(r: dict[str, Any] | None) -> list[str]:
+def _remote_lines(r: dict[str, Any] | None, jobs: list[dict[str, Any]]) -> list[str]:
     if r is None:
         return ["sync      no remote configured"]
     lock = " (encrypted)" if r["encrypted"] else ""
     out = [f"sync      {r['url']}{lock}"]
+    due = _next_runs(jobs, ("pull", "push"))
+    if due:
+        out.append(f"  next    {', '.join(due)}")
     for verb in ("push", "pull"):
         last = r[f"last_{verb}"]
         if last["at"] is None:
@@ -147,15 +155,16 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
         else:
             state = "ok" if last["ok"] else f"failed: {last['error']}"
             out.append(
-                f"  {verb}    {ago(time.time() - last['at'])} ago, {state}, {last['ops']} ops"
+                f"  {verb}    {ago(time.time() - last['at'])} ago, {state}, "
+                f"{counted(last['ops'], 'op')}"
             )
     if r["pending_ops"] is None:  # the data dir could not be read: the status says why
         pending = "pending unknown (this laptop's cursor could not be read)"
     else:
-        pending = f"pending {r['pending_ops']:,} ops to push"
+        pending = f"pending {counted(r['pending_ops'], 'op')} to push"
         if not r.get("reached", True):
             pending += " (the remote has not been reached yet)"
-    out.append(f"  {pending}; {r['consecutive_errors']} errors in a row")
+    out.append(f"  {pending}; {counted(r['consecutive_errors'], 'error')} in a row")
     if r["stopped"]:
         out.append(f"  STOPPED {r['stopped']}")
     for rej in r["rejected"]:
@@ -171,10 +180,26 @@ def _remote_lines(r: dict[str, Any] | None) -> list[str]:
         seen = ago(time.time() - peer["last_seen"]) + " ago" if peer["last_seen"] else "never"
         gone = "  (decommissioned)" if peer["decommissioned"] else ""
         out.append(
-            f"  peer    {peer['replica']} on {peer['host']}: lag {peer['lag']} ops, "
+            f"  peer    {peer['replica']} on {peer['host']}: lag {counted(peer['lag'], 'op')}, "
             f"seen {seen}{gone}"
         )
     return out
+
+
+def _next_runs(jobs: list[dict[str, Any]], names: tuple[str, ...]) -> list[str]:
+    """When each of these jobs runs next, as people say it: "pull in 1m", "push running
+    now" (a named memory's jobs are "NAME/pull")."""
+    said = []
+    for name in names:
+        job = next((j for j in jobs if j["name"].rsplit("/", 1)[-1] == name), None)
+        if job is None:
+            continue
+        if job["running"]:
+            said.append(f"{name} running now")
+        elif job["next_run"]:
+            left = datetime.fromisoformat(job["next_run"]).timestamp() - time.time()
+            said.append(f"{name} in {ago(max(0.0, left))}")
+    return said
 
 
 @click.command()

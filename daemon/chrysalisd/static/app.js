@@ -78,6 +78,11 @@ function showError(err) {
   errorBox.hidden = false;
 }
 
+// "1 bead", "2 beads": a count and its word, never "1 beads".
+function counted(n, word, many) {
+  return `${n} ${n === 1 ? word : many || word + "s"}`;
+}
+
 function when(ts) {
   if (ts === null || ts === undefined) return "–";
   const d = new Date(ts * 1000);
@@ -242,7 +247,7 @@ async function search(query) {
   if (!query) return;
   const found = await call("POST", "/retrieve", { query, k: 20 });
   fill(results,
-    h("p", { class: "muted" }, `${found.items.length} items, ${found.tokens_used} tokens (${found.strategy})`,
+    h("p", { class: "muted" }, `${counted(found.items.length, "item")}, ${counted(found.tokens_used, "token")} (${found.strategy})`,
       found.notes.length ? ` — ${found.notes.join("; ")}` : ""),
     found.items.map((item, n) => h("article", { class: "result", "data-id": item.id },
       h("span", { class: "rank" }, `${n + 1}`),
@@ -295,7 +300,7 @@ async function bead(id) {
       ["source", b.source || "–"], ["importance", b.importance.toFixed(2)],
       ["tags", (b.tags || []).join(", ") || "–"],
       ["derived from", (b.derived_from || []).join(", ") || "–"],
-      ["blob", b.blob ? `${b.blob.sha256} (${b.blob.size} bytes)` : "–"],
+      ["blob", b.blob ? `${b.blob.sha256} (${counted(b.blob.size, "byte")})` : "–"],
     ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     (b.span_refs || []).length ? [h("h2", {}, "Where it came from"), h("ul", { class: "spans" },
       b.span_refs.map((s) => h("li", { class: "span", title: s.path },
@@ -362,7 +367,7 @@ async function graph() {
   let first = now;
   for (const t of times) if (t < first) first = t;
   const slider = h("input", { type: "range", name: "as-of", min: String(Math.floor(first)), max: String(Math.ceil(now)), value: String(Math.ceil(now)), step: "60" });
-  const asOf = h("output", {}, "now");
+  const asOf = h("output", {}, "hold now");
   const panel = h("aside", { class: "panel", id: "node-panel" }, h("p", { class: "muted" }, "Search a name or click a node to see its facts."));
   const stage = h("div", { class: "kg", role: "img", "aria-label": "knowledge graph" });
   const find = h("input", { type: "search", name: "node", placeholder: "Find an entity…", autocomplete: "off", list: "node-names" });
@@ -374,7 +379,7 @@ async function graph() {
     g.nodes.length === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
     h("div", { class: "graph-tools" },
       h("form", { class: "find", onsubmit: (e) => { e.preventDefault(); focusByName(find.value); } }, find, names, h("button", { type: "submit" }, "Find")),
-      h("label", { class: "as-of" }, "facts that held at ", asOf, slider),
+      h("label", { class: "as-of" }, "facts that ", asOf, slider),
       h("span", { class: "zoom" },
         h("button", { type: "button", title: "zoom in", onclick: () => renderer.getCamera().animatedZoom(1.6) }, "+"),
         h("button", { type: "button", title: "zoom out", onclick: () => renderer.getCamera().animatedUnzoom(1.6) }, "−"),
@@ -473,7 +478,7 @@ async function graph() {
   slider.oninput = () => {
     // the slider moves by minutes: its last step is now
     at = Number(slider.value) > Number(slider.max) - 60 ? now : Number(slider.value);
-    asOf.textContent = at === now ? "now" : when(at);
+    asOf.textContent = at === now ? "hold now" : `held at ${when(at)}`;
     let held = 0;
     model.forEachEdge((_id, a) => { if (holds(a.data)) held++; });
     stage.dataset.holding = String(held);
@@ -570,7 +575,7 @@ async function laptops() {
         ["last push", r.last_push.at ? `${ago(r.last_push.at)}, ${r.last_push.ok ? "ok" : "failed: " + r.last_push.error}` : "not yet"],
         ["last pull", r.last_pull.at ? `${ago(r.last_pull.at)}, ${r.last_pull.ok ? "ok" : "failed: " + r.last_pull.error}` : "not yet"],
         ["pending", r.pending_ops === null ? "unknown until the remote answers" :
-          `${r.pending_ops} ops to push` + (r.reached === false ? " (the remote has not been reached yet)" : "")],
+          `${counted(r.pending_ops, "op")} to push` + (r.reached === false ? " (the remote has not been reached yet)" : "")],
         ["errors in a row", String(r.consecutive_errors)],
         ["stopped", r.stopped || "no"],
       ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
