@@ -30,6 +30,13 @@ RUN_ELSEWHERE = {
     "graph_rotate_bench.py": "tests/test_public_api.py",
     "secrets_bench.py": "tests/test_secrets.py",
     "secrets_heldout.py": "tests/test_secrets.py",
+    "million.py": "tests/test_public_api.py",
+    "switch_bench.py": "tests/test_embedder_switch.py",
+    "inspector_bench.py": "tests/test_inspector_scale.py",
+    "hook_bench.py": "tests/test_import_histories.py",
+    "import_bench.py": "tests/test_import_histories.py",
+    "retrieve_bench.py": "tests/test_context_bench.py",
+    "entity_precision.py": "tests/test_entity_gate.py",
 }
 
 

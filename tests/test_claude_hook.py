@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from chrysalis.client.light import LightClient
 from chrysalis.core.errors import NotFound
 from chrysalisd import claude_hook
 
@@ -220,27 +221,55 @@ def test_a_resumed_sessions_copy_of_earlier_turns_keeps_them_where_they_are(
 # ---- context -------------------------------------------------------------------------------
 
 
-def test_prompt_gets_recalled_context_cited_by_id_from_a_daemon_without_the_context_route(
-    daemon: DaemonProcess, home: Path
-) -> None:
-    """This daemon predates ``POST /v1/context``: the hook falls back to recall."""
+def _vendor_memory(daemon: DaemonProcess, name: str) -> None:
     with daemon.client() as c:
-        c.create_memory("fallback")
-    with daemon.client(memory="fallback") as c:
+        c.create_memory(name)
+    with daemon.client(memory=name) as c:
         c.remember(
             "The vendor's v3 API pages orders with an opaque next_cursor token, 500 per page.",
             session_id="earlier-vendor-chat", id="vendor-paging-note",
         )  # fmt: skip
         c.remember("Lunch on Fridays is at the noodle bar.", session_id="earlier-lunch")
-    prompt = event("user_prompt_submit", home, session_id="brand-new-session")
-    done, _ = command(json.dumps(prompt).encode(), daemon.socket, home, "--memory", "fallback")
+
+
+def test_prompt_gets_the_context_cited_by_id(daemon: DaemonProcess, home: Path) -> None:
+    """As Claude Code runs it: the daemon's ``POST /v1/context`` block, citing the bead."""
+    _vendor_memory(daemon, "withcontext")
+    prompt = event("user_prompt_submit", home, session_id="brand-new-session",
+                   prompt="How does the vendor's API page orders?")  # fmt: skip
+    done, _ = command(json.dumps(prompt).encode(), daemon.socket, home, "--memory", "withcontext")
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert set(answer) == {"hookSpecificOutput"}
     out = answer["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
-    assert "[bead vendor-paging-note] The vendor's v3 API pages orders" in out["additionalContext"]
+    assert "[bead vendor-paging-note" in out["additionalContext"]
+    assert "opaque next_cursor token" in out["additionalContext"]
     assert "noodle" not in out["additionalContext"]
+
+
+def test_prompt_gets_recalled_context_cited_by_id_from_a_daemon_without_the_context_route(
+    daemon: DaemonProcess, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon that predates ``POST /v1/context`` answers it "no route": the hook falls back
+    to recall (the route is taken away here; everything else is the real daemon)."""
+    _vendor_memory(daemon, "fallback")
+    real_post = LightClient.post
+
+    def older_daemon(self: LightClient, path: str, body: Any) -> Any:
+        if path == "/v1/context":
+            raise NotFound("no route POST /v1/context")
+        return real_post(self, path, body)
+
+    monkeypatch.setattr(LightClient, "post", older_daemon)
+    prompt = event("user_prompt_submit", home, session_id="brand-new-session")
+    out, _ = run(daemon, prompt, "--memory", "fallback")
+    answer = json.loads(out)
+    assert set(answer) == {"hookSpecificOutput"}
+    hook = answer["hookSpecificOutput"]
+    assert hook["hookEventName"] == "UserPromptSubmit"
+    assert "[bead vendor-paging-note] The vendor's v3 API pages orders" in hook["additionalContext"]
+    assert "noodle" not in hook["additionalContext"]
 
 
 def test_the_sessions_own_turns_are_not_given_back_to_it(daemon: DaemonProcess, home: Path) -> None:
@@ -250,7 +279,7 @@ def test_the_sessions_own_turns_are_not_given_back_to_it(daemon: DaemonProcess, 
     own = {b.id for b in session_beads(daemon, session)}
     out, _ = run(daemon, event("user_prompt_submit", home, session_id=session))
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
-    assert not any(f"[bead {bead_id}]" in context for bead_id in own)
+    assert not any(f"[bead {bead_id}" in context for bead_id in own)
 
 
 def test_session_start_answers_in_its_own_event_name(daemon: DaemonProcess, home: Path) -> None:

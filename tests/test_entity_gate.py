@@ -58,7 +58,7 @@ def test_junk_is_not_an_entity(text: str, junk: set[str]) -> None:
         ("Our stack is Node.js behind nginx, on Fly.io.", {"Node.js"}),
         ('My book club picked "The Remains of the Day" this month.', {"The Remains of the Day"}),
         ("Call `Store.write` from `apply_batch()`, see chrysalis/store/env.py.", {"Store.write", "apply_batch()", "chrysalis/store/env.py"}),
-        ("Set `max_retries` and `CHRYSALIS_HOME` before starting.", {"max_retries", "CHRYSALIS_HOME"}),
+        ("Set `max_retries` and `ACME_HOME` before starting.", {"max_retries", "ACME_HOME"}),
         ("Mail ops@example.org about https://status.example.org/x on 2025-02-14.", {"ops@example.org", "https://status.example.org/x", "2025-02-14"}),
         ("We saw Stars of the Lid play at the Barbican.", {"Stars of the Lid", "Barbican"}),
     ],
@@ -106,8 +106,11 @@ def test_the_bench_quick_run_meets_its_floor() -> None:
     (docs/benchmarks.md), and the labels still cover what the rules extract."""
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "entity_precision.py"), "--quick", "--json"],
-        capture_output=True, text=True, timeout=300, check=True,
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+    if out.returncode == 77:  # the dev sets are not beside this clone
+        pytest.skip(out.stderr.strip())
+    assert out.returncode == 0, out.stderr[-2000:]
     figures = json.loads(out.stdout)
     assert figures["sample"] > 100 and figures["entities"] > 60
     # The docs move under the sample (their chunks are chosen by a hash of their text): a

@@ -7,11 +7,11 @@ server that records every byte it is sent."""
 
 from __future__ import annotations
 
+import logging
 import os
 import pwd
 import socket
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,14 +133,13 @@ def test_the_embedder_sends_no_text_to_another_users_port(squatter: Squatter) ->
 
 
 def test_auto_falls_back_rather_than_send_to_a_squatter(
-    squatter: Squatter, monkeypatch: pytest.MonkeyPatch
+    squatter: Squatter, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{squatter.port}")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with caplog.at_level(logging.WARNING):  # said once, as a log line (step 21, item 7)
         embedder = make_embedder("auto")
     assert embedder.provider == "deterministic"
-    assert any("another user" in str(w.message) for w in caught)
+    assert any("another user" in r.getMessage() for r in caplog.records)
     assert squatter.received() == []
 
 

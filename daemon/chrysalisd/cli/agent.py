@@ -157,9 +157,10 @@ def skill_rm(ctx: click.Context, skill_id: str) -> None:
 def mcp(ctx: click.Context, memory_name: str | None, read: str) -> None:
     """Serve the memory to an agent over MCP (stdio), through the running daemon.
 
-    Tools: remember, recall, add_fact, forget, forget_where, get_persona, update_persona,
-    list_skills, get_skill, put_skill, memory_status. Register it in an MCP client as the command
-    `chrysalis mcp` (see the README); the socket comes from --socket or CHRYSALIS_SOCKET.
+    Tools: remember, recall, context, add_fact, forget, forget_where, get_persona,
+    update_persona, list_skills, get_skill, put_skill, memory_status. Register it in an MCP
+    client as the command `chrysalis mcp` (see the README); the socket comes from --socket or
+    CHRYSALIS_SOCKET.
 
     \b
     Example:

@@ -102,7 +102,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if sw := index.get("switch"):
         lines.append(
             f"switching {sw['from']['model']} -> {sw['to']['model']}: {sw['vectors']:,} of "
-            f"{sw['items']:,} items embedded ({sw['percent']}%); recall searches {sw['searching']}"
+            f"{counted(sw['items'], 'item')} embedded ({sw['percent']}%); "
+            f"recall searches {sw['searching']}"
         )
         if sw["note"]:
             lines.append(f"  note    {sw['note']}")
