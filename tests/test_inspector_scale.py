@@ -30,6 +30,10 @@ from .test_inspector import NODE_SPOTS, page, ready, shots, sign_in
 
 __all__ = ["page", "shots"]  # fixtures, used by name
 
+# Building the 10,000-bead memory takes half a minute per worker that runs one of these: they
+# run in CI's second step (`pytest -m slow`, .ci/run), beside the soak and the S3 copies.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 BEADS, NODES = 10_000, 5_000
 TIES = 260  # beads stamped at one same time, newer than the rest: a page boundary falls inside

@@ -13,6 +13,7 @@ from chrysalis.client import Client
 from chrysalis.core.errors import Conflict, NotFound
 from chrysalis.importers import Export, Row, Source, export_lines
 
+from ..words import counted
 from .common import print_json
 
 WHAT = {"chatgpt": "conversations", "claude": "conversations", "claude-code": "transcripts"}
@@ -49,7 +50,8 @@ def run(client: Client, fmt: str, path: str, *, as_json: bool) -> None:
         print_json(summary)
         return
     click.echo(
-        f"{export.total} {WHAT[fmt]}, {tally.turns} turns in {len(tally.sessions)} sessions: "
+        f"{export.total} {WHAT[fmt]}, {counted(tally.turns, 'turn')} in "
+        f"{counted(len(tally.sessions), 'session')}: "
         f"{summary['added']} added, {summary['unchanged']} already here"
         + (f", {got['forgotten']} forgotten here (left out)" if got["forgotten"] else "")
     )
