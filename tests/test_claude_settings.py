@@ -109,7 +109,7 @@ def test_uninstall_removes_only_ours(claude_dir: Path) -> None:
     path.write_text(json.dumps(THEIRS))
     cli("hooks", "install", "claude-code")
     done = cli("hooks", "uninstall", "claude-code")
-    assert "removed 5 hook(s)" in done.output
+    assert "removed 5 hooks of ours" in done.output
     assert json.loads(path.read_text()) == THEIRS
     assert "no hooks of ours" in cli("hooks", "uninstall", "claude-code").output
 

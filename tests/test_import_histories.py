@@ -61,7 +61,7 @@ def test_claude_export_redacts_the_pasted_key_and_says_so(daemon: DaemonProcess)
     done = cli(daemon, "import", "--from", "claude", str(CLAUDE))
     assert done.exit_code == 0, done.output
     assert "2 conversations, 5 turns in 2 sessions: 5 added, 0 already here" in done.stdout
-    assert "redacted 1 secret(s)" in done.stderr
+    assert "redacted 1 secret before storing" in done.stderr
     with daemon.client() as c:
         said = c.get_bead("claude-c1a0d000-bbbb-4bbb-8ccc-invoice00002-n-3").content
     assert "sk_live_" not in said and "[REDACTED:" in said

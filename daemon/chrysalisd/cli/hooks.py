@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .. import claude_hook, claude_settings
+from ..words import counted
 from .common import json_option, print_json
 
 AGENTS = click.Choice(["claude-code"])
@@ -112,6 +113,6 @@ def uninstall(agent: str, scope: str, project: Path | None, as_json: bool) -> No
     if as_json:
         print_json(done)
     elif done["removed"]:
-        click.echo(f"removed {done['removed']} hook(s) of ours from {path}")
+        click.echo(f"removed {counted(done['removed'], 'hook')} of ours from {path}")
     else:
         click.echo(f"no hooks of ours in {path}")

@@ -56,9 +56,11 @@ def run(client: Client, fmt: str, path: str, *, as_json: bool) -> None:
         + (f", {got['forgotten']} forgotten here (left out)" if got["forgotten"] else "")
     )
     if summary["redacted"]:
-        click.echo(f"redacted {summary['redacted']} secret(s) before storing them", err=True)
+        click.echo(
+            f"redacted {counted(summary['redacted'], 'secret')} before storing them", err=True
+        )
     if tally.bad_lines:
-        click.echo(f"skipped {tally.bad_lines} line(s) that were not JSON", err=True)
+        click.echo(f"skipped {counted(tally.bad_lines, 'line')} that were not JSON", err=True)
 
 
 class Tally:

@@ -80,7 +80,7 @@ function showError(err) {
 
 // "1 bead", "2 beads": a count and its word, never "1 beads".
 function counted(n, word, many) {
-  return `${n} ${n === 1 ? word : many || word + "s"}`;
+  return `${n.toLocaleString()} ${n === 1 ? word : many || word + "s"}`;
 }
 
 function when(ts) {
@@ -184,8 +184,8 @@ async function timeline(sessionId) {
     const beads = await call("GET", path);
     addBeads(beads);
     if (seen.size === before || beads.length < limit) done = true;
-    count.textContent = sessionId ? `${seen.size.toLocaleString()} beads of this session${done ? "" : " so far"}`
-      : `${seen.size.toLocaleString()} of ${total.toLocaleString()} beads, newest first`;
+    count.textContent = sessionId ? `${counted(seen.size, "bead")} of this session${done ? "" : " so far"}`
+      : `${seen.size.toLocaleString()} of ${counted(total, "bead")}, newest first`;
     more.hidden = done;
     list.dataset.loaded = String(seen.size);
   };
@@ -375,7 +375,7 @@ async function graph() {
   const legend = h("div", { class: "legend" });
   const progress = h("span", { class: "muted layout-progress" });
   fill(view,
-    h("h2", {}, "Knowledge graph ", h("small", {}, `${g.nodes.length.toLocaleString()} entities, ${g.edges.length.toLocaleString()} facts${g.truncated ? ` (the ${MAX_NODES.toLocaleString()} most connected)` : ""}`), " ", progress),
+    h("h2", {}, "Knowledge graph ", h("small", {}, `${counted(g.nodes.length, "entity", "entities")}, ${counted(g.edges.length, "fact")}${g.truncated ? ` (the ${MAX_NODES.toLocaleString()} most connected)` : ""}`), " ", progress),
     g.nodes.length === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
     h("div", { class: "graph-tools" },
       h("form", { class: "find", onsubmit: (e) => { e.preventDefault(); focusByName(find.value); } }, find, names, h("button", { type: "submit" }, "Find")),
@@ -538,7 +538,7 @@ function showNode(model, id, panel, focus) {
   const entity = (x) => x === id ? h("strong", {}, name(x)) : h("a", { href: "#graph", onclick: (e) => { e.preventDefault(); focus(x); } }, name(x));
   fill(panel,
     h("h2", {}, n.name || n.id, " ", h("small", {}, n.type)),
-    h("p", { class: "muted" }, `${facts.length} facts · id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
+    h("p", { class: "muted" }, `${counted(facts.length, "fact")} · id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
     h("ul", { class: "facts" }, facts.slice(0, 200).map(([l, s, t]) => h("li", { class: l.invalid_at !== null ? "ended" : "" },
       entity(s), ` ${l.predicate} `, entity(t),
       h("br"),
@@ -561,7 +561,7 @@ async function laptops() {
   const sw = s.index.switch;
   if (sw) {
     rows.push(["switching", `${sw.from.model} → ${sw.to.model}: ${sw.vectors.toLocaleString()} of ` +
-      `${sw.items.toLocaleString()} items embedded (${sw.percent}%); recall searches ${sw.searching}` +
+      `${counted(sw.items, "item")} embedded (${sw.percent}%); recall searches ${sw.searching}` +
       (sw.note ? `. ${sw.note}` : "")]);
   }
   const parts = [h("h2", {}, "Laptops ", h("small", {}, `memory ${s.memory}`)),
