@@ -117,8 +117,17 @@ def test_recall_across_two_memories_names_each_items_memory(daemon: DaemonProces
     assert {i["provenance"]["memory"] for i in items} == {"garden", "kitchen"}
     shown = cli(daemon, "recall", "fig", "--memory", "garden,kitchen")
     assert "· in garden" in shown.stdout and "· in kitchen" in shown.stdout
+    across = cli(daemon, "context", "when is the fig tree repotted", "--memory", "garden,kitchen",
+                 "--json")  # fmt: skip
+    assert across.exit_code == 0, across.output
+    cited = {i["id"] for i in json.loads(across.stdout)["items"]}
+    with daemon.client(memory="garden") as g, daemon.client(memory="kitchen") as k:
+        garden = {b.id for b in g.last_beads(5)}
+        kitchen = {b.id for b in k.last_beads(5)}
+    assert cited & garden, across.stdout  # the garden's bead, read through the default client
+    assert cited <= garden | kitchen
     one = cli(daemon, "remember", "x", "--memory", "garden,kitchen")
-    assert one.exit_code == 2 and "several memories go with recall only" in one.output
+    assert one.exit_code == 2 and "several memories go with recall and context only" in one.output
     empty = cli(daemon, "recall", "fig", "--memory", "garden,")
     assert empty.exit_code == 2 and "a memory name is empty" in empty.output
 

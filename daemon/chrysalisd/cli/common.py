@@ -24,7 +24,7 @@ def client_for(ctx: click.Context, *, several: bool = False) -> Client:
     names = memory_names(ctx)
     if len(names) > 1 and not several:
         raise click.UsageError(
-            f"--memory {obj['memory']}: several memories go with recall only; name one"
+            f"--memory {obj['memory']}: several memories go with recall and context only; name one"
         )
     if "client" not in obj:
         memory = None if len(names) > 1 else obj.get("memory")

@@ -6,7 +6,7 @@ import click
 
 from chrysalis.client import Routes
 
-from .common import client_for, json_option, print_json
+from .common import client_for, json_option, memory_names, print_json
 
 
 @click.command()
@@ -42,6 +42,7 @@ def context(
       chrysalis context "where do I live now?"
       chrysalis context "where did I work in June 2025?" --budget 400
       chrysalis context "what does the user drink?" --session s1 --json | jq .facts
+      chrysalis context "when is the fig repotted?" --memory garden,kitchen
     """
     when: str | float | None = now
     if now is not None:
@@ -49,9 +50,13 @@ def context(
             when = float(now)
         except ValueError:
             when = now  # ISO 8601: the daemon reads it and says what is wrong
+    # `--memory a,b` reads across memories as recall does; `--read a,b` is the older spelling.
+    names = memory_names(ctx)
     memories = [m for m in (part.strip() for part in read.split(",")) if m]
+    if len(names) > 1:
+        memories = list(dict.fromkeys([*names, *memories]))
     call = Routes.context(query, budget, session_id, exclude, when, memories, recent)
-    result = client_for(ctx).raw(call)
+    result = client_for(ctx, several=True).raw(call)
     if as_json:
         print_json(result)
         return
