@@ -464,7 +464,7 @@ class Memory:
     ) -> Edge:
         """Add or replace an edge between two existing nodes (`NotFound` otherwise).
 
-        Without ``id`` the edge is named by (source, predicate, target) (`graph.edge_id`), so
+        Without ``id`` the edge is named by (source, predicate, target) (`graph_ids.edge_id`), so
         the same fact added twice, here or on another laptop, is one edge.
         """
         return self.writer.add_edge(
@@ -485,7 +485,7 @@ class Memory:
         invalid_at: Any = None,
     ) -> Edge:
         """Record ``subject -[predicate]-> object`` in one atomic write: both nodes (named by
-        `graph.node_id` of their text, made with ``type`` when missing) and the edge."""
+        `graph_ids.node_id` of their text, made with ``type`` when missing) and the edge."""
         return self.writer.add_fact(
             subject, predicate, object, type=type, weight=weight, evidence=evidence,
             valid_at=valid_at, invalid_at=invalid_at,

@@ -109,7 +109,7 @@ def subjects(reader: Reader, query: str) -> list[tuple[str, str]]:
 
 
 def _nodes(reader: Reader, name: str) -> list[str]:
-    """Every present node named ``name``: by id, by `graph.node_id` (hand-written facts), by
+    """Every present node named ``name``: by id, by `graph_ids.node_id` (hand-written facts), by
     the memory's entity naming (extracted ones)."""
     candidates = [name, node_id(name)]
     if reader.entities is not None:

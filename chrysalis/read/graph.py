@@ -50,7 +50,7 @@ class GraphReads:
             return [(k.decode(), unpack(v)) for k, v in txn.cursor(db=db)]
 
     def resolve_node(self, id: str) -> str:
-        """``id``; or when no node has it, the node a fact named so (`graph.node_id`:
+        """``id``; or when no node has it, the node a fact named so (`graph_ids.node_id`:
         ``get_node("Acme Corp")`` finds ``acme-corp``), or the extracted entity of that name
         (`graph.derived_node_id`: ``get_node("Lisbon")`` finds the place)."""
         candidates = [id, node_id(id)]

@@ -318,7 +318,7 @@ class Writer:
         invalid_at: Any = None,
     ) -> Edge:
         """Record ``subject -[predicate]-> object`` in one atomic write: the two nodes (named
-        by `graph.node_id` of their text, made with ``type`` when missing) and the edge.
+        by `graph_ids.node_id` of their text, made with ``type`` when missing) and the edge.
 
         The same fact twice, here or on another laptop, is one edge. Raises `InvalidInput`
         and writes nothing when a part is bad.
