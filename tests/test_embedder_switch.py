@@ -208,6 +208,13 @@ def test_a_second_laptop_follows_through_a_folder_remote(tmp_path: Path) -> None
         assert b.memory.indexer.serving()[1].model == OLD  # type: ignore[union-attr]
         note = b.memory.append_bead("Yusuf planted garlic by the fence", session_id="garden")
         sync(b, a)
+        a.memory.wait_indexed(timeout=60)  # a embeds what it pulled, in the background
+        assert a.memory.get_bead(note.id), (a.memory.version_vector(), b.memory.version_vector())
+        assert a.memory.reader.embedding_record("bead", note.id, NEW) is not None, (
+            a.memory.indexer.status(),
+            a.memory.version_vector(),
+            b.memory.version_vector(),
+        )
         assert a.memory.get_embedding("bead", note.id, NEW).dims == 96
         assert b.memory.get_embedding("bead", note.id, OLD).dims == 48
         sync(a, b)

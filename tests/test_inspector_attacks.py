@@ -517,9 +517,9 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
         port = d.once("raw", Routes.ui)["port"]
         out = shared / "hold.json"
         hold = [SYSTEM_PYTHON, "-I", "-c", HOLD, str(port), str(HALF_OPEN), str(out),
-                str(HEADER_TIMEOUT + 6)]  # fmt: skip
+                str(HEADER_TIMEOUT + 20)]  # fmt: skip
         holder = as_user(mallory, *hold) if holder_is == "another user" else subprocess.Popen(hold)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # 1,100 connects take long on a loaded machine
         while not Path(str(out) + ".ready").exists():
             assert holder.poll() is None and time.monotonic() < deadline, "the holder failed"
             time.sleep(0.05)
@@ -529,19 +529,21 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
             c.remember("written while the inspector's port is flooded", id="flooded")
             assert c.get_bead("flooded").content.startswith("written while")
         assert time.monotonic() - started < 3.0
-        assert holder.wait(60) == 0
+        assert holder.wait(90) == 0
         held = json.loads(out.read_text())
+        # Time bounds leave room for a loaded machine; what the daemon did is in the counts:
+        # a 408 means it read the connection's bytes and waited out the header timeout.
         if holder_is == "another user":  # every one closed before a byte was read: none
             # waited for the header timeout (a 408 would say it was read); how soon the
             # daemon gets through 1,100 accepts depends on the machine's load
             assert held["timed_out"] == [] and held["still_open"] == 0, held
-            assert held["all_closed_after"] < HEADER_TIMEOUT, held
+            assert held["all_closed_after"] < HEADER_TIMEOUT + 10, held
             return
         # the owner's own runaway process: over the cap, closed at once; the cap's few
         # dropped when their headers never end
-        assert held["open_after_0.5s"] <= MAX_CONNECTIONS, held
+        assert 0 < len(held["timed_out"]) <= MAX_CONNECTIONS, held
         assert held["still_open"] == 0, held
-        assert held["all_closed_after"] <= HEADER_TIMEOUT + 2, held
+        assert held["all_closed_after"] <= HEADER_TIMEOUT + 10, held
         # the cap's few were held until their headers' time was up, and told so (408)
         assert held["timed_out"] and min(held["timed_out"]) >= HEADER_TIMEOUT - 0.5, held
     finally:
