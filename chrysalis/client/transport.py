@@ -154,14 +154,20 @@ def _readable(sock: socket.socket) -> bool:
     return bool(poller.poll(0))
 
 
+# httpx builds a TLS context for every transport, loading the system's CA bundle (~0.1 s of
+# CPU, in every client and every CLI call); the pool is replaced below by one that only
+# speaks plain HTTP over the Unix socket, so no TLS context is ever used: none is loaded.
+_NO_TLS = False
+
+
 def sync_transport(path: str) -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport(uds=path)
+    transport = httpx.HTTPTransport(uds=path, verify=_NO_TLS)
     transport._pool = httpcore.ConnectionPool(uds=path, network_backend=_UnixBackend())
     return transport
 
 
 def async_transport(path: str) -> httpx.AsyncHTTPTransport:
-    transport = httpx.AsyncHTTPTransport(uds=path)
+    transport = httpx.AsyncHTTPTransport(uds=path, verify=_NO_TLS)
     transport._pool = httpcore.AsyncConnectionPool(
         uds=path,
         network_backend=_AsyncUnixBackend(),

@@ -220,6 +220,9 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
     body: dict[str, Any] = {"query": query, "token_budget": options.budget}
     if session and _is_id(session):  # Claude Code's are UUIDs
         body["session_id"] = session
+        # the whole session is in Claude Code's prompt, not only its latest turns: none of
+        # its captured turns is given back (as the recall fallback below does)
+        body["recent"] = SESSION_TURNS
     if len(options.memories) > 1:
         body["memories"] = options.memories
     try:
@@ -232,6 +235,7 @@ def _context(options: HookOptions, event: Mapping[str, Any]) -> str:
     return text.strip() if isinstance(text, str) else ""
 
 
+SESSION_TURNS = 1000  # the most the context route leaves out of one session (its `recent`)
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@-")
 
 
