@@ -383,9 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
-    out = evaluate(
-        users, args.seed, args.embedder, args.extractor, args.show_misses, args.wordings
-    )
+    out = evaluate(users, args.seed, args.embedder, args.extractor, args.show_misses, args.wordings)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
