@@ -162,11 +162,11 @@ _SAID = [
     # Where the speaker's household lives now.
     _said(_WE + r"(?:['’]ve|\s+have)?\s+" + _SOON + r"(?:moved|relocated|settled)\s+(?:(?:in|into)\s+(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?" + _HOME_NOUN + r"\s+)?(?:in|to)\s+" + _NAMED, "lives_in", "place", "moved|relocated|settled"),
     _said(r"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+)?" + _HOME_NOUN + r"\s+(?:is\s+)?(?:now\s+)?in\s+" + _NAMED, "lives_in", "place", "place|flat|apartment|house|home|condo|studio|address|lease"),
-    _said(r"\b(?:(?:[Ss]ettled|[Mm]oved)\s+into|(?:bought|rented|found|got|leased|signed\s+(?:the|a)\s+lease\s+on)\s+(?:a|an|the|my|our)\s+(?:new\s+)?" + _HOME_NOUN + r")\s+(?:\w+\s+){0,3}?in\s+" + _NAMED, "lives_in", "place", "settled|moved|bought|rented|found|got|leased|lease"),
+    _said(r"\b(?:(?:[Ss]ettled|[Mm]oved)\s+into|(?i:bought|rented|found|got|leased|signed\s+(?:the|a)\s+lease\s+on)\s+(?:a|an|the|my|our)\s+(?:[a-z]+\s+){0,2}?" + _HOME_NOUN + r")\s+(?:\w+\s+){0,3}?in\s+" + _NAMED, "lives_in", "place", "settled|moved|bought|rented|found|got|leased|lease"),
     _said(r"(?:^|(?<=[.!?]\s))(?:[Nn]ow\s+)?(?:[Ll]iving|[Bb]ased)\s+in\s+" + _NAMED, "lives_in", "place", "living|based"),
     _said(r"\b[Hh]ome\s+is\s+(?:now\s+)?" + _NAMED, "lives_in", "place", "home"),
     # Where the speaker works now.
-    _said(r"\b(?:took|accepted|got|landed|started)\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role|offer)\s+(?:at|with|from)\s+" + _NAMED, "works_at", "org", "took|accepted|got|landed|started"),
+    _said(r"\b(?i:took|accepted|got|landed|started)\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role|offer)\s+(?:at|with|from)\s+" + _NAMED, "works_at", "org", "took|accepted|got|landed|started"),
     _said(r"\b(?:[Gg]ot\s+|[Bb]een\s+|was\s+|[Jj]ust\s+)?hired\s+(?:by|at)\s+" + _NAMED, "works_at", "org", "hired"),
     _said(r"\b[Mm]y\s+(?:new\s+)?(?:employer|company|workplace)\s+is\s+(?:now\s+)?" + _NAMED, "works_at", "org", "employer|company|workplace"),
     _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?" + _ROLE + r"\s+(?:at|with|for)\s+" + _NAMED, "works_at", "org", "at|with|for"),
@@ -177,7 +177,7 @@ _SAID = [
     _said(r"\bit['’]s\s+(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
-    _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan)\s+(?:dating|seeing))\s+" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
+    _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
     _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner))", "partner", "person", " and i | me out| my "),
     _said(r"\b(?:[Ii]ntroduced|[Mm]et)\s+" + _PERSON + r"\s+(?:to\s+\w+\s+\w+\s+)?as\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)", "partner", "person", " as my "),
     # What the speaker drives now (a vague verb needs a car make).
@@ -194,6 +194,7 @@ _OTHER = re.compile(
     + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children)\b",
     re.IGNORECASE,
 )
+_LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
 _INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
 
 
@@ -201,7 +202,10 @@ def _someone_else(before: str) -> bool:
     """Whether the sentence before a subject-less pattern names another subject ("my brother
     bought ...", "Anna and Tom moved ...", "she got a ..."): then the clause is not the
     speaker's own."""
-    return _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None
+    if _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None:
+        return True
+    last = _LAST_WORD.search(before)  # "Marta rented a flat": Marta is the subject
+    return last is not None and _name(last.group(1)) is not None
 
 
 def _kind_ok(kind: str, obj: str) -> bool:
