@@ -47,6 +47,8 @@ def names(text: str, role: str = "user") -> set[str]:
         ("Dinner went long because Grandpa told the war stories again.", {"Grandpa"}),
         # Ratios and apertures are not files.
         ("Shot wide open at f/1.4, then stopped down to 3/4 of that.", {"f/1.4", "3/4"}),
+        # Units.
+        ("The index takes 40 MB of RAM and the JSON export 3 GB.", {"MB", "GB"}),
         # An era marker.
         ("The aqueduct was finished around 50 BCE and rebuilt in 300 CE.", {"BCE", "CE"}),
         # Buttons and menu items, quoted in instructions.

@@ -12,8 +12,8 @@ product, a named code object, a file, an address, a date) and refuses:
 - code fragments cut from prose: a backticked span that is not one identifier
   (``extractor = none``, ``GET /v1/x``, ``a + 1``), a plain lower-case word in backticks
   (``stopped``: a value, not a thing), a bare route (``/metrics``);
-- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``, an era's ``CE``), and
-  a template's stand-ins (``XYZ Corporation``, ``ollama:MODEL``);
+- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``, an era's ``CE``, a
+  unit's ``MB``), and a template's stand-ins (``XYZ Corporation``, ``ollama:MODEL``);
 - a kinship word by itself (``Father``, ``Mum``: whose father depends on who speaks);
 - a past participle or an adjective capitalised alone (``Personalized``, ``Plant-based``);
 - a path whose file name has no letter (``f/2.8`` is an aperture, ``1/2`` a fraction);
@@ -58,7 +58,8 @@ _GENERIC_ABBR = frozenset(
     cfo coo hr pr seo roi kpi kpis ai ml llm llms gps sms spf otc dm dms asap eta fyi tl;dr
     tldr pm am utc gmt est pst cet bst etc vs eg ie aka dob ssn pin dns ip tcp udp ssh tls
     ssl cli gui sdk ide cd cds dvd dvds cv mba phd md dr mr mrs ms st rd th nd jr sr rfp
-    get put post patch delete ce bce ad bc""".split()
+    get put post patch delete ce bce ad bc kb mb gb tb pb kib mib gib tib ms ns fps rpm
+    kwh mhz ghz rss""".split()
 )
 # The stock words of headings in written answers ("Other Tips", "Key Benefits"): a run of
 # two words or more ending in one of these is a label, not a name.
