@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--quick] [--json] [--show-misses]
+        [--extractor rules|none] [--wordings old|new|all] [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
 cannot read reach the context as beads only). Wording, people, places and times are drawn
@@ -94,6 +94,46 @@ SAY: dict[str, list[str]] = {
         "Picked up my new {x} from the dealer this morning.",
     ],
 }
+# A second family of wordings (`--wordings new`), written apart from the first and from the
+# extractor's patterns, to see whether what works on the first generalises.
+SAY_NEW: dict[str, list[str]] = {
+    "home": [
+        "After months of searching we finally bought a place in {x}.",
+        "Settled into my new flat in {x} this week.",
+        "We packed up everything and headed to {x} for good.",
+        "My new address is in {x}, near the old harbour.",
+        "Living in {x} now and the commute is so much shorter.",
+        "The movers dropped the last boxes at our place in {x}.",
+    ],
+    "employer": [
+        "Signed my contract with {x} yesterday, desk and all.",
+        "Handed in my notice and took a job at {x}.",
+        "My new employer is {x}, the team is lovely.",
+        "I'm now an analyst at {x}.",
+        "Got hired by {x} after the third interview.",
+        "Day one at {x}: badge, laptop, and too many meetings.",
+    ],
+    "drink": [
+        "These days I'm all about {x}.",
+        "I've gotten hooked on {x} lately.",
+        "My go-to drink right now is {x}.",
+        "Can't start my day without {x} anymore.",
+        "I've been drinking {x} every afternoon.",
+        "Gave up my old habit, it's only {x} now.",
+    ],
+    "partner": [
+        "I'm in a relationship with {x} now.",
+        "{x} asked me out last week and we've been together since.",
+        "Introduced {x} to my parents as my partner.",
+        "Things with {x} are getting serious, we're a couple now.",
+    ],
+    "car": [
+        "Our new car is a {x}, we collected it on Friday.",
+        "Finally upgraded to a {x}.",
+        "I'm driving a {x} these days.",
+        "Sold the old car and got a {x}.",
+    ],
+}
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -114,6 +154,35 @@ ASK_THEN: dict[str, list[str]] = {
     "partner": ["Who was my partner {t}?", "Who was I dating {t}?"],
     "car": ["What car did I drive {t}?", "Which car did I have {t}?"],
 }  # fmt: skip
+ASK_NOW_NEW: dict[str, list[str]] = {
+    "home": ["Where am I living currently?", "Which town do I call home now?"],
+    "employer": ["Who is my employer at present?", "Where do I work now?"],
+    "drink": ["What's my go-to drink lately?", "What am I drinking these days?"],
+    "partner": ["Who am I with now?", "Who is my current partner?"],
+    "car": ["What's my car right now?", "What vehicle do I own now?"],
+}
+ASK_THEN_NEW: dict[str, list[str]] = {
+    "home": ["Where was I living {t}?", "Which town did I call home {t}?"],
+    "employer": ["Who employed me {t}?", "Where was I working {t}?"],
+    "drink": ["What was I drinking {t}?", "What was my go-to drink {t}?"],
+    "partner": ["Who was I seeing {t}?", "Who was I with {t}?"],
+    "car": ["What was I driving {t}?", "What vehicle did I own {t}?"],
+}
+# Chatter of the second family: other people's moves and jobs, plans, drinks not taken.
+CHATTER_NEW = [
+    "My brother just moved to {city} for his studies.",
+    "We might look at flats in {city} someday, who knows.",
+    "A recruiter from {org} keeps emailing me, not interested.",
+    "My colleague swears by {drink}, I can't stand it.",
+    "Rented a car for the trip, a tiny thing with no boot.",
+    "Cooked a big pot of chilli for the week.",
+    "The neighbours' dog barked all night again.",
+    "Spent Saturday fixing my bike's gears.",
+    "Went to a gig in {city} with old school friends.",
+    "Read an article about {org} doing layoffs.",
+    "Finally cleaned out the garage.",
+    "Started a pottery class on Wednesday evenings.",
+]
 CHATTER = [
     "Spent the weekend in {city} for a friend's wedding.",
     "My friend Dana works at {org} and hates the commute.",
@@ -181,8 +250,16 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
     return out
 
 
-def make_user(rng: random.Random, attributes: list[str]) -> User:
-    """One user's eighteen months: changes of each attribute, chatter, and questions."""
+def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
+    """One user's eighteen months: changes of each attribute, chatter, and questions, told in
+    the first family of wordings (``old``), the second (``new``) or either (``all``)."""
+    say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
+    if wordings != "old":
+        both = wordings == "all"
+        say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
+        ask_now = {a: (ASK_NOW[a] if both else []) + ASK_NOW_NEW[a] for a in ASK_NOW}
+        ask_then = {a: (ASK_THEN[a] if both else []) + ASK_THEN_NEW[a] for a in ASK_THEN}
+        chatter = (CHATTER if both else []) + CHATTER_NEW
     u = User()
     span = (NOW - START).days - 20
     events: list[tuple[float, str]] = []
@@ -194,11 +271,11 @@ def make_user(rng: random.Random, attributes: list[str]) -> User:
         for day, value in zip(days, values, strict=True):
             ts = (START + timedelta(days=day, hours=rng.randint(8, 21))).timestamp()
             history.append((ts, value))
-            events.append((ts, rng.choice(SAY[attr]).format(x=value)))
+            events.append((ts, rng.choice(say[attr]).format(x=value)))
         u.history[attr] = history
     for _ in range(rng.randint(50, 80)):
         ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
-        line = rng.choice(CHATTER).format(
+        line = rng.choice(chatter).format(
             city=rng.choice(CITIES), org=rng.choice(EMPLOYERS), drink=rng.choice(DRINKS)
         )
         events.append((ts, line))
@@ -213,14 +290,14 @@ def make_user(rng: random.Random, attributes: list[str]) -> User:
     for attr in attributes:
         history = u.history[attr]
         values = [v for _, v in history]
-        u.questions.append({"attr": attr, "q": rng.choice(ASK_NOW[attr]), "when": "now",
+        u.questions.append({"attr": attr, "q": rng.choice(ask_now[attr]), "when": "now",
                             "expect": history[-1][1], "values": values})  # fmt: skip
         # A past time well inside an earlier value's period (not the current one).
         for i, (since, value) in enumerate(history[:-1]):
             until = history[i + 1][0]
             for phrase, lo, hi in _phrases(rng, _mid(since, until)):
                 if since + 3 * 86400 < lo and hi < until - 3 * 86400:
-                    q = rng.choice(ASK_THEN[attr]).format(t=phrase)
+                    q = rng.choice(ask_then[attr]).format(t=phrase)
                     u.questions.append({"attr": attr, "q": q, "when": "then", "expect": value,
                                         "values": values})  # fmt: skip
                     break
@@ -239,7 +316,12 @@ def first_named(text: str, values: list[str]) -> str | None:
 
 
 def evaluate(
-    users: int, seed: int, embedder: str, extractor: str, show_misses: bool = False
+    users: int,
+    seed: int,
+    embedder: str,
+    extractor: str,
+    show_misses: bool = False,
+    wordings: str = "old",
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     attributes = list(POOLS)
@@ -250,7 +332,7 @@ def evaluate(
     misses: list[dict[str, Any]] = []
     tokens: list[int] = []
     for n in range(users):
-        user = make_user(rng, attributes)
+        user = make_user(rng, attributes, wordings)
         with (
             tempfile.TemporaryDirectory(prefix="facts-") as tmp,
             Memory.open(Path(tmp) / "m", sync=False, embedder=embedder, extractor=extractor,
@@ -273,6 +355,7 @@ def evaluate(
                 tally["retrieve"][q["when"]].append(int(named == q["expect"]))
     out: dict[str, Any] = {
         "users": users, "seed": seed, "embedder": embedder, "extractor": extractor,
+        "wordings": wordings,
         "context_ms_p50": round(sorted(latencies)[len(latencies) // 2], 2),
         "context_tokens_mean": round(sum(tokens) / max(1, len(tokens)), 1),
     }  # fmt: skip
@@ -294,15 +377,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="3 users (the suite runs this)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--wordings", choices=("old", "new", "all"), default="old",
+        help="which family of wordings tells the changes and asks (see SAY_NEW)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
-    out = evaluate(users, args.seed, args.embedder, args.extractor, args.show_misses)
+    out = evaluate(users, args.seed, args.embedder, args.extractor, args.show_misses, args.wordings)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     show: Callable[[str], str] = lambda k: f"{out[k]:.3f} (n={out[k + '_n']})"  # noqa: E731
     print(f"changing facts: {users} users, seed {args.seed}, embedder={args.embedder}, "
-          f"extractor={args.extractor}")  # fmt: skip
+          f"extractor={args.extractor}, wordings={args.wordings}")  # fmt: skip
     print(f"  context : now {show('context_now')}  then {show('context_then')}  "
           f"p50 {out['context_ms_p50']} ms, {out['context_tokens_mean']} tokens")  # fmt: skip
     print(f"  retrieve(k=10): now {show('retrieve_now')}  then {show('retrieve_then')}")

@@ -96,6 +96,7 @@ class Memory:
             self.indexer  # noqa: B018 - vectors are made in the background from the start
         self.entities, fresh = self._entity_names(graph_secret)
         self.reader.entities = self.entities
+        self.writer.entities = self.entities
         self.knowledge_writer = KnowledgeWriter(self.writer, self.entities)
         self.knowledge_writer.unsaved_key = fresh
         self.scrubber = DataDirScrubber(

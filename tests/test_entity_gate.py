@@ -42,6 +42,35 @@ def names(text: str, role: str = "user") -> set[str]:
             "The socket lives under /tmp/app- until renamed, see /metrics.",
             {"/tmp/app-", "/metrics"},
         ),
+        # A kinship word alone names no one person.
+        ("We prayed to God the Father, and later Mum called.", {"Father", "Mum"}),
+        ("Dinner went long because Grandpa told the war stories again.", {"Grandpa"}),
+        # Ratios and apertures are not files.
+        ("Shot wide open at f/1.4, then stopped down to 3/4 of that.", {"f/1.4", "3/4"}),
+        # Units.
+        ("The index takes 40 MB of RAM and the JSON export 3 GB.", {"MB", "GB"}),
+        # An era marker.
+        ("The aqueduct was finished around 50 BCE and rebuilt in 300 CE.", {"BCE", "CE"}),
+        # Buttons and menu items, quoted in instructions.
+        ('Tap "Settings", then "Privacy", and press "Save".', {"Settings", "Privacy", "Save"}),
+        ('Select "Express Shipping" as the method.', {"Express Shipping"}),
+        # Degrees and fields of study.
+        ("She holds a Master's degree in Marine Biology.", {"Master", "Marine Biology"}),
+        ("I'm majoring in Applied Mathematics next year.", {"Applied Mathematics"}),
+        # A capitalised participle; a gerund opening the sentence.
+        ("We picked the Customized layout for the invites.", {"Customized"}),
+        ("Studying Portuguese takes me an hour a day.", {"Studying Portuguese"}),
+        # Common words after a name in a heading, which the text writes in lower case.
+        (
+            "**Brightline Subscription Costs:** the subscription costs vary by region.",
+            {"Brightline Subscription Costs"},
+        ),
+        # A snippet's variables, in a fenced code block.
+        (
+            "Try this:\n```python\nbatch_size = 32\nfor step in range(max_steps):\n"
+            "    run(learning_rate)\n```\nIt trains in a minute.",
+            {"batch_size", "max_steps", "learning_rate"},
+        ),
     ],
 )
 def test_junk_is_not_an_entity(text: str, junk: set[str]) -> None:
@@ -61,6 +90,17 @@ def test_junk_is_not_an_entity(text: str, junk: set[str]) -> None:
         ("Set `max_retries` and `ACME_HOME` before starting.", {"max_retries", "ACME_HOME"}),
         ("Mail ops@example.org about https://status.example.org/x on 2025-02-14.", {"ops@example.org", "https://status.example.org/x", "2025-02-14"}),
         ("We saw Stars of the Lid play at the Barbican.", {"Stars of the Lid", "Barbican"}),
+        # The name a common word starts or ends, inside a sentence; the rest of a cut name.
+        ("We read from the Old Testament and sailed round Great Britain.", {"Old Testament", "Great Britain"}),
+        ("My meter is a Contour Next and it syncs fine.", {"Contour Next"}),
+        ("We queued for the Galleria degli Uffizi and the Palazzo della Ragione.", {"Galleria degli Uffizi", "Palazzo della Ragione"}),
+        # What the junk rules leave: the language, the brand before a heading's words.
+        ("Studying Portuguese takes me an hour a day.", {"Portuguese"}),
+        ("**Brightline Subscription Costs:** the subscription costs vary by region.", {"Brightline"}),
+        # Prose naming what a code block uses.
+        ("Call `load_config()` first:\n```\ncfg = load_config()\n```", {"load_config()"}),
+        # A relative's name stays when the relation goes.
+        ("My aunt Rosalind flew in from Perth.", {"Rosalind", "Perth"}),
     ],
 )  # fmt: skip
 def test_real_entities_stay(text: str, wanted: set[str]) -> None:
@@ -116,5 +156,5 @@ def test_the_bench_quick_run_meets_its_floor() -> None:
     # The docs move under the sample (their chunks are chosen by a hash of their text): a
     # few new names are expected between labellings; many mean the labels are stale.
     assert figures["labelled"] >= 0.8 * figures["entities"], figures["unlabelled"]
-    assert figures["precision"] >= 0.8, figures["junk"]
+    assert figures["precision"] >= 0.9, figures["junk"]
     assert figures["recall"] >= 0.9, figures["missed"]

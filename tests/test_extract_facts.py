@@ -113,3 +113,45 @@ def test_facts_name_their_subject_as_an_entity() -> None:
     bead = Bead(id="b", ts=1.0, role="user", content="Okay so Caroline moved to Boston.")
     names = {e.name: e.type for e in RulesExtractor().extract_one(bead).entities}
     assert names.get("Caroline") in ("person", "name") and names.get("Boston") == "place"
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # Home: a household's move, a home noun with a place.
+        ("We finally relocated to Tromsø after the winter.", ("user", "lives_in", "Tromsø")),
+        ("Our flat is in Antwerp, two floors up.", ("user", "lives_in", "Antwerp")),
+        ("Rented a small house in Cádiz near the beach.", ("user", "lives_in", "Cádiz")),
+        # Work: a role at a company, a job taken, a hire.
+        ("I'm a data engineer at Fernwood Mills.", ("user", "works_at", "Fernwood Mills")),
+        ("Landed a new role with Orbital Freight last month.", ("user", "works_at", "Orbital Freight")),
+        ("I was hired by Saltmarsh Studio in spring.", ("user", "works_at", "Saltmarsh Studio")),
+        # Drink: a vague verb with a drink named.
+        ("I'm obsessed with iced oat lattes this summer.", ("user", "drinks", "iced oat lattes")),
+        ("My morning cup is genmaicha tea.", ("user", "drinks", "genmaicha tea")),
+        # Partner and car.
+        ("Been dating Oskar since the festival.", ("user", "partner", "Oskar")),
+        ("Leased a Hyundai Ioniq for the new commute.", ("user", "drives", "Hyundai Ioniq")),
+    ],
+)  # fmt: skip
+def test_the_same_facts_said_in_other_ways(text: str, fact: tuple[str, ...]) -> None:
+    assert fact in said(text), said(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My cousin just bought a place in Graz.",  # someone else's home
+        "Marta rented a flat in Split for the summer.",  # a named someone else
+        "We might rent a flat in Split one day.",  # a possibility
+        "I've switched to Fedora on my laptop.",  # a vague verb, no drink
+        "I got a Kindle for my birthday.",  # a vague verb, no car make
+        "Is your office in Ghent these days?",  # a question about you
+        "I'm not dating Oskar anymore.",  # a negation
+    ],
+)
+def test_the_wider_patterns_keep_to_the_speakers_assertions(text: str) -> None:
+    facts = {
+        f for f in said(text) if f[1] in {"lives_in", "works_at", "drinks", "partner", "drives"}
+    }
+    assert facts == set(), facts

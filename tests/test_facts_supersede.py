@@ -91,17 +91,69 @@ def test_a_bad_span_is_refused_and_writes_nothing(mem: Memory) -> None:
     assert mem.get_edge(held.id).invalid_at is None
 
 
-def test_a_hand_written_fact_and_an_extracted_one_agree_on_their_own_subjects(
+def named(mem: Memory, name: str) -> list[str]:
+    """The ids of the present nodes named ``name``."""
+    return [n.id for n in mem.all_nodes() if n.name == name]
+
+
+def holding(mem: Memory, predicate: str) -> dict[str, set[str]]:
+    """Subject node id -> the objects of ``predicate`` that hold now."""
+    out: dict[str, set[str]] = {}
+    for e in mem.all_edges(include_invalid=False):
+        if e.predicate == predicate:
+            out.setdefault(e.source, set()).add(mem.get_node(e.target).name or e.target)
+    return out
+
+
+def test_a_hand_written_name_and_an_extracted_one_are_one_node_written_by_hand_first(
     open_memory: Callable[..., Memory],
 ) -> None:
-    """Both kinds end the earlier value of their own subject node; the extractor's node
-    (a keyed id) and the hand-written one (the name's slug) are different nodes by design."""
-    mem = open_memory("both", extractor="rules")
-    mem.append_bead("I work at Initech.", source="Sam", ts=1_600_000_000)
-    mem.append_bead("I now work at Hooli.", source="Sam", ts=1_700_000_000)
+    """The extractor writes on the person's node of the name (its slug id), so the speaker's
+    extracted fact and the hand-written one share a subject, and the later one supersedes."""
+    mem = open_memory("hand-first", extractor="rules")
+    mem.add_fact("Sam", "works_at", "Initech", valid_at=1_500_000_000)
+    mem.append_bead("I now work at Hooli.", source="Sam", ts=1_600_000_000)
+    mem.append_bead("Hooli hired Sam's cousin Dev too.", source="Sam", ts=1_600_000_100)
     assert mem.wait_learned(timeout=30)
-    extracted = [e for e in mem.all_edges(include_invalid=False) if e.predicate == "works_at"]
-    assert [mem.get_node(e.target).name for e in extracted] == ["Hooli"]
-    mem.add_fact("Sam", "works_at", "Initech")
-    mem.add_fact("Sam", "works_at", "Hooli")
-    assert current(mem, "sam", "works_at") == {"Hooli"}
+    assert named(mem, "Sam") == ["sam"]
+    assert named(mem, "Hooli") and len(named(mem, "Hooli")) == 1
+    assert holding(mem, "works_at") == {"sam": {"Hooli"}}  # Initech ended by the bead
+    # And back: a later hand-written value ends the extracted one.
+    mem.add_fact("Sam", "works_at", "Globex", valid_at=1_700_000_000)
+    assert holding(mem, "works_at") == {"sam": {"Globex"}}
+
+
+def test_a_hand_written_name_and_an_extracted_one_are_one_node_extracted_first(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """A hand-written fact naming what an extractor found is written on that node (its keyed
+    id): one node, one group of facts, each superseding the other in time order."""
+    mem = open_memory("extracted-first", extractor="rules")
+    mem.append_bead("I work at Initech.", source="Sam", ts=1_500_000_000)
+    assert mem.wait_learned(timeout=30)
+    [sam] = named(mem, "Sam")
+    [initech] = named(mem, "Initech")
+    assert sam.startswith("n-")  # the extractor's keyed id
+    mem.add_fact("Sam", "works_at", "Hooli", valid_at=1_600_000_000)
+    assert named(mem, "Sam") == [sam] and named(mem, "Initech") == [initech]
+    assert holding(mem, "works_at") == {sam: {"Hooli"}}
+    # The object side too: a hand-written fact naming the extracted Initech reuses it.
+    mem.add_fact("Ada", "works_at", "Initech", valid_at=1_600_000_000)
+    assert named(mem, "Initech") == [initech]
+    assert holding(mem, "works_at")["ada"] == {"Initech"}
+    # A later statement in a bead ends the hand-written value.
+    mem.append_bead("These days I work at Globex.", source="Sam", ts=1_700_000_000)
+    assert mem.wait_learned(timeout=30)
+    assert holding(mem, "works_at")[sam] == {"Globex"}
+
+
+def test_names_that_only_look_alike_stay_apart(open_memory: Callable[..., Memory]) -> None:
+    """Only the same name (its normal form) is the same node: "Sam" and "Samantha", a name
+    with odd characters, and a quoted name give nodes of their own."""
+    mem = open_memory("apart", extractor="rules")
+    mem.append_bead("I work at Initech.", source="Sam", ts=1_500_000_000)
+    assert mem.wait_learned(timeout=30)
+    mem.add_fact("Samantha", "works_at", "Initech")
+    mem.add_fact('Sam "the boss" \u200b', "works_at", "Initech")
+    sams = {n.name for n in mem.all_nodes() if (n.name or "").startswith("Sam")}
+    assert len(named(mem, "Sam")) == 1 and len(sams) == 3

@@ -254,22 +254,21 @@ def test_forget_the_only_evidence_removes_what_it_supported(mem: Memory) -> None
 
 
 def test_a_person_added_node_survives_the_cascade(mem: Memory) -> None:
-    # Extracted entities have ids of their own (hashes: a retracted one leaves no words in
-    # its id), so a node a person wrote is never the extractor's to retract.
+    # The extractor writes on a person's node of the name (one node per name), and a node a
+    # person wrote is never the extractor's to retract: a forget takes its bead off it.
     mem.add_node("lisbon", "place", name="Lisbon")
     bead = mem.append_bead("I live in Lisbon.", ts=1000)
     learned(mem)
-    assert mem.get_node("lisbon").derived_by is None
-    derived = mem.get_node(entity("Lisbon"))
-    assert derived.derived_by == "rules/2" and derived.evidence == [bead.id]
+    node = mem.get_node("lisbon")
+    assert node.derived_by is None and node.evidence == [bead.id]
+    with pytest.raises(NotFound):
+        mem.get_node(entity("Lisbon"))  # no second node of the name
+    assert [e.predicate for e in mem.all_edges() if e.target == "lisbon"] == ["lives_in"]
     mem.forget(bead.id)
     learned(mem)
     node = mem.get_node("lisbon")
-    assert node.derived_by is None and node.name == "Lisbon"
-    with pytest.raises(NotFound):
-        mem.get_node(entity("Lisbon"))
-    with pytest.raises(NotFound):
-        mem.get_edge(LISBON)
+    assert node.derived_by is None and node.name == "Lisbon" and node.evidence == []
+    assert [e for e in mem.all_edges(include_invalid=True) if e.target == "lisbon"] == []
 
 
 def test_forget_where_cascades(mem: Memory) -> None:

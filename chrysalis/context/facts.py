@@ -53,8 +53,11 @@ _CUES: dict[str, tuple[str, ...]] = {
     "works_as": ("job", "role", "position", "title", "profession", "occupation", "career"),
     "prefers": ("prefer", "drink", "favo", "like", "beverage"),
     "married_to": ("married", "spouse", "wife", "husband"),
-    "partner": ("partner", "girlfriend", "boyfriend", "wife", "husband", "spouse", "dating"),
-    "drives": ("car", "drive", "drove", "vehicle"),
+    "partner": (
+        "partner", "girlfriend", "boyfriend", "wife", "husband", "spouse", "dating", "seeing",
+        "relationship", "couple", "together",
+    ),
+    "drives": ("car", "driv", "drove", "vehicle"),
 }  # fmt: skip
 _FIRST_SECOND = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|we|our|us|you|your|user)\b")
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2}")
@@ -202,9 +205,12 @@ def expand(query: str) -> str:
 
 def _cued(predicate: str, words: Sequence[str]) -> bool:
     """Whether a question word is a cue of ``predicate`` or shares its first five letters
-    with one of the predicate's own words ("drive" for ``drives``)."""
+    with one of the predicate's own words ("drive" for ``drives``); "who am I with?" asks
+    for a partner."""
     stems = _CUES.get(predicate, ())
     if stems and any(w.startswith(stems) for w in words):
+        return True
+    if predicate == "partner" and words[:1] == ["who"] and "with" in words[1:5]:
         return True
     own = {w[:5] for w in predicate.lower().split("_") if len(w) >= 3 and w not in _GLUE}
     return any(len(w) >= 3 and w[:5] in own for w in words)

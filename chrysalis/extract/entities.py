@@ -12,8 +12,11 @@ product, a named code object, a file, an address, a date) and refuses:
 - code fragments cut from prose: a backticked span that is not one identifier
   (``extractor = none``, ``GET /v1/x``, ``a + 1``), a plain lower-case word in backticks
   (``stopped``: a value, not a thing), a bare route (``/metrics``);
-- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``), and a template's
-  stand-ins (``XYZ Corporation``, ``ollama:MODEL``);
+- generic abbreviations that name no one thing (``API``, ``CPU``, ``GPS``, an era's ``CE``, a
+  unit's ``MB``), and a template's stand-ins (``XYZ Corporation``, ``ollama:MODEL``);
+- a kinship word by itself (``Father``, ``Mum``: whose father depends on who speaks);
+- a past participle or an adjective capitalised alone (``Personalized``, ``Plant-based``);
+- a path whose file name has no letter (``f/2.8`` is an aperture, ``1/2`` a fraction);
 - scare quotes and quoted speech taken for titles (``"refusing to send"``): a title starts
   with a capital or a digit and is not a greeting;
 - capitalised common words: a run whose every word the same text writes in lower case at
@@ -29,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
-__all__ = ["GREETINGS", "WEEKDAYS", "entity_or_none", "lower_words"]
+__all__ = ["GREETINGS", "KINSHIP", "WEEKDAYS", "entity_or_none", "lower_words"]
 
 WEEKDAYS = frozenset(
     d + s
@@ -55,7 +58,8 @@ _GENERIC_ABBR = frozenset(
     cfo coo hr pr seo roi kpi kpis ai ml llm llms gps sms spf otc dm dms asap eta fyi tl;dr
     tldr pm am utc gmt est pst cet bst etc vs eg ie aka dob ssn pin dns ip tcp udp ssh tls
     ssl cli gui sdk ide cd cds dvd dvds cv mba phd md dr mr mrs ms st rd th nd jr sr rfp
-    get put post patch delete""".split()
+    get put post patch delete ce bce ad bc kb mb gb tb pb kib mib gib tib ms ns fps rpm
+    kwh mhz ghz rss""".split()
 )
 # The stock words of headings in written answers ("Other Tips", "Key Benefits"): a run of
 # two words or more ending in one of these is a label, not a name.
@@ -73,6 +77,15 @@ _ROLE_HEAD = frozenset(
     supervisor lead head president architect technician award awards prize certificate
     degree diploma""".split()
 )
+# Words for a relative: who they name depends on who speaks ("Father" in "my Father", "God
+# the Father"); a relative's name is the entity ("my mum Rosa" gives Rosa).
+KINSHIP = frozenset(
+    """father mother mom mum mommy mummy mama mamma momma dad daddy papa pa ma grandma grandpa
+    grandmother grandfather granny gran nana nan grandad granddad sister brother sis bro aunt
+    auntie aunty uncle son daughter wife husband cousin nephew niece fiance fiancee fiancé
+    fiancée stepmother stepfather stepmom stepdad stepson stepdaughter""".split()
+)
+_PARTICIPLE_ENDINGS = ("ized", "ised", "izing", "ising")
 _PLACEHOLDERS = frozenset("xyz foo baz qux foobar lorem ipsum".split())
 _ADJECTIVE_ENDINGS = ("-based", "-inspired", "-style", "-like", "-friendly", "-specific")
 _LOCAL_CALL = re.compile(r"[a-z]+\.[a-z_]+\(\)")
@@ -118,8 +131,12 @@ def entity_or_none(name: str, type: str, lowered: Set[str] = frozenset()) -> str
     if type == "code":
         return name if _code(name) else None
     if type == "path":
-        # A bare route or a one-level fragment ("/metrics", "/v1") is not a file.
-        return name if name.count("/") >= 2 or "." in name.rsplit("/", 1)[-1] else None
+        # A bare route or a one-level fragment ("/metrics", "/v1") is not a file, nor is a
+        # ratio or an aperture whose last part has no letter ("f/2.8", "3/4").
+        base = name.rsplit("/", 1)[-1]
+        if _LETTER.search(base.rsplit(".", 1)[0]) is None:
+            return None
+        return name if name.count("/") >= 2 or "." in base else None
     if type == "title":
         # A quoted common word ("Checkout", "Pay" on a button) is written lower case too.
         plain = lowered and all(w.strip(",.!'’") in lowered for w in words)
@@ -138,6 +155,16 @@ def entity_or_none(name: str, type: str, lowered: Set[str] = frozenset()) -> str
         return None
     if any(w.endswith(_ADJECTIVE_ENDINGS) for w in bare):
         return None  # an adjective ("LA-based"), not a thing
+    if len(bare) == 1 and (bare[0] in KINSHIP or bare[0].endswith(_PARTICIPLE_ENDINGS)):
+        return None  # "Father", "Personalized": a relative's role, a verb's form
+    if lowered and len(bare) >= 3 and bare[0] not in lowered:
+        # "Acme Delivery Fees" where the text says "delivery fees": the name, then a
+        # heading's common words; the name stays.
+        tail = 0
+        while tail < len(bare) - 1 and bare[len(bare) - 1 - tail] in lowered:
+            tail += 1
+        if tail >= 2:
+            return " ".join(name.replace(",", " ").split()[: len(bare) - tail])
     return name
 
 

@@ -47,7 +47,8 @@ _PERSON = r"(?P<object>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
 # word that starts something else.
 _STOP = (
     r"and|but|because|since|so|now|these|this|for|every|each|in|at|on|with|when|while|before|"
-    r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those"
+    r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those|"
+    r"lately|recently|nowadays|anymore|again|right|then|though|yet|either"
 )
 _THING = (
     r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|"
@@ -113,10 +114,114 @@ _THEIR = re.compile(
 _FAVOURITE = re.compile(
     r"\b(?:(?P<my>[Mm]y)|" + _SUBJECT + r"['’]s)\s+favou?rite\s+(?P<what>\w+)\s+is\s+" + _THING
 )
+# What a drink is called: the head words of drinks people say they have. A vague verb ("I'm
+# hooked on X", "I've switched to X", "it's X for me") gives a ``drinks`` fact only when X
+# names one, so "I've switched to Linux" gives nothing.
+DRINK_WORDS = frozenset(
+    """tea teas coffee coffees latte lattes espresso espressos cappuccino cappuccinos americano
+    americanos mocha mochas macchiato cortado cortados flat white whites brew brews chai matcha
+    mate rooibos oolong sencha kombucha chocolate cocoa juice juices smoothie smoothies milk
+    milkshake milkshakes shake shakes water seltzer soda sodas lemonade cola coke beer beers ale
+    ales lager lagers stout wine wines cider prosecco champagne whisky whiskey gin rum vodka
+    tequila cocktail cocktails kefir lassi tisane infusion decaf horchata kvass boba""".split()
+)
+# Car makes: a vague verb ("I got a X", "upgraded to a X") gives a ``drives`` fact only when X
+# starts with one, so "I got a Kindle" gives nothing.
+CAR_MAKES = frozenset(
+    """audi bmw byd chevrolet chevy citroen citroën cupra dacia fiat ford honda hyundai jaguar
+    jeep kia lancia land lexus mazda mercedes mini mitsubishi nissan opel peugeot polestar
+    porsche renault saab seat skoda škoda subaru suzuki tesla toyota vauxhall volkswagen vw
+    volvo alfa""".split()
+)
+_WE = r"\b(?:I|[Ww]e)"  # a home is the household's: "we moved to Lisbon" says where I live
+_CAR = r"(?P<object>[A-Z][\w'’&-]*(?:\s+(?:[A-Z][\w'’&-]*|\d[\w-]*)){0,3})"
+_HOME_NOUN = r"(?:place|flat|apartment|house|home|condo|studio|address|lease)"
+# A role before "at X" ("I'm now an analyst at Acme"): up to three lower-case words.
+_ROLE = r"(?:a|an|the)\s+(?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*"
+
+
+@dataclass(frozen=True)
+class _Said:
+    """A first-person statement pattern beside `_RULES`: ``object`` names the value; ``kind``
+    (``drink``, ``car``) asks that the value name one (`DRINK_WORDS`, `CAR_MAKES`)."""
+
+    pattern: re.Pattern[str]
+    predicate: str
+    object_type: str
+    hints: tuple[str, ...]
+    kind: str = ""
+
+
+def _said(regex: str, predicate: str, type: str, hints: str, kind: str = "") -> _Said:
+    flags = re.IGNORECASE if type == "thing" else 0
+    return _Said(re.compile(regex, flags), predicate, type, tuple(hints.split("|")), kind)
+
+
+# fmt: off
+_SAID = [
+    # Where the speaker's household lives now.
+    _said(_WE + r"(?:['’]ve|\s+have)?\s+" + _SOON + r"(?:moved|relocated|settled)\s+(?:(?:in|into)\s+(?:(?:a|an|the|my|our)\s+)?(?:new\s+)?" + _HOME_NOUN + r"\s+)?(?:in|to)\s+" + _NAMED, "lives_in", "place", "moved|relocated|settled"),
+    _said(r"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+)?" + _HOME_NOUN + r"\s+(?:is\s+)?(?:now\s+)?in\s+" + _NAMED, "lives_in", "place", "place|flat|apartment|house|home|condo|studio|address|lease"),
+    _said(r"\b(?:(?:[Ss]ettled|[Mm]oved)\s+into|(?i:bought|rented|found|got|leased|signed\s+(?:the|a)\s+lease\s+on)\s+(?:a|an|the|my|our)\s+(?:[a-z]+\s+){0,2}?" + _HOME_NOUN + r")\s+(?:\w+\s+){0,3}?in\s+" + _NAMED, "lives_in", "place", "settled|moved|bought|rented|found|got|leased|lease"),
+    _said(r"(?:^|(?<=[.!?]\s))(?:[Nn]ow\s+)?(?:[Ll]iving|[Bb]ased)\s+in\s+" + _NAMED, "lives_in", "place", "living|based"),
+    _said(r"\b[Hh]ome\s+is\s+(?:now\s+)?" + _NAMED, "lives_in", "place", "home"),
+    # Where the speaker works now.
+    _said(r"\b(?i:took|accepted|got|landed|started)\s+(?:a|the|an)\s+(?:new\s+)?(?:job|position|role|offer)\s+(?:at|with|from)\s+" + _NAMED, "works_at", "org", "took|accepted|got|landed|started"),
+    _said(r"\b(?:[Gg]ot\s+|[Bb]een\s+|was\s+|[Jj]ust\s+)?hired\s+(?:by|at)\s+" + _NAMED, "works_at", "org", "hired"),
+    _said(r"\b[Mm]y\s+(?:new\s+)?(?:employer|company|workplace)\s+is\s+(?:now\s+)?" + _NAMED, "works_at", "org", "employer|company|workplace"),
+    _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?" + _ROLE + r"\s+(?:at|with|for)\s+" + _NAMED, "works_at", "org", "at|with|for"),
+    _said(r"\b(?:[Ss]igned\s+(?:my|a|the)\s+(?:new\s+)?contract\s+with|(?:[Dd]ay\s+one|[Ff]irst\s+(?:day|week|month))\s+(?:at|with)(?:\s+my\s+new\s+job\s+(?:at|with))?)\s+" + _NAMED, "works_at", "org", "contract|day|first"),
+    # What the speaker drinks now (the value must name a drink).
+    _said(r"\bI(?:['’]ve|\s+have|['’]m|\s+am)?\s+" + _SOON + r"(?:(?:been\s+|gotten\s+|got\s+)?(?:hooked\s+on|addicted\s+to|into|all\s+about|obsessed\s+with|living\s+on)|(?:been\s+)?(?:drinking|sipping|having)|(?:switched|changed|moved\s+on|gone\s+back)\s+to|(?:taken|picked)\s+up)\s+" + _THING, "drinks", "thing", "hooked|addicted|into|about|obsessed|living|drinking|sipping|having|switched|changed|moved|back|taken|picked", "drink"),
+    _said(r"\b[Mm]y\s+(?:go-to|usual|daily|morning|regular)(?:\s+(?:drink|beverage|order|cup))?\s+(?:(?:right\s+now|these\s+days|now|lately|at\s+the\s+moment)\s+)?is\s+(?:now\s+)?" + _THING, "drinks", "thing", "go-to|usual|daily|morning|regular", "drink"),
+    _said(r"\bit['’]s\s+(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
+    _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
+    # Whom the speaker is with now.
+    _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
+    _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner))", "partner", "person", " and i | me out| my "),
+    _said(r"\b(?:[Ii]ntroduced|[Mm]et)\s+" + _PERSON + r"\s+(?:to\s+\w+\s+\w+\s+)?as\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)", "partner", "person", " as my "),
+    # What the speaker drives now (a vague verb needs a car make).
+    _said(r"\bI(?:(?:['’]m|\s+am)\s+(?:now\s+)?driving|\s+(?:now\s+)?drive)\s+(?:a|an|the|my)\s+(?:new\s+)?" + _CAR, "drives", "product", "driving|drive"),
+    _said(r"\b(?i:bought|got|upgraded\s+to|picked\s+up|collected|leased|traded\s+(?:in\s+)?(?:my|the)\s+(?:old\s+)?car\s+for)\s+(?:a|an|my|our|the)\s+(?:new\s+|used\s+|second-hand\s+)?" + _CAR, "drives", "product", "bought|got|upgraded|picked|collected|leased|traded", "car"),
+    _said(r"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+)?car\s+is\s+(?:now\s+)?(?:a|an|the)\s+" + _CAR, "drives", "product", "car"),
+]
+# fmt: on
+
+
+_OTHER = re.compile(
+    r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
+    + _RELATIONS
+    + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children)\b",
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
+_INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
+
+
+def _someone_else(before: str) -> bool:
+    """Whether the sentence before a subject-less pattern names another subject ("my brother
+    bought ...", "Anna and Tom moved ...", "she got a ..."): then the clause is not the
+    speaker's own."""
+    if _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None:
+        return True
+    last = _LAST_WORD.search(before)  # "Marta rented a flat": Marta is the subject
+    return last is not None and _name(last.group(1)) is not None
+
+
+def _kind_ok(kind: str, obj: str) -> bool:
+    words = obj.lower().replace("-", " ").split()
+    if kind == "drink":
+        return any(w in DRINK_WORDS for w in words)
+    if kind == "car":
+        return bool(words) and words[0] in CAR_MAKES
+    return True
+
+
 # Every pattern, its predicate, and whether it is a presupposed noun phrase (for the tests
 # that attack the mood reader with each).
 PATTERNS: list[tuple[re.Pattern[str], str, bool]] = [
     *((r.pattern, r.predicate, False) for r in _RULES),
+    *((r.pattern, r.predicate, False) for r in _SAID),
     (_MY, "rel", True),
     (_THEIR, "rel", True),
     (_FAVOURITE, "favourite", False),
@@ -154,9 +259,10 @@ def facts(text: str, speaker: str) -> list[Fact]:
     """The facts ``text`` asserts, each stated by ``speaker`` (see the module's doc)."""
     lower = text.lower()
     rules = [r for r in _RULES if any(h in lower for h in r.hints) and r.pattern.search(text)]
+    said = [r for r in _SAID if any(h in lower for h in r.hints) and r.pattern.search(text)]
     possessive = "'s " in text or "’s " in text
     mine = "my " in lower and _MY.search(text) is not None
-    if not rules and not possessive and not mine and "favo" not in lower:
+    if not rules and not said and not possessive and not mine and "favo" not in lower:
         return []  # most text: reading it for mood would cost more than the patterns
     reading = Reading(text)
     plain = reading.plain
@@ -183,6 +289,15 @@ def facts(text: str, speaker: str) -> list[Fact]:
                     _object(m.group("object"), rule.object_type),
                     rule.object_type,
                 )
+        for said_rule in said:
+            for m in said_rule.pattern.finditer(plain, start, end):
+                if reading.mood(m.start(), m.end()) != ASSERTED:
+                    continue
+                if _someone_else(plain[start : m.start()]):
+                    continue  # "My brother bought a place in Lyon": not the speaker's
+                obj = _object(m.group("object"), said_rule.object_type)
+                if obj is not None and _kind_ok(said_rule.kind, obj):
+                    add(speaker, said_rule.predicate, obj, said_rule.object_type)
         for pattern, mine_only in ((_MY, True), (_THEIR, False)):
             if (mine_only and not mine) or (not mine_only and not possessive):
                 continue

@@ -60,7 +60,31 @@ _COMMON = (
     )
     | GREETINGS
 )
-_CONNECT = frozenset({"of", "de", "du", "van", "von", "der", "la", "le"})
+_CONNECT = frozenset(
+    {"of", "de", "du", "van", "von", "der", "la", "le", "del", "della", "delle", "degli", "dei"}
+    | {"di", "da", "des"}
+)
+# Common words that are part of a name when capitalised inside a sentence ("the Old Testament",
+# "Great Britain", "the Contour Next meter"); at a sentence's start they are only its opener.
+_NAME_PART = frozenset("new old great grand next first last good true little".split())
+# A quoted label after one of these is a button or a menu item ("click "Checkout""), not a title.
+_UI_VERB = re.compile(
+    r"\b(?:click|clicks|clicked|clicking|tap|taps|tapped|tapping|press|pressed|pressing|hit|"
+    r"select|selected|selecting|choose|chose|choosing|pick|toggle|check|uncheck|tick)\b",
+    re.IGNORECASE,
+)
+# A field of study or a degree is a subject, not a thing ("a degree in Computer Science",
+# "my Master's degree"): a run after these words, or before "degree".
+_STUDY_BEFORE = re.compile(
+    r"(?:\b(?:degree|degrees|diploma|major|majors|majored|majoring|minor|minored|phd|ph\.d\.|"
+    r"doctorate|masters?|bachelors?|mba|msc|bsc|ba|ma|courses?|classes|studies|studied|"
+    r"studying|study)(?:['’]s)?(?:\s+(?:in|of))?\s+)$",
+    re.IGNORECASE,
+)
+_STUDY_AFTER = re.compile(r"(?:['’]s)?\s+(?:degree|diploma|programme|program)\b", re.IGNORECASE)
+# A code block: the names in it are a snippet's own (its variables and arguments), not things
+# the text is about; a name the prose around it uses is still found there.
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -85,7 +109,10 @@ _MONTH_DATE = re.compile(
 _CAP_WORD = r"[A-Z](?:\.(?=[ \t]+[A-Z][a-z])|[\w'’-]*)"
 _CAP_RUN = re.compile(
     r"(?<![\w'’-])[A-Z][\w'’-]*(?:\.[a-z]{2,4}(?![\w.]))?"  # "Node.js", "Mehr.ai"
-    + r"(?:[ \t]+(?:(?:of|de|du|van|von|der|la|le)[ \t]+(?:the[ \t]+)?)?"
+    + r"(?:[ \t]+(?:(?:"
+    + "|".join(sorted(_CONNECT))
+    + r")[ \t]+(?:the[ \t]+)?"
+    + r"|(?:dell|dall|degli|d)['’](?=[A-Z]))?"  # "Gallerie dell'Accademia", "Côte d'Ivoire"
     + _CAP_WORD
     + r")*"
 )
@@ -128,10 +155,10 @@ class RulesExtractor:
             return True
 
         # Each pattern runs only where its telltale character is (most text has none).
-        masked = text
+        masked = _FENCE.sub(" ", text) if "```" in text or "~~~" in text else text
         for pattern, type, hint in ((_URL, "url", "://"), (_EMAIL, "email", "@")):
-            if hint in text:
-                for m in pattern.finditer(text):
+            if hint in masked:
+                for m in pattern.finditer(masked):
                     add(m.group(0), type)
                 masked = pattern.sub(" ", masked)
         if "/" in masked:
@@ -148,7 +175,7 @@ class RulesExtractor:
                     add(m.group(0), "code")
         if '"' in masked or "“" in masked:
             for m in _QUOTED.finditer(masked):
-                if len(m.group(1).split()) <= 10:
+                if len(m.group(1).split()) <= 10 and not _ui_label(masked, m.start()):
                     add(m.group(1), "title")
             masked = _QUOTED.sub(" ", masked)
         for name, type in _dates(masked):
@@ -195,6 +222,16 @@ def _dates(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_GERUND = re.compile(r"[A-Z][a-z]{4,}ing")  # "Learning", "Visiting"; not "Beijing"
+
+
+def _ui_label(text: str, at: int) -> bool:
+    """Whether the quote at ``at`` follows a verb of clicking in its sentence ("Click "Book"
+    and then "Flights""): a label on a screen, not a work's title."""
+    start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
+    return _UI_VERB.search(text, start, at) is not None
+
+
 def _names(text: str) -> list[str]:
     """Runs of capitalised words (with "of", "de", ... inside), leading common words dropped;
     not a lone word opening a sentence (capitalised for that reason) unless the text also
@@ -208,19 +245,32 @@ def _names(text: str) -> list[str]:
         words = [w[:-2] if w.endswith(("'s", "’s")) else w for w in m.group(0).split()]
         if any(len(w) > 6 and w.isupper() for w in words):
             continue  # a shouted heading, not a name
+        start = m.start()
+        before = text[max(0, start - 12) : start].rstrip(" \t*+-#>\"'“(•0123456789")
+        at_start = not before or before[-1] in ".!?:;)]|\n"
         lead = 0
         while lead < len(words) and words[lead].lower() in _COMMON:
             if words[lead] == "New" and lead + 1 < len(words):
                 break  # "New York", "New Year": part of the name
+            if not at_start and lead + 1 < len(words) and words[lead].lower() in _NAME_PART:
+                break  # capitalised inside a sentence: "the Old Testament"
             lead += 1
+        if at_start and lead == 0 and len(words) >= 2 and _GERUND.fullmatch(words[0]):
+            lead = 1  # "Learning German is hard": the verb opens the sentence, German stays
         words = words[lead:]
-        while words and (words[-1].lower() in _CONNECT or words[-1].lower() in _COMMON):
+        while words and (
+            words[-1].lower() in _CONNECT
+            or (words[-1].lower() in _COMMON and (len(words) == 1 or words[-1].lower()
+                                                  not in _NAME_PART))
+        ):  # fmt: skip
             words.pop()
         if not words:
             continue
-        start = m.start()
-        before = text[max(0, start - 12) : start].rstrip(" \t*+-#>\"'“(•0123456789")
-        opening = lead == 0 and (not before or before[-1] in ".!?:;)]|\n")
+        if _STUDY_BEFORE.search(text[max(0, start - 40) : start]) or _STUDY_AFTER.match(
+            text, m.end()
+        ):
+            continue  # "a degree in Computer Science", "my Bachelor's degree"
+        opening = lead == 0 and at_start
         (openers if len(words) == 1 and opening else names).append(" ".join(words))
     inside = set(names)
     return names + [w for w in openers if w in inside]

@@ -32,6 +32,7 @@ from chrysalis.core.graph_ids import (
     derived_node_id,
     edge_id,
     key_fingerprint,
+    node_id,
 )
 from chrysalis.core.models import Bead, OpKind
 from chrysalis.extract import Extraction
@@ -135,10 +136,10 @@ class KnowledgeWriter:
                     continue
                 learned.beads += 1
                 for entity in ex.entities:
-                    self._plan_node(nodes, entity.name, entity.type, ex.bead_id)
+                    self._plan_node(ctx, nodes, entity.name, entity.type, ex.bead_id)
                 for fact in ex.facts:
-                    s = self._plan_node(nodes, fact.subject, fact.subject_type, ex.bead_id)
-                    o = self._plan_node(nodes, fact.object, fact.object_type, ex.bead_id)
+                    s = self._plan_node(ctx, nodes, fact.subject, fact.subject_type, ex.bead_id)
+                    o = self._plan_node(ctx, nodes, fact.object, fact.object_type, ex.bead_id)
                     if s is None or o is None or s == o:
                         continue
                     eid = edge_id(s, fact.predicate, o)
@@ -177,12 +178,24 @@ class KnowledgeWriter:
         return learned
 
     def _plan_node(
-        self, nodes: dict[str, _NodePlan], name: str, type: str, bead: str
+        self, ctx: WriteContext, nodes: dict[str, _NodePlan], name: str, type: str, bead: str
     ) -> str | None:
+        """The node ``name`` is written on: a person's node of that name (a hand-written
+        fact's, id `graph_ids.node_id`) when there is one, else the keyed id
+        (`EntityNames.id`); so "Alice" extracted and "Alice" hand-written are one node."""
         name = " ".join(name.split())[:MAX_NAME]
         if not name:
             return None
-        nid = self.entities.id(name)
+        slug = node_id(name)
+        theirs = ctx.get("nodes", slug.encode())
+        if (
+            theirs is not None
+            and crdt.is_present(theirs)
+            and crdt.field_value(theirs, "derived_by") is None
+        ):
+            nid = slug
+        else:
+            nid = self.entities.id(name)
         plan = nodes.setdefault(nid, _NodePlan(name, type[:64] or "entity"))
         plan.evidence.add(bead)
         return nid

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from chrysalis.core import crdt
 from chrysalis.core.checks import check_id, validate
 from chrysalis.core.errors import Conflict, InvalidInput, NotFound
-from chrysalis.core.graph_ids import edge_id, node_id
+from chrysalis.core.graph_ids import EntityNames, edge_id, node_id
 from chrysalis.core.models import (
     BEADS,
     OPS,
@@ -104,6 +104,9 @@ class Writer:
         self.functional = frozenset(functional)
         # Judges a bead written without an importance (`chrysalis.write.intake`); Memory sets it.
         self.importance: Importance | None = None
+        # The memory's entity naming: a fact naming what an extractor already found is
+        # written on that entity's node (`add_fact`); Memory sets it.
+        self.entities: EntityNames | None = None
 
     def put_meta(self, name: str, value: Any) -> None:
         """Durably set a named meta value (cursors and the like)."""
@@ -319,6 +322,9 @@ class Writer:
     ) -> Edge:
         """Record ``subject -[predicate]-> object`` in one atomic write: the two nodes (named
         by `graph_ids.node_id` of their text, made with ``type`` when missing) and the edge.
+        A name an extractor already made a node of, and no node has that id, names that
+        node (`Writer.entities`): "Alice" written by hand and "Alice" extracted are one node
+        whichever came first (the extractor, too, writes on a person's node of the name).
 
         The same fact twice, here or on another laptop, is one edge. Raises `InvalidInput`
         and writes nothing when a part is bad.
@@ -355,7 +361,7 @@ class Writer:
             "fact",
         )
         _check_span(edge)
-        scalars = edge.model_dump(
+        scalars: dict[str, Any] = edge.model_dump(
             include={"source", "target", "predicate", "weight", "valid_at", "invalid_at"}
         )
         scalars["derived_by"] = None  # theirs, as in add_node
@@ -365,12 +371,22 @@ class Writer:
         written = time.time()
 
         def write(ctx: WriteContext) -> Edge:
+            ids = [self._node_named(ctx, n.id, n.name or n.id) for n in ends]
+            nodes, fact = ends, edge
+            if ids != [n.id for n in ends]:
+                nodes = [n.model_copy(update={"id": i}) for n, i in zip(ends, ids, strict=True)]
+                eid = edge_id(ids[0], predicate, ids[1])
+                fact = edge.model_copy(update={"id": eid, "source": ids[0], "target": ids[1]})
+            return write_fact(ctx, nodes, fact)
+
+        def write_fact(ctx: WriteContext, ends: list[Node], edge: Edge) -> Edge:
+            scalars.update(source=edge.source, target=edge.target)
             for node in ends:
                 record = ctx.get("nodes", node.id.encode())
                 if record is None or not crdt.is_present(record):
-                    fields = {"type": node.type, "name": node.name, "metadata": {}}
-                    fields["derived_by"] = None
-                    self.put_op(ctx, "node", node.id, record or crdt.new_record(), fields, {})
+                    made: dict[str, Any] = {"type": node.type, "name": node.name}
+                    made.update(metadata={}, derived_by=None)
+                    self.put_op(ctx, "node", node.id, record or crdt.new_record(), made, {})
             record = ctx.get("edges", edge.id.encode())
             fields = dict(scalars)
             ended = fields["invalid_at"] is not None and fields["invalid_at"] < written
@@ -395,6 +411,14 @@ class Writer:
             return written_edge
 
         return self.store.write(write)  # type: ignore[no-any-return]
+
+    def _node_named(self, ctx: WriteContext, slug: str, name: str) -> str:
+        """The id a hand-written fact's end takes: ``slug`` when a node has it or no
+        extracted node has the name; else the extracted node's (keyed) id."""
+        if self.entities is None or _present(ctx.get("nodes", slug.encode())):
+            return slug
+        keyed = self.entities.id(name)
+        return keyed if _present(ctx.get("nodes", keyed.encode())) else slug
 
     def remove_edge(self, id: str) -> None:
         check_id(id, "edge")
@@ -602,3 +626,7 @@ def _check_span(edge: Edge) -> None:
         raise InvalidInput(
             f"invalid edge: invalid_at ({edge.invalid_at}) is before valid_at ({edge.valid_at})"
         )
+
+
+def _present(record: crdt.Record | None) -> bool:
+    return record is not None and crdt.is_present(record)
