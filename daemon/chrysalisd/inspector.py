@@ -97,6 +97,8 @@ ROUTES = [
     ("GET", re.compile(r"/v1/forget/[^/]+")),
     ("POST", re.compile(r"/v1/retrieve")),
     ("GET", re.compile(r"/v1/kg/graph")),
+    ("GET", re.compile(r"/v1/kg/graph/draw")),
+    ("GET", re.compile(r"/v1/kg/nodes/[^/]+/edges")),
 ]
 SECURITY_HEADERS = [
     (
