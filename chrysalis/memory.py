@@ -529,7 +529,8 @@ class Memory:
         """The graph as a picture needs it (`chrysalis.read.drawing`): the ``limit`` most
         connected nodes, at most ``max_edges`` edges between them as index pairs, each
         edge's validity as `all_edges` resolves it. Every fact, ended ones too. It changes
-        only when `version_vector` does (every change to the graph is an op)."""
+        only when a commit applies node or edge ops (`chrysalis.read.drawing.GraphChanges`
+        counts them)."""
         return read_drawing(self._store, limit, max_edges)
 
     def edges_at(self, node_id: str, limit: int = 500) -> tuple[list[Edge], int]:

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chrysalis import Memory
-from chrysalis.read.drawing import Drawing
+from chrysalis.read.drawing import Drawing, GraphChanges
+from tests.conftest import exchange
 
 from .daemon_process import DaemonProcess, DaemonThread
 
@@ -117,6 +118,22 @@ def test_any_graph_is_drawn_as_all_edges_reads_it(
         assert drawn == {n.id: degree[n.id] for n in mem.all_nodes()}
 
 
+def test_the_graph_version_moves_with_nodes_and_edges_only(open_memory: Any) -> None:
+    a, b = open_memory("a"), open_memory("b")
+    seen = GraphChanges(b.store)
+    first = seen.version
+    b.append_bead("a bead is not the graph", id="n1")
+    b.put_embedding("bead", "n1", "toy", [0.1, 0.2], provider="test", text_hash="0" * 64)
+    assert seen.version == first
+    b.add_fact("Pia", "knows", "Quentin")
+    assert seen.version != first
+    second = seen.version
+    a.add_node("rhea", "person", name="Rhea")
+    exchange(a, b)  # another laptop's node, applied here
+    assert seen.version != second
+    assert GraphChanges(b.store).version != seen.version  # another counter, another name
+
+
 # ---- the daemon's routes ----------------------------------------------------------------
 
 
@@ -151,6 +168,9 @@ def test_the_drawing_is_compact_cached_and_304_while_unchanged(http: httpx.Clien
     assert same.status_code == 304 and same.content == b""
     listed = http.get("/v1/kg/graph/draw", headers={"if-none-match": f'"other", {etag}'})
     assert listed.status_code == 304
+    # beads (and the vectors the indexer writes for them) leave the graph as it was
+    assert http.post("/v1/beads", json={"content": "Léa switched to Emacs"}).status_code == 201
+    assert http.get("/v1/kg/graph/draw", headers={"if-none-match": etag}).status_code == 304
     # another shape is another answer
     other = http.get("/v1/kg/graph/draw?limit=1", headers={"if-none-match": etag})
     assert other.status_code == 200 and len(other.json()["nodes"]["id"]) == 1

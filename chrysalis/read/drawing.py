@@ -9,10 +9,13 @@ behind a node (predicates, evidence) are read when the person asks for that node
 
 from __future__ import annotations
 
+import secrets
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from chrysalis.core import crdt
+from chrysalis.core.events import Committed
 from chrysalis.core.validity import Span, resolve
 from chrysalis.store.env import Store
 from chrysalis.store.keys import unpack
@@ -53,6 +56,31 @@ class Drawing:
             "nodes_total": self.nodes_total,
             "edges_total": self.edges_total,
         }  # fmt: skip
+
+
+class GraphChanges:
+    """Counts the commits that changed nodes or edges, as a listener of ``store``: while
+    `version` stays the same, so does every drawing. Beads and vectors written meanwhile (an
+    agent at work, the indexer after it) leave it alone; a commit that says nothing of its
+    ops (a snapshot loaded) counts. `version` names this counter too (a random token), so
+    it never repeats across restarts."""
+
+    def __init__(self, store: Store) -> None:
+        self._token = secrets.token_hex(8)
+        self._count = 0
+        self._lock = threading.Lock()
+        store.listeners.append(self._seen)
+
+    @property
+    def version(self) -> str:
+        return f"{self._token}.{self._count}"
+
+    def _seen(self, committed: Committed) -> None:
+        if not committed.ops or any(
+            str(op["kind"]).startswith(("node.", "edge.")) for op in committed.ops
+        ):
+            with self._lock:
+                self._count += 1
 
 
 def read_drawing(store: Store, limit: int, max_edges: int) -> Drawing:

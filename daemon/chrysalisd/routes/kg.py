@@ -15,6 +15,7 @@ from fastapi.responses import Response
 
 from chrysalis import Memory
 from chrysalis.core.models import Edge, Neighbor, Node
+from chrysalis.read.drawing import GraphChanges
 
 from ..bodies import EdgeIn, FactIn, NodeIn
 from .common import D, PathId, json_answer, json_list
@@ -155,11 +156,13 @@ MAX_DRAWN_EDGES = 50_000
 
 
 class _Drawn:
-    """One memory's drawings as sent, by (limit, max_edges): (etag, JSON bytes). A lock
-    per memory: a burst of draws computes once, and one memory's draw waits for no other."""
+    """One memory's drawings as sent, by (limit, max_edges): (etag, JSON bytes), and the
+    count of its graph's changes that names them. A lock per memory: a burst of draws
+    computes once, and one memory's draw waits for no other."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory: Memory) -> None:
         self.lock = threading.Lock()
+        self.changes = GraphChanges(memory.store)
         self.answers: dict[tuple[int, int], tuple[str, bytes]] = {}
 
 
@@ -186,17 +189,19 @@ def graph_draw(
     positions in the node columns, ``valid_at``, ``invalid_at``), at most ``max_edges`` of
     those between the nodes kept, facts that stopped holding included; ``nodes_total`` and
     ``edges_total`` say what the graph holds. The answer carries an ``ETag`` naming the
-    memory's version: sent back in ``If-None-Match`` while nothing changed, it gets a 304
-    and no body. Made once per version (every change to the graph is an op)."""
+    graph's version: sent back in ``If-None-Match`` while no node or edge changed, it gets a
+    304 and no body. Made once per version (beads and vectors written meanwhile leave it)."""
     memory = d.memory
-    vv = sorted(memory.version_vector().items())
-    version = f"{memory.replica_id} {vv} {limit} {max_edges}"
+    with _drawn_lock:
+        drawn = _drawn.get(memory)
+        if drawn is None:
+            drawn = _drawn[memory] = _Drawn(memory)  # counting from here, before any read
+    # read before the graph is: a drawing is never older than the version it is sent as
+    version = f"{memory.replica_id} {drawn.changes.version} {limit} {max_edges}"
     etag = '"' + hashlib.blake2b(version.encode(), digest_size=12).hexdigest() + '"'
     headers = {"etag": etag}
     if if_none_match is not None and etag in (t.strip() for t in if_none_match.split(",")):
         return Response(status_code=304, headers=headers)
-    with _drawn_lock:
-        drawn = _drawn.setdefault(memory, _Drawn())
     with drawn.lock:
         cached = drawn.answers.get((limit, max_edges))
         if cached is None or cached[0] != etag:
