@@ -45,6 +45,7 @@ from chrysalis.extract.worker import NO_BUDGET, SUMMARY_AFTER_S, Budget, Knowled
 from chrysalis.forget.receipt import ForgetReceipt, receipt
 from chrysalis.forget.scrub import DataDirScrubber, local_places, record_of
 from chrysalis.forget.select import MAX_SELECT, Selection, Selector, forget_where, select_beads
+from chrysalis.read.drawing import Drawing, read_drawing
 from chrysalis.read.reader import Reader
 from chrysalis.search import Indexer, Retriever, Weights
 from chrysalis.search.embed import Embedder, make_embedder
@@ -524,6 +525,19 @@ class Memory:
         ``include_invalid=True`` with ``as_of`` shows every edge."""
         at = None if as_of is None else epoch(as_of, "as_of")
         return self.reader.all_edges(as_of=at, include_invalid=include_invalid)
+
+    def graph_drawing(self, limit: int = 500, max_edges: int = 20_000) -> Drawing:
+        """The graph as a picture needs it (`chrysalis.read.drawing`): the ``limit`` most
+        connected nodes, at most ``max_edges`` edges between them as index pairs, each
+        edge's validity as `all_edges` resolves it. Every fact, ended ones too. It changes
+        only when a commit applies node or edge ops (`chrysalis.read.drawing.GraphChanges`
+        counts them)."""
+        return read_drawing(self._store, limit, max_edges)
+
+    def edges_at(self, node_id: str, limit: int = 500) -> tuple[list[Edge], int]:
+        """A node's facts, out and in, ended ones too: at most ``limit`` edges and how many
+        there are in all. `NotFound` when there is no such node."""
+        return self.reader.edges_at(node_id, limit)
 
     # ---- persona and skills ---------------------------------------------------------------------
 

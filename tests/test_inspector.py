@@ -244,6 +244,7 @@ def test_the_views_in_a_browser(
     x, y = spots["bob"]
     page.mouse.click(box["x"] + x, box["y"] + y)  # a click on Bob, where he is drawn
     page.wait_for_selector('.kg[data-chosen="bob"]')
+    page.wait_for_selector('#node-panel[data-node="bob"]')  # its facts, read when chosen
     facts = page.locator("#node-panel ul.facts li").all_text_contents()
     assert any("works at" in f and "Orchard" in f and "now" not in f for f in facts), facts
     page.screenshot(path=str(shots / "graph.png"), full_page=True)

@@ -407,6 +407,8 @@ REFUSED = [
     ("GET", "/api/v1/doctor", None),
     ("GET", "/api/metrics", None),
     ("GET", "/api/v1/beads/..%2Fexport", None),
+    ("GET", "/api/v1/kg/nodes/..%2F..%2Fexport/edges", None),
+    ("POST", "/api/v1/kg/graph/draw", None),
     ("HEAD", "/api/v1/status", None),
 ]
 ALLOWED = [
@@ -419,6 +421,8 @@ ALLOWED = [
     ("POST", "/api/v1/retrieve", {"query": "lantern", "k": 3}),
     ("POST", "/api/v1/m/team/retrieve", {"query": "lantern", "k": 3}),
     ("GET", "/api/v1/kg/graph", None),
+    ("GET", "/api/v1/kg/graph/draw?limit=50", None),
+    ("GET", "/api/v1/m/team/kg/graph/draw", None),
 ]
 
 
@@ -449,6 +453,45 @@ def test_only_the_inspectors_routes_even_when_signed_in(
     assert not memory_holds(daemon, SECRET)
     names = [m["name"] for m in daemon.once("raw", Routes.memories)["memories"]]
     assert names == ["default", "team"]
+
+
+def test_the_graph_routes_answer_the_signed_in_page_only(daemon: DaemonProcess) -> None:
+    """The compact drawing and a node's facts (issue 34): no session, another origin, another
+    host name (DNS rebinding) or a preflight get nothing; the page gets them with the
+    inspector's headers, and its 304s pass through."""
+    with daemon.client() as c:
+        c.add_fact("Harbour office", "keeps", "the brass lantern")
+    url = sign_in_address(daemon)
+    base = base_of(url)
+    port = urlsplit(url).port
+    paths = ["/api/v1/kg/graph/draw", "/api/v1/kg/nodes/harbour-office/edges"]
+    with httpx.Client(timeout=10.0) as stranger:
+        for path in paths:
+            r = stranger.get(base + path)
+            assert r.status_code == 401 and "lantern" not in r.text, r.text
+    with signed_in(url) as me:
+        for path in paths:
+            good = me.get(base + path)
+            assert good.status_code == 200 and "lantern" in good.text, good.text
+            assert good.headers["content-security-policy"].startswith("default-src 'self'")
+            assert good.headers["cache-control"] == "no-store"
+            assert not any(k.lower().startswith("access-control-") for k in good.headers)
+            for origin in [f"http://127.0.0.1:{port + 1}", "null", "https://evil.example"]:
+                r = me.get(base + path, headers={"Origin": origin})
+                assert r.status_code == 403 and "lantern" not in r.text, (origin, r.text)
+            rebound = me.get(base + path, headers={"Host": f"evil.example:{port}"})
+            assert rebound.status_code == 403 and "lantern" not in rebound.text
+            preflight = me.options(
+                base + path,
+                headers={"Origin": f"http://127.0.0.1:{port + 1}",
+                         "Access-Control-Request-Method": "GET",
+                         "Access-Control-Request-Headers": "x-chrysalis-session"},
+            )  # fmt: skip
+            assert preflight.status_code >= 400
+            assert not any(k.lower().startswith("access-control-") for k in preflight.headers)
+        drawn = me.get(base + paths[0])
+        same = me.get(base + paths[0], headers={"If-None-Match": drawn.headers["etag"]})
+        assert same.status_code == 304 and same.content == b""
 
 
 # ---- 4. a bounded listener ----------------------------------------------------------------

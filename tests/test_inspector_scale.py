@@ -36,6 +36,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 BEADS, NODES = 10_000, 5_000
+FIRST_SHOWN = 1_000  # app.js: the nodes drawn zoomed out
 TIES = 260  # beads stamped at one same time, newer than the rest: a page boundary falls inside
 HOSTILE = {
     "x-script": "a note <script>window.pwned = 'script'</script> with a script",
@@ -146,29 +147,60 @@ def test_markdown_is_rendered_and_no_html_from_a_bead_runs(
 def test_the_graph_of_five_thousand_entities(page: Any, big: DaemonProcess, shots: Path) -> None:
     page.goto(sign_in(big) + "#graph")
     ready(page, "graph")
-    assert page.evaluate("() => chrysalisGraph.model.order") == NODES
+    page.wait_for_selector("main[data-drawn]")  # the first picture, before the layout
+    # level of detail: the 1,000 most connected are drawn zoomed out, the rest on zoom
+    assert page.evaluate("() => chrysalisGraph.drawn") == NODES
+    assert page.evaluate("() => chrysalisGraph.model.order") == FIRST_SHOWN
+    assert "showing the 1,000 most connected" in page.locator(".lod").inner_text()
     page.wait_for_selector('main[data-layout="done"]', timeout=120_000)
     spots = page.evaluate(NODE_SPOTS)
     box = page.locator(".kg").bounding_box()
     edge = [
         p for p in spots.values() if min(p[0], p[1], box["width"] - p[0], box["height"] - p[1]) < 3
     ]
-    assert len(edge) < NODES * 0.01, len(edge)  # not piled along the borders
+    assert len(edge) < FIRST_SHOWN * 0.01, len(edge)  # not piled along the borders
     distinct = {(round(x), round(y)) for x, y in spots.values()}
-    assert len(distinct) > NODES * 0.9, len(distinct)  # spread, not stacked
+    assert len(distinct) > FIRST_SHOWN * 0.9, len(distinct)  # spread, not stacked
     page.screenshot(path=str(shots / "graph-5k.png"))
 
-    # find an entity by name: it is chosen, its neighbourhood centred, its facts listed
     with httpx.Client(transport=httpx.HTTPTransport(uds=str(big.socket))) as raw:
-        graph = raw.get(f"http://chrysalis/v1/kg/graph?limit={NODES}").json()  # as the page
+        graph = raw.get(f"http://chrysalis/v1/kg/graph?limit={NODES}").json()  # every fact
     degree: dict[str, int] = {}
     for e in graph["edges"]:
         degree[e["source"]] = degree.get(e["source"], 0) + 1
+    # zoomed in, every node is drawn
+    for _ in range(3):
+        page.click('button[title="zoom in"]')
+        page.wait_for_timeout(400)
+    page.wait_for_selector(f'.kg[data-shown="{NODES}"]')
+    assert page.evaluate("() => chrysalisGraph.model.order") == NODES
+    assert page.locator(".lod").inner_text() == ""
+    page.click('button[title="see it all"]')
+    page.wait_for_selector(f'.kg[data-shown="{FIRST_SHOWN}"]')
+
+    # a node of few facts, not drawn zoomed out, found by its name: it and its neighbours are
+    page.goto(sign_in(big) + "#graph")
+    ready(page, "graph")
+    assert page.evaluate("() => chrysalisGraph.model.order") == FIRST_SHOWN
+    quiet = next(n for n in reversed(graph["nodes"]) if degree.get(n["id"]))  # a fact or two
+    assert not page.evaluate("id => chrysalisGraph.model.hasNode(id)", quiet["id"])
+    page.fill('input[name="node"]', quiet["name"])
+    page.press('input[name="node"]', "Enter")
+    page.wait_for_selector(f'#node-panel[data-node="{quiet["id"]}"]')
+    shown = page.evaluate(
+        """id => [id, ...chrysalisGraph.model.neighbors(id)].every(n =>
+            !chrysalisGraph.renderer.getNodeDisplayData(n).hidden)""",
+        quiet["id"],
+    )
+    assert shown
+
+    # find an entity by name: it is chosen, its neighbourhood centred, its facts listed
     hub = max(degree, key=lambda n: degree[n])
     name = next(n["name"] for n in graph["nodes"] if n["id"] == hub)
     page.fill('input[name="node"]', name)
     page.press('input[name="node"]', "Enter")
     page.wait_for_selector(f'.kg[data-chosen="{hub}"]')
+    page.wait_for_selector(f'#node-panel[data-node="{hub}"]')
     facts = page.locator("#node-panel ul.facts li")
     assert facts.count() >= degree[hub]
     page.wait_for_timeout(600)  # the camera's move
@@ -188,14 +220,48 @@ def test_the_graph_of_five_thousand_entities(page: Any, big: DaemonProcess, shot
     assert target in page.locator("main h2").first.inner_text()
     page.go_back()
     ready(page, "graph")
+    page.wait_for_selector('main[data-layout="done"]')  # at once: the drawing is unchanged
     # a type switched off in the legend leaves the picture
     person = page.locator('.legend input[data-type="person"]')
     person.uncheck()
-    hidden = page.evaluate(
-        """() => chrysalisGraph.model.filterNodes(n =>
-            chrysalisGraph.renderer.getNodeDisplayData(n).hidden).length"""
+    people = page.evaluate(
+        """() => chrysalisGraph.model.filterNodes((n, a) => a.kind === "person").map(n =>
+            chrysalisGraph.renderer.getNodeDisplayData(n).hidden)"""
     )
-    assert hidden == sum(n["type"] == "person" for n in graph["nodes"]) > 0
+    assert people and all(people)
+    others = page.evaluate(
+        """() => chrysalisGraph.model.filterNodes((n, a) => a.kind !== "person").filter(n =>
+            !chrysalisGraph.renderer.getNodeDisplayData(n).hidden).length"""
+    )
+    assert others > 0
+    assert page.errors == [], page.errors
+
+
+def test_the_graph_is_drawn_again_from_what_the_page_holds(page: Any, big: DaemonProcess) -> None:
+    """Leaving the graph and coming back costs a 304 and no layout; a write to the memory
+    makes the page read the new drawing."""
+    page.goto(sign_in(big) + "#graph")
+    ready(page, "graph")
+    page.wait_for_selector('main[data-layout="done"]', timeout=120_000)
+    answers: list[int] = []
+    page.on("response", lambda r: answers.append(r.status) if "/kg/graph/draw" in r.url else None)
+    page.click('nav a[data-view="timeline"]')
+    ready(page, "timeline")
+    page.click('nav a[data-view="graph"]')
+    ready(page, "graph")
+    assert page.locator("main").get_attribute("data-layout") == "done"  # no layout to run
+    assert answers == [304], answers
+    with big.client() as c:
+        c.add_fact("Ottilie Brandt", "maintains", "Project Heron 1")
+    page.click('nav a[data-view="timeline"]')
+    ready(page, "timeline")
+    page.click('nav a[data-view="graph"]')
+    ready(page, "graph")
+    assert answers == [304, 200], answers
+    page.fill('input[name="node"]', "Ottilie Brandt")
+    page.press('input[name="node"]', "Enter")
+    page.wait_for_selector('#node-panel[data-node="ottilie-brandt"]')
+    assert "maintains" in page.locator("#node-panel").inner_text()
     assert page.errors == [], page.errors
 
 

@@ -166,6 +166,31 @@ class GraphReads:
             for e, n, _ in out
         ]
 
+    def edges_at(self, node_id: str, limit: int) -> tuple[list[Edge], int]:
+        """The visible edges at a node, out and in, ended ones too (each ``invalid_at`` as
+        resolved), at most ``limit`` of them in adjacency order, and how many it has in all.
+        `NotFound` when the node is absent."""
+        check_id(node_id, "node")
+        node_id = self.resolve_node(node_id)
+        out: list[Edge] = []
+        total = 0
+        with self.store.read() as txn:
+            raw = txn.get(node_id.encode(), db=self.store.dbs["nodes"])
+            if raw is None or not crdt.is_present(unpack(raw)):
+                raise NotFound(f"no node {node_id!r}")
+            seen = set()
+            for edge_id, _ in self._adjacent(txn, node_id):
+                if edge_id in seen:
+                    continue  # a self-loop is adjacent both ways
+                seen.add(edge_id)
+                edge = self.visible_edge(txn, edge_id)
+                if edge is None:
+                    continue
+                total += 1
+                if len(out) < limit:
+                    out.append(edge)
+        return out, total
+
     def all_edges(
         self, as_of: float | None = None, include_invalid: bool | None = None
     ) -> list[Edge]:

@@ -99,6 +99,11 @@ PARAM_NOTES: dict[tuple[str, str], str] = {
     ("/v1/beads", "after"): "only beads stamped after this (ISO 8601 or epoch seconds)",
     ("/v1/beads", "before"): "only beads stamped before this (ISO 8601 or epoch seconds)",
     ("/v1/kg/graph", "limit"): "at most this many nodes, the most connected first",
+    ("/v1/kg/graph/draw", "limit"): "at most this many nodes, the most connected first",
+    ("/v1/kg/graph/draw", "max_edges"): "at most this many edges between them, those among "
+    "the most connected nodes first",
+    ("/v1/kg/graph/draw", "if-none-match"): "the ETag of a drawing held: a 304 while it is current",
+    ("/v1/kg/nodes/{id}/edges", "limit"): "at most this many edges",
     ("/v1/kg/nodes/{id}/neighbors", "depth"): "how many hops to walk",
     ("/v1/kg/nodes/{id}/neighbors", "as_of"): "walk the facts that held then "
     "(ISO 8601 or epoch seconds); by default those that hold now",

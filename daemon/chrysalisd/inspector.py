@@ -27,7 +27,8 @@ for it), is listening before that call answers, and closes with the daemon. Its 
 - **Its own routes only.** ``/api/...`` reaches the daemon's API (``/api/v1/...``, per memory
   ``/api/v1/m/NAME/...``, every rule of the socket API unchanged) for the calls the app makes,
   checked on the path with the memory prefix taken off: the memories, status, beads (list,
-  one, forget), the forget receipt, retrieve and the graph (`ROUTES`). Anything else (ingest,
+  one, forget), the forget receipt, retrieve, the graph (whole, as a compact drawing, and
+  a node's facts) (`ROUTES`). Anything else (ingest,
   import, export, settings, creating or dropping a memory, ``/v1/ui``): 403. The request
   reaches the API without the browser's Origin, Referer, Cookie and session headers (that API
   refuses requests carrying Origin or Referer); its body is at most `MAX_BODY` bytes (413).
@@ -97,6 +98,8 @@ ROUTES = [
     ("GET", re.compile(r"/v1/forget/[^/]+")),
     ("POST", re.compile(r"/v1/retrieve")),
     ("GET", re.compile(r"/v1/kg/graph")),
+    ("GET", re.compile(r"/v1/kg/graph/draw")),
+    ("GET", re.compile(r"/v1/kg/nodes/[^/]+/edges")),
 ]
 SECURITY_HEADERS = [
     (

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
 from collections import Counter
 from datetime import datetime
 from typing import Annotated, Any
+from weakref import WeakKeyDictionary
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 
+from chrysalis import Memory
 from chrysalis.core.models import Edge, Neighbor, Node
+from chrysalis.read.drawing import GraphChanges
 
 from ..bodies import EdgeIn, FactIn, NodeIn
 from .common import D, PathId, json_answer, json_list
@@ -59,6 +65,30 @@ def neighbors(
     ``include_invalid``: every fact, superseded or ended ones too."""
     found = d.memory.neighbors(id, depth=depth, as_of=as_of, include_invalid=include_invalid)
     return json_list(found)
+
+
+@router.get("/v1/kg/nodes/{id}/edges", tags=["kg"], responses={404: {}})
+def node_edges(
+    d: D, id: PathId, limit: Annotated[int, Query(ge=1, le=1000)] = 200
+) -> dict[str, Any]:
+    """A node's facts, out and in.
+
+    The node, its edges out and in (ended ones too, each ``invalid_at`` as resolved), at
+    most ``limit`` of them, ``total`` how many it has, and ``names``: the name of each node
+    at their other ends, by id. The inspector reads it when a node is chosen."""
+    node = d.memory.get_node(id)
+    edges, total = d.memory.edges_at(node.id, limit)
+    names: dict[str, str | None] = {node.id: node.name}
+    for e in edges:
+        for end in (e.source, e.target):
+            if end not in names:
+                names[end] = d.memory.get_node(end).name
+    return {
+        "node": node.model_dump(mode="json"),
+        "edges": [e.model_dump(mode="json") for e in edges],
+        "total": total,
+        "names": names,
+    }
 
 
 @router.post("/v1/kg/edges", status_code=201, response_model=Edge, tags=["kg"])
@@ -119,3 +149,66 @@ def graph(d: D, limit: Annotated[int, Query(ge=1, le=5000)] = 500) -> dict[str, 
         "edges": [e.model_dump(mode="json") for e in edges if e.source in ids and e.target in ids],
         "truncated": len(nodes) > limit,
     }
+
+
+MAX_DRAWN_NODES = 5_000
+MAX_DRAWN_EDGES = 50_000
+
+
+class _Drawn:
+    """One memory's drawings as sent, by (limit, max_edges): (etag, JSON bytes), and the
+    count of its graph's changes that names them. A lock per memory: a burst of draws
+    computes once, and one memory's draw waits for no other."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.lock = threading.Lock()
+        self.changes = GraphChanges(memory.store)
+        self.answers: dict[tuple[int, int], tuple[str, bytes]] = {}
+
+
+# Dropped with their memory (a memory re-created under the same name is a new object).
+_drawn: WeakKeyDictionary[Memory, _Drawn] = WeakKeyDictionary()
+_drawn_lock = threading.Lock()
+
+
+@router.get(
+    "/v1/kg/graph/draw",
+    tags=["kg"],
+    responses={304: {"description": "unchanged since the ETag given in If-None-Match"}},
+)
+def graph_draw(
+    d: D,
+    limit: Annotated[int, Query(ge=1, le=MAX_DRAWN_NODES)] = 500,
+    max_edges: Annotated[int, Query(ge=0, le=MAX_DRAWN_EDGES)] = 20_000,
+    if_none_match: Annotated[str | None, Header(max_length=200)] = None,
+) -> Response:
+    """The knowledge graph as a drawing needs it, compact and cached.
+
+    Columns, not objects: ``nodes`` (``id``, ``name``, ``type`` as a position in ``types``,
+    ``degree``), the ``limit`` most connected first; ``edges`` (``source`` and ``target`` as
+    positions in the node columns, ``valid_at``, ``invalid_at``), at most ``max_edges`` of
+    those between the nodes kept, facts that stopped holding included; ``nodes_total`` and
+    ``edges_total`` say what the graph holds. The answer carries an ``ETag`` naming the
+    graph's version: sent back in ``If-None-Match`` while no node or edge changed, it gets a
+    304 and no body. Made once per version (beads and vectors written meanwhile leave it)."""
+    memory = d.memory
+    with _drawn_lock:
+        drawn = _drawn.get(memory)
+        if drawn is None:
+            drawn = _drawn[memory] = _Drawn(memory)  # counting from here, before any read
+    # read before the graph is: a drawing is never older than the version it is sent as
+    version = f"{memory.replica_id} {drawn.changes.version} {limit} {max_edges}"
+    etag = '"' + hashlib.blake2b(version.encode(), digest_size=12).hexdigest() + '"'
+    headers = {"etag": etag}
+    if if_none_match is not None and etag in (t.strip() for t in if_none_match.split(",")):
+        return Response(status_code=304, headers=headers)
+    with drawn.lock:
+        cached = drawn.answers.get((limit, max_edges))
+        if cached is None or cached[0] != etag:
+            drawing = memory.graph_drawing(limit=limit, max_edges=max_edges)
+            body = json.dumps(drawing.as_json(), separators=(",", ":"), ensure_ascii=False)
+            # one answer per shape asked, the page asks one: a few at most
+            if len(drawn.answers) >= 4:
+                drawn.answers.clear()
+            cached = drawn.answers[(limit, max_edges)] = (etag, body.encode())
+    return Response(cached[1], media_type="application/json", headers=headers)

@@ -4,6 +4,7 @@
 // graph library (vendor/graph.js) is built from the npm registry by scripts/vendor_ui.sh.
 
 import { render, summary } from "./markdown.js";
+import { clusters, seed } from "./seed.js";
 
 const view = document.getElementById("view");
 const memorySelect = document.getElementById("memory");
@@ -344,28 +345,52 @@ async function followReceipt(id, box) {
 }
 // ---- the graph: WebGL (sigma), laid out by ForceAtlas2 in a worker ------------------------
 //
-// Readable at thousands of nodes: node size grows with its facts, labels are drawn only
-// where they do not collide and more appear as you zoom in (sigma's label grid); colours
-// are the entity types (the legend hides or shows a type); searching a name, or clicking a
-// node, centres it and greys out all but its neighbourhood. The time slider hides the facts
-// that did not hold at that time.
+// Fast at thousands of nodes: the daemon sends a compact drawing (GET /v1/kg/graph/draw:
+// columns, edges as index pairs, cached by the memory's version, 304 while unchanged); the
+// first picture is drawn at once from cheap positions (seed.js: a disc per cluster, on this
+// thread), then a worker tidies it with a bounded ForceAtlas2. Level of detail: zoomed out,
+// the most connected nodes are drawn and more appear as you zoom in; a found or clicked
+// node and its neighbours are always drawn. Node size grows with its facts, labels are
+// drawn where they do not collide (sigma's label grid); colours are the entity types (the
+// legend hides or shows a type). The time slider hides the facts that did not hold then.
+// A node's facts (predicates, evidence) are read when it is chosen.
 
 const TYPE_COLOURS = ["#7a4cc2", "#1a7f52", "#c4320a", "#0e6fb8", "#b54708", "#c11574",
   "#4e5ba6", "#3b7c0f", "#9e2a2b", "#107569"];
 const MAX_NODES = 5000;
+const FIRST_SHOWN = 1000;  // nodes drawn zoomed out; twice as many per halving of the view
+// the layout's bounds: iterations in all (fewer past 2,000 nodes, where each costs more),
+// per round (a round's positions are drawn), and no round begins after BUDGET_MS
+const ITERATIONS_SMALL = 200, ITERATIONS_BIG = 20, PER_ROUND = 10, BUDGET_MS = 4000;
 
 let graphState = null;  // what the graph view holds, for the page's own handlers and tests
+// memory -> { etag, g, xy, settled }: going back to the graph while the memory is unchanged
+// costs a 304 and no layout
+const drawings = new Map();
+
+async function fetchDrawing() {
+  if (!session) throw new Error("not signed in: run `chrysalis ui` (it opens the inspector in your browser and signs you in)");
+  const key = memory, cached = drawings.get(key);
+  const headers = { "x-chrysalis-session": session };
+  if (cached) headers["if-none-match"] = cached.etag;
+  const r = await fetch(api(`/kg/graph/draw?limit=${MAX_NODES}`), { headers });
+  if (r.status === 304 && cached) return cached;
+  const data = await r.json().catch(() => null);
+  if (!r.ok) throw new Error(data && data.error ? data.error.message : `${r.status} ${r.statusText}`);
+  const fresh = { etag: r.headers.get("etag"), g: data, xy: null, settled: false };
+  drawings.set(key, fresh);
+  return fresh;
+}
 
 async function graph() {
-  const [{ Graph, Sigma }, g] = await Promise.all([
-    import("./vendor/graph.js"),
-    call("GET", `/kg/graph?limit=${MAX_NODES}`),
-  ]);
+  const [{ Graph, Sigma }, drawing] = await Promise.all([import("./vendor/graph.js"), fetchDrawing()]);
   if (graphState) graphState.kill();
-  const times = g.edges.flatMap((e) => [e.valid_at, e.invalid_at]).filter((t) => t !== null);
+  const g = drawing.g, ids = g.nodes.id, E = g.edges;
+  const n = ids.length, m = E.source.length;
   const now = Date.now() / 1000;
   let first = now;
-  for (const t of times) if (t < first) first = t;
+  for (const t of E.valid_at) if (t !== null && t < first) first = t;
+  for (const t of E.invalid_at) if (t !== null && t < first) first = t;
   const slider = h("input", { type: "range", name: "as-of", min: String(Math.floor(first)), max: String(Math.ceil(now)), value: String(Math.ceil(now)), step: "60" });
   const asOf = h("output", {}, "hold now");
   const panel = h("aside", { class: "panel", id: "node-panel" }, h("p", { class: "muted" }, "Search a name or click a node to see its facts."));
@@ -374,9 +399,11 @@ async function graph() {
   const names = h("datalist", { id: "node-names" });
   const legend = h("div", { class: "legend" });
   const progress = h("span", { class: "muted layout-progress" });
+  const detail = h("small", { class: "lod muted" });
+  const left = g.nodes_total > n ? ` (the ${n.toLocaleString()} most connected of ${g.nodes_total.toLocaleString()})` : "";
   fill(view,
-    h("h2", {}, "Knowledge graph ", h("small", {}, `${counted(g.nodes.length, "entity", "entities")}, ${counted(g.edges.length, "fact")}${g.truncated ? ` (the ${MAX_NODES.toLocaleString()} most connected)` : ""}`), " ", progress),
-    g.nodes.length === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
+    h("h2", {}, "Knowledge graph ", h("small", {}, `${counted(n, "entity", "entities")}, ${counted(m, "fact")}${left}`), " ", progress),
+    n === 0 ? h("p", { class: "muted" }, "No entities yet: the extractor adds them as beads come in.") : null,
     h("div", { class: "graph-tools" },
       h("form", { class: "find", onsubmit: (e) => { e.preventDefault(); focusByName(find.value); } }, find, names, h("button", { type: "submit" }, "Find")),
       h("label", { class: "as-of" }, "facts that ", asOf, slider),
@@ -384,38 +411,57 @@ async function graph() {
         h("button", { type: "button", title: "zoom in", onclick: () => renderer.getCamera().animatedZoom(1.6) }, "+"),
         h("button", { type: "button", title: "zoom out", onclick: () => renderer.getCamera().animatedUnzoom(1.6) }, "−"),
         h("button", { type: "button", title: "see it all", onclick: () => { choose(null); renderer.getCamera().animatedReset(); } }, "fit"))),
-    legend,
+    h("div", { class: "legend-row" }, legend, detail),
     h("div", { class: "graph" }, stage, panel));
-  if (g.nodes.length === 0) { view.dataset.layout = "done"; return; }
+  if (n === 0) { view.dataset.layout = "done"; return; }
 
-  // the model: positions start on a disc until the worker's clusters arrive
+  // positions: the last layout of this version, else a disc per cluster, computed here
+  if (!drawing.xy) drawing.xy = seed(n, clusters(n, E.source, E.target));
+  // The model holds what may be drawn: the most connected first, more as one zooms in, and
+  // any node found or clicked with its neighbours. The drawing holds everything.
   const model = new Graph({ multi: true, type: "directed", allowSelfLoops: true });
-  const types = [...new Set(g.nodes.map((n) => n.type))];
-  const colour = new Map(types.map((t, i) => [t, TYPE_COLOURS[i % TYPE_COLOURS.length]]));
-  const degree = new Map();
-  for (const e of g.edges) {
-    degree.set(e.source, (degree.get(e.source) || 0) + 1);
-    degree.set(e.target, (degree.get(e.target) || 0) + 1);
-  }
-  const r = Math.sqrt(g.nodes.length) * 10;
-  const few = g.nodes.length < 300;  // room for big dots
-  g.nodes.forEach((n, i) => {
-    const d = r * Math.sqrt((i + 0.5) / g.nodes.length), angle = i * 2.39996;
-    model.addNode(n.id, {
-      x: Math.cos(angle) * d, y: Math.sin(angle) * d,
-      size: (few ? 6 : 1.6) + (few ? 2 : 1.4) * Math.sqrt(degree.get(n.id) || 0),
-      label: n.name || n.id, color: colour.get(n.type), kind: n.type, data: n,
+  const colour = g.types.map((_t, i) => TYPE_COLOURS[i % TYPE_COLOURS.length]);
+  const few = n < 300;  // room for big dots
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const offsets = new Int32Array(n + 1), edgesAt = new Int32Array(2 * m);  // the edges at each node
+  for (let e = 0; e < m; e++) { offsets[E.source[e] + 1]++; offsets[E.target[e] + 1]++; }
+  for (let i = 0; i < n; i++) offsets[i + 1] += offsets[i];
+  const next = offsets.slice(0, n);
+  for (let e = 0; e < m; e++) { edgesAt[next[E.source[e]]++] = e; edgesAt[next[E.target[e]]++] = e; }
+  const inModel = new Uint8Array(n);
+  let added = 0;  // nodes 0..added-1 are in the model (others may be, found or clicked)
+  const addNode = (i) => {
+    if (inModel[i]) return;
+    inModel[i] = 1;
+    const kind = g.nodes.type[i];
+    model.addNode(ids[i], {
+      x: drawing.xy[2 * i], y: drawing.xy[2 * i + 1], rank: i,
+      size: (few ? 6 : 1.6) + (few ? 2 : 1.4) * Math.sqrt(g.nodes.degree[i]),
+      label: g.nodes.name[i] || ids[i], color: colour[kind], kind: g.types[kind],
     });
-  });
-  for (const e of g.edges) {
-    if (!model.hasNode(e.source) || !model.hasNode(e.target)) continue;
-    model.addEdgeWithKey(e.id, e.source, e.target, { size: 1, color: "#c5cad3", data: e });
-  }
-  names.append(...g.nodes.slice(0, 2000).map((n) => h("option", { value: n.name || n.id })));
+    for (let k = offsets[i]; k < offsets[i + 1]; k++) {
+      const e = edgesAt[k], s = E.source[e], t = E.target[e];
+      if (inModel[s] && inModel[t] && !model.hasEdge(`e${e}`)) {
+        model.addEdgeWithKey(`e${e}`, ids[s], ids[t], { size: 1, color: "#c5cad3", valid_at: E.valid_at[e], invalid_at: E.invalid_at[e] });
+      }
+    }
+  };
+  const neighbours = (i) => {
+    const out = [];
+    for (let k = offsets[i]; k < offsets[i + 1]; k++) {
+      const e = edgesAt[k];
+      out.push(E.source[e] === i ? E.target[e] : E.source[e]);
+    }
+    return out;
+  };
+  const grow = (level) => { for (; added < level; added++) addNode(added); };
+  grow(Math.min(n, FIRST_SHOWN));
+  names.append(...ids.slice(0, 2000).map((id, i) => h("option", { value: g.nodes.name[i] || id })));
 
   const hidden = new Set();  // types switched off in the legend
-  let chosen = null, near = new Set(), at = Number(slider.value);
-  const holds = (e) => (e.valid_at === null || e.valid_at <= at) && (e.invalid_at === null || e.invalid_at > at);
+  let chosen = null, near = new Set(), moment = Number(slider.value);
+  let shown = Math.min(n, FIRST_SHOWN);  // the level of detail: nodes of rank below it
+  const holds = (a) => (a.valid_at === null || a.valid_at <= moment) && (a.invalid_at === null || a.invalid_at > moment);
   const renderer = new Sigma(model, stage, {
     renderEdgeLabels: false,
     labelDensity: 0.45,
@@ -429,46 +475,65 @@ async function graph() {
     zoomToSizeRatioFunction: (ratio) => Math.max(1, Math.sqrt(ratio)),
     nodeReducer: (id, a) => {
       if (hidden.has(a.kind)) return { ...a, hidden: true };
+      if (chosen && id === chosen) return { ...a, highlighted: true, forceLabel: true, zIndex: 2 };
+      if (chosen && near.has(id)) return { ...a, forceLabel: true, zIndex: 1 };
+      if (a.rank >= shown) return { ...a, hidden: true };
       if (!chosen) return a;
-      if (id === chosen) return { ...a, highlighted: true, forceLabel: true, zIndex: 2 };
-      if (near.has(id)) return { ...a, forceLabel: true, zIndex: 1 };
       return { ...a, color: "#e4e7ec", label: "", zIndex: 0 };
     },
     edgeReducer: (id, a) => {
-      if (!holds(a.data)) return { ...a, hidden: true };
+      if (!holds(a)) return { ...a, hidden: true };
       if (!chosen) return a;
       const [s, t] = model.extremities(id);
       if (s === chosen || t === chosen) return { ...a, color: "#7a4cc2", size: 1.6, zIndex: 1 };
       return { ...a, color: "#f2f4f7" };
     },
   });
+  const camera = renderer.getCamera();
+  const sayDetail = () => {
+    stage.dataset.shown = String(shown);
+    detail.textContent = shown < n ? `showing the ${shown.toLocaleString()} most connected; zoom in, find or click for the rest` : "";
+  };
+  // Each halving of the view's width shows four times the area: twice the nodes keeps the
+  // picture about as dense. Refreshed only when the level changes, not on every frame.
+  camera.on("updated", (state) => {
+    let level = FIRST_SHOWN;
+    while (level < n && level < FIRST_SHOWN / (state.ratio * state.ratio)) level *= 2;
+    level = Math.min(n, level);
+    if (level !== shown) { grow(level); shown = level; sayDetail(); renderer.refresh({ skipIndexation: true }); }
+  });
+  sayDetail();
+  renderer.once("afterRender", () => { view.dataset.drawn = String(Math.round(performance.now())); });
   const choose = (id) => {
     chosen = id;
-    near = id ? new Set(model.neighbors(id)) : new Set();
+    near = new Set();
+    if (id) {
+      const i = index.get(id);
+      addNode(i);
+      for (const j of neighbours(i)) { addNode(j); near.add(ids[j]); }
+    }
     stage.dataset.chosen = id || "";
-    if (id) showNode(model, id, panel, (other) => focus(other));
+    if (id) showNode(id, panel, (other) => model.hasNode(other) && focus(other)).catch(showError);
     renderer.refresh({ skipIndexation: true });
   };
   // Centre the camera on a node and its neighbours, zoomed to fit them.
   const focus = (id) => {
     choose(id);
-    const spots = [id, ...near].map((n) => renderer.getNodeDisplayData(n)).filter(Boolean);
+    const spots = [id, ...near].map((x) => renderer.getNodeDisplayData(x)).filter(Boolean);
     if (!spots.length) return;
     const xs = spots.map((p) => p.x), ys = spots.map((p) => p.y);
     const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
     const ratio = Math.min(1, Math.max(0.04, 1.4 * Math.max(x1 - x0, y1 - y0)));
-    renderer.getCamera().animate({ x: (x0 + x1) / 2, y: (y0 + y1) / 2, ratio }, { duration: 400 });
+    camera.animate({ x: (x0 + x1) / 2, y: (y0 + y1) / 2, ratio }, { duration: 400 });
   };
   const focusByName = (text) => {
     const want = text.trim().toLowerCase();
     if (!want) return;
-    let found = null;
-    model.forEachNode((id, a) => {
-      const name = a.label.toLowerCase();
-      if (!found && (name === want || id === want)) found = id;
-    });
-    if (!found) model.forEachNode((id, a) => { if (!found && a.label.toLowerCase().includes(want)) found = id; });
-    if (found) focus(found);
+    // every node of the drawing, drawn yet or not; the most connected first
+    const label = (i) => (g.nodes.name[i] || ids[i]).toLowerCase();
+    let found = ids.findIndex((id, i) => id === want || label(i) === want);
+    if (found < 0) found = ids.findIndex((_id, i) => label(i).includes(want));
+    if (found >= 0) focus(ids[found]);
     else fill(panel, h("p", { class: "muted" }, `No entity is named like “${text}”.`));
   };
   renderer.on("clickNode", ({ node }) => focus(node));
@@ -477,75 +542,83 @@ async function graph() {
   renderer.on("leaveNode", () => { stage.style.cursor = ""; });
   slider.oninput = () => {
     // the slider moves by minutes: its last step is now
-    at = Number(slider.value) > Number(slider.max) - 60 ? now : Number(slider.value);
-    asOf.textContent = at === now ? "hold now" : `held at ${when(at)}`;
-    let held = 0;
-    model.forEachEdge((_id, a) => { if (holds(a.data)) held++; });
+    moment = Number(slider.value) > Number(slider.max) - 60 ? now : Number(slider.value);
+    asOf.textContent = moment === now ? "hold now" : `held at ${when(moment)}`;
+    let held = 0;  // of every fact drawn, shown yet or not
+    for (let e = 0; e < m; e++) if (holds({ valid_at: E.valid_at[e], invalid_at: E.invalid_at[e] })) held++;
     stage.dataset.holding = String(held);
     renderer.refresh({ skipIndexation: true });
   };
   slider.oninput();
   const counts = new Map();
-  for (const n of g.nodes) counts.set(n.type, (counts.get(n.type) || 0) + 1);
-  fill(legend, types.map((t) => {
+  for (const t of g.nodes.type) counts.set(t, (counts.get(t) || 0) + 1);
+  fill(legend, g.types.map((t, i) => {
     const box = h("input", { type: "checkbox", checked: "", "data-type": t });
     box.onchange = () => { box.checked ? hidden.delete(t) : hidden.add(t); renderer.refresh({ skipIndexation: true }); };
     const swatch = h("span", { class: "swatch" });
-    swatch.style.background = colour.get(t);
-    return h("label", {}, box, swatch, `${t} (${counts.get(t).toLocaleString()})`);
+    swatch.style.background = colour[i];
+    return h("label", {}, box, swatch, `${t} (${(counts.get(i) || 0).toLocaleString()})`);
   }));
 
-  // the layout, in a worker: clusters at once, then the picture settles as rounds come back
-  const worker = new Worker("/static/layout.js", { type: "module" });
-  const order = model.nodes();
-  const index = new Map(order.map((id, i) => [id, i]));
-  const big = g.nodes.length > 2000;
-  const rounds = big ? 6 : 8;
-  worker.postMessage({
-    ids: order,
-    edges: g.edges.filter((e) => index.has(e.source) && index.has(e.target)).map((e) => [index.get(e.source), index.get(e.target)]),
-    rounds, perRound: big ? 20 : 40,
-  });
-  view.dataset.layout = "running";
-  worker.onmessage = ({ data }) => {
-    order.forEach((id, i) => {
-      model.mergeNodeAttributes(id, { x: data.positions[2 * i], y: data.positions[2 * i + 1] });
+  // the layout, in a worker, bounded; skipped when this version was laid out already
+  let worker = null;
+  if (drawing.settled || n < 2) {
+    view.dataset.layout = "done";
+  } else {
+    worker = new Worker("/static/layout.js", { type: "module" });
+    const iterations = n > 2000 ? ITERATIONS_BIG : ITERATIONS_SMALL;
+    worker.postMessage({
+      positions: drawing.xy.slice(), sources: Int32Array.from(E.source), targets: Int32Array.from(E.target),
+      iterations, perRound: PER_ROUND, budgetMs: BUDGET_MS,
     });
-    if (data.round === 0) {
-      stage.dataset.clusters = String(data.groups);
-      renderer.getCamera().setState({ x: 0.5, y: 0.5, ratio: 1, angle: 0 });
-    }
-    progress.textContent = data.round < data.rounds ? `laying out… ${Math.round((100 * data.round) / data.rounds)} %` : "";
-    if (data.round === data.rounds) {
-      worker.terminate();
-      view.dataset.layout = "done";
-    }
-  };
-  worker.onerror = (e) => { showError(new Error(`the layout stopped: ${e.message}`)); view.dataset.layout = "failed"; };
+    view.dataset.layout = "running";
+    progress.textContent = "laying out…";
+    worker.onmessage = ({ data }) => {
+      const p = data.positions;
+      // one update for all nodes: one refresh, not one per node
+      model.updateEachNodeAttributes((_id, a) => {
+        a.x = p[2 * a.rank];
+        a.y = p[2 * a.rank + 1];
+        return a;
+      }, { attributes: ["x", "y"] });
+      drawing.xy = p;
+      progress.textContent = data.last ? "" : `laying out… ${Math.round((100 * data.iterations) / iterations)} %`;
+      if (data.last) {
+        drawing.settled = true;
+        worker.terminate();
+        view.dataset.layout = "done";
+      }
+    };
+    worker.onerror = (e) => { showError(new Error(`the layout stopped: ${e.message}`)); view.dataset.layout = "failed"; };
+  }
   graphState = {
-    model, renderer, focus, focusByName, choose,
-    kill: () => { worker.terminate(); renderer.kill(); graphState = null; window.chrysalisGraph = null; },
+    model, renderer, focus, focusByName, choose, drawn: n,
+    kill: () => { if (worker) worker.terminate(); renderer.kill(); graphState = null; window.chrysalisGraph = null; },
   };
   window.chrysalisGraph = graphState;  // for the console and the browser tests
 }
 
-function showNode(model, id, panel, focus) {
-  const n = model.getNodeAttributes(id).data;
-  const name = (x) => model.getNodeAttribute(x, "label");
-  const facts = [];
-  model.forEachEdge(id, (_e, a, s, t) => facts.push([a.data, s, t]));
-  facts.sort((a, b) => (a[0].invalid_at !== null) - (b[0].invalid_at !== null) || a[0].predicate.localeCompare(b[0].predicate));
+// The chosen node's facts, read from the daemon (the drawing holds no predicates).
+async function showNode(id, panel, focus) {
+  panel.dataset.node = "";
+  panel.dataset.want = id;
+  const f = await call("GET", `/kg/nodes/${encodeURIComponent(id)}/edges?limit=200`);
+  if (panel.dataset.want !== id || !panel.isConnected) return;  // another node was chosen since
+  const n = f.node;
+  const name = (x) => f.names[x] || x;
+  const facts = f.edges.slice().sort((a, b) => (a.invalid_at !== null) - (b.invalid_at !== null) || a.predicate.localeCompare(b.predicate));
   const entity = (x) => x === id ? h("strong", {}, name(x)) : h("a", { href: "#graph", onclick: (e) => { e.preventDefault(); focus(x); } }, name(x));
   fill(panel,
     h("h2", {}, n.name || n.id, " ", h("small", {}, n.type)),
-    h("p", { class: "muted" }, `${counted(facts.length, "fact")} · id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
-    h("ul", { class: "facts" }, facts.slice(0, 200).map(([l, s, t]) => h("li", { class: l.invalid_at !== null ? "ended" : "" },
-      entity(s), ` ${l.predicate} `, entity(t),
+    h("p", { class: "muted" }, `${counted(f.total, "fact")} · id ${n.id}`, n.derived_by ? ` · derived by ${n.derived_by}` : ""),
+    h("ul", { class: "facts" }, facts.map((l) => h("li", { class: l.invalid_at !== null ? "ended" : "" },
+      entity(l.source), ` ${l.predicate} `, entity(l.target),
       h("br"),
       h("small", { class: "held" }, `held ${l.valid_at === null ? "since it was recorded" : when(l.valid_at)} → ${l.invalid_at === null ? "now" : when(l.invalid_at)}`),
       (l.evidence || []).length ? [h("br"), h("small", {}, "evidence: "),
         l.evidence.map((e) => [h("a", { href: `#bead/${encodeURIComponent(e)}`, class: "evidence" }, e), " "])] : null))),
-    facts.length > 200 ? h("p", { class: "muted" }, `and ${facts.length - 200} more`) : null);
+    f.total > facts.length ? h("p", { class: "muted" }, `and ${(f.total - facts.length).toLocaleString()} more`) : null);
+  panel.dataset.node = id;
 }
 
 // ---- the laptops ------------------------------------------------------------------------
