@@ -29,6 +29,7 @@ from pydantic import (
 )
 from pydantic import Tag as UnionTag
 
+from chrysalis.core import vector_bytes
 from chrysalis.core.limits import ID_PATTERN, MAX_CONTENT_CHARS
 from chrysalis.core.vocab import DEFAULT_ROLE, Role, Strategy
 
@@ -520,9 +521,11 @@ class EmbeddingData(_Data):
 
     @model_validator(mode="after")
     def _vector_matches_dims(self) -> EmbeddingData:
-        if len(self.vector) != self.dims * 4:
+        # float16 (dims*2 bytes) or float32 (dims*4): `chrysalis.core.vector_bytes`
+        if not vector_bytes.valid_length(self.vector, self.dims):
             raise ValueError(
-                f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}"
+                f"vector has {len(self.vector)} bytes, expected dims*2 = {self.dims * 2} "
+                f"(float16) or dims*4 = {self.dims * 4} (float32)"
             )
         if hashlib.sha256(self.vector).hexdigest() != self.checksum:
             raise ValueError("checksum is not the SHA-256 of the vector")
