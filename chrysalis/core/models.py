@@ -29,7 +29,6 @@ from pydantic import (
 )
 from pydantic import Tag as UnionTag
 
-from chrysalis.core import vector_bytes
 from chrysalis.core.limits import ID_PATTERN, MAX_CONTENT_CHARS
 from chrysalis.core.vocab import DEFAULT_ROLE, Role, Strategy
 
@@ -521,8 +520,9 @@ class EmbeddingData(_Data):
 
     @model_validator(mode="after")
     def _vector_matches_dims(self) -> EmbeddingData:
-        # float16 (dims*2 bytes) or float32 (dims*4): `chrysalis.core.vector_bytes`
-        if not vector_bytes.valid_length(self.vector, self.dims):
+        # float16 (dims*2 bytes) or float32 (dims*4): `chrysalis.core.vector_bytes` (not
+        # imported: it needs numpy, which the client, importing these models, goes without)
+        if len(self.vector) not in (self.dims * 2, self.dims * 4):
             raise ValueError(
                 f"vector has {len(self.vector)} bytes, expected dims*2 = {self.dims * 2} "
                 f"(float16) or dims*4 = {self.dims * 4} (float32)"

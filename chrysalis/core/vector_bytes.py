@@ -6,8 +6,8 @@ a 4 KiB overflow page of its own (3,072 bytes plus the op's fields do not fit in
 largest saving of disk there is. Cosine and inner-product rankings read vectors relative to
 their largest component, so a vector is stored as float16 only when no component moves by
 more than ``TOLERANCE`` of the largest one's magnitude: any embedding a model produces (unit
-length, or any scale between ~1e-3 and 6e4), never a vector whose values overflow float16 or
-sit so close to zero that its rounding would reorder neighbours. Ops written before (always
+length or scaled), never a vector whose values overflow float16 (65,504) or sit so close to
+zero that its rounding would reorder neighbours. Ops written before (always
 float32) read as they are.
 
 Pure: no I/O.
@@ -42,7 +42,3 @@ def decode(raw: bytes, dims: int) -> np.ndarray:
     if len(raw) == dims * 4:
         return np.frombuffer(raw, dtype="<f4")
     raise ValueError(f"vector has {len(raw)} bytes, expected dims*2 or dims*4 = {dims * 4}")
-
-
-def valid_length(raw: bytes, dims: int) -> bool:
-    return len(raw) in (dims * 2, dims * 4)
