@@ -164,3 +164,29 @@ def test_float32_ops_of_older_replicas_still_apply_and_read(
     assert b.version_vector() == {}
     b.apply_ops(ops)
     assert b.get_embedding("bead", bead.id, "m").vector == old
+
+
+def test_the_op_log_packs_768_dim_vectors_two_to_a_page(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """A float16 768-dim op (~1.9 KB) fits a leaf page twice; written as ever-growing keys
+    with ordinary puts LMDB would split each full page in half and keep one op per 4 KiB.
+    Ops of another replica whose id sorts after this one's are still logged (not appended)."""
+    a = open_memory("a", replica_id="a")
+    z = open_memory("z", replica_id="z")
+    beads = a.append_beads([{"content": f"reading {i} of the tide gauge"} for i in range(300)])
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((300, 768)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    a.put_embeddings(
+        [{"item_kind": "bead", "item_id": b.id, "model": "m768", "vector": rows[i],
+          "provider": "t", "text_hash": H} for i, b in enumerate(beads)]
+    )  # fmt: skip
+    with a.store.read() as txn:
+        stat = txn.stat(a.store.dbs["ops"])
+    assert stat["overflow_pages"] == 0
+    assert stat["leaf_pages"] <= 300 / 2 + 30  # 300 vectors two a page, the beads' ops besides
+    z.append_bead("a note from the other laptop")
+    exchange(a, z)  # a logs z's op after its own: an ordinary put, in order
+    assert a.version_vector() == z.version_vector() and a.state_digest() == z.state_digest()
+    assert a.get_embedding("bead", beads[-1].id, "m768").dims == 768
