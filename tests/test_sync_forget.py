@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from chrysalis import Memory
+from chrysalis.core import vector_bytes
 from chrysalis.remotes import open_remote
 from chrysalis.store.keys import same_op
 from chrysalis.sync import Sync, protocol
@@ -25,7 +26,7 @@ from chrysalis.sync.segment import MAGIC, Kind, decode
 Opener = Callable[..., Memory]
 MARK = "zebra-quartz-7731"
 VECTOR = [1234.5678, -8765.4321, 42.4242, 0.007]  # a vector of a forgotten bead, as a marker
-VMARK = np.asarray(VECTOR, dtype="<f4").tobytes()
+VMARK = vector_bytes.encode(np.asarray(VECTOR))  # as the op stores it (float16 here)
 KINDS = {"ops/": Kind.SEGMENT, "snapshots/": Kind.SNAPSHOT, "blobs/": Kind.BLOB}
 
 

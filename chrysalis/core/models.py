@@ -520,9 +520,12 @@ class EmbeddingData(_Data):
 
     @model_validator(mode="after")
     def _vector_matches_dims(self) -> EmbeddingData:
-        if len(self.vector) != self.dims * 4:
+        # float16 (dims*2 bytes) or float32 (dims*4): `chrysalis.core.vector_bytes` (not
+        # imported: it needs numpy, which the client, importing these models, goes without)
+        if len(self.vector) not in (self.dims * 2, self.dims * 4):
             raise ValueError(
-                f"vector has {len(self.vector)} bytes, expected dims*4 = {self.dims * 4}"
+                f"vector has {len(self.vector)} bytes, expected dims*2 = {self.dims * 2} "
+                f"(float16) or dims*4 = {self.dims * 4} (float32)"
             )
         if hashlib.sha256(self.vector).hexdigest() != self.checksum:
             raise ValueError("checksum is not the SHA-256 of the vector")

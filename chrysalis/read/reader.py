@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from chrysalis.core import crdt
+from chrysalis.core import crdt, vector_bytes
 from chrysalis.core.checks import check_id
 from chrysalis.core.errors import InvalidInput, NotFound
 from chrysalis.core.events import Committed
@@ -406,9 +406,9 @@ class Reader(GraphReads):
         rec = self.embedding_record(item_kind, item_id, model)
         if rec is None:
             raise NotFound(f"no {model!r} embedding for {item_kind} {item_id!r}")
-        fields = {
-            k: rec[k] for k in ("model", "dims", "provider", "text_hash", "vector", "created_at")
-        }
+        fields = {k: rec[k] for k in ("model", "dims", "provider", "text_hash", "created_at")}
+        # the public vector is float32 whatever the op stored (`chrysalis.core.vector_bytes`)
+        fields["vector"] = vector_bytes.decode(rec["vector"], rec["dims"]).astype("<f4").tobytes()
         return Embedding.model_construct(item_kind=item_kind, item_id=item_id, **fields)  # type: ignore[arg-type]
 
     # ---- what the search indexes hold ----------------------------------------------------------

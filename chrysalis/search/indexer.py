@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from chrysalis.core import vector_bytes
 from chrysalis.core.backoff import Backoff
 from chrysalis.core.clock import vv_dominates, vv_merge
 from chrysalis.core.errors import ClosedError, EmbedderUnavailable, InsufficientStorage
@@ -137,8 +138,9 @@ class Indexer:
 
     def _load_vectors(self, embedder: Embedder) -> VectorIndex:
         vectors = VectorIndex(
-            self.directory / "faiss", embedder.model, embedder.dims, exact_limit=self.exact_limit
-        )
+            self.directory / "faiss", embedder.model, embedder.dims,
+            exact_limit=self.exact_limit, stored=lambda keys: self._vectors_of(embedder, keys),
+        )  # fmt: skip
         if not vectors.load() or not vv_dominates(self.reader.version_vector(), vectors.watermark):
             self._rebuild_vectors(embedder, vectors)
         return vectors
@@ -395,13 +397,17 @@ class Indexer:
         vectors.dirty += 1
         return len(ops) >= BATCH_OPS
 
-    def _stored_vectors(self, embedder: Embedder, keys: list[str]) -> dict[str, np.ndarray]:
+    def _vectors_of(self, embedder: Embedder, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``keys`` under the model (what IVF search re-ranks by)."""
         records = self.reader.embedding_records([split_key(k) for k in keys], embedder.model)
-        out = {
-            keys[i]: np.frombuffer(rec["vector"], dtype="<f4")
+        return {
+            keys[i]: vector_bytes.decode(rec["vector"], rec["dims"])
             for i, rec in records.items()
             if rec["dims"] == embedder.dims
         }
+
+    def _stored_vectors(self, embedder: Embedder, keys: list[str]) -> dict[str, np.ndarray]:
+        out = self._vectors_of(embedder, keys)
         # a removed node or skill keeps its vector in LMDB (it may come back): not in search
         return {k: v for k, v in out.items() if self.reader.item_text(k) is not None}
 
@@ -414,7 +420,7 @@ class Indexer:
             if rec["dims"] != embedder.dims:
                 continue
             keys.append(item_key(kind, item_id))
-            rows.append(np.frombuffer(rec["vector"], dtype="<f4"))
+            rows.append(vector_bytes.decode(rec["vector"], rec["dims"]))
         visible = [i for i, k in enumerate(keys) if self.reader.item_text(k) is not None]
         keys, rows = [keys[i] for i in visible], [rows[i] for i in visible]
         matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dims), np.float32)

@@ -3,6 +3,11 @@
 Derived from LMDB and disposable: the index remembers the version vector of the op log it
 reflects (its watermark), catches up from there, and is rebuilt from LMDB when its files are
 missing or damaged. Items are named by a *key*, ``"<kind>:<id>"``.
+
+The index holds compressed codes, not the vectors: LMDB holds each vector once, in its op,
+and a second float32 copy in the saved index was a third of the data dir. Exact search keeps
+float16 codes (what the ops store for any embedding, `chrysalis.core.vector_bytes`); IVF keeps
+8-bit codes (a quarter of float32) and re-ranks its best candidates with the stored vectors.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,15 @@ from chrysalis.store.keys import pack, unpack
 
 log = logging.getLogger(__name__)
 
+# Bumped when what the saved file holds changes: an index saved in another format is rebuilt
+# from LMDB at open (once), as a damaged one is. 2: float16 / IVF 8-bit codes (was float32).
+FORMAT = 2
+REFINE = 4  # IVF search takes REFINE * k candidates from its 8-bit codes, ranks them exactly
+REFINE_MIN = 40
+
+# The stored vectors of some keys (those still stored): what IVF candidates are ranked by.
+StoredVectors = Callable[[Sequence[str]], dict[str, np.ndarray]]
+
 
 @dataclass
 class VectorHit:
@@ -34,8 +48,10 @@ class VectorHit:
 class VectorIndex:
     """Vectors of one embedding model in FAISS, searchable by inner product (= cosine).
 
-    Exact (``IndexFlatIP``) up to ``exact_limit`` vectors; past it, rebuilt as IVF
-    (``IndexIVFFlat``, ``nprobe`` lists searched). IVF, unlike HNSW, supports ``remove_ids``,
+    Exact (float16 codes, every vector compared) up to ``exact_limit`` vectors; past it,
+    rebuilt as IVF (8-bit scalar-quantised codes, ``nprobe`` lists searched, the best
+    ``REFINE * k`` re-ranked by the vectors ``stored`` returns; without ``stored``, by their
+    codes alone). IVF, unlike HNSW, supports ``remove_ids``,
     so a forgotten item leaves the index at once instead of waiting for a rebuild. Ids are
     assigned sequentially and kept with the index. Saved as ``<dir>/<name>-<gen>.faiss`` plus
     ``<dir>/<name>.meta`` (watermark, ids, the current file), the meta written last and
@@ -50,6 +66,7 @@ class VectorIndex:
         *,
         exact_limit: int = 50_000,
         nprobe: int = 32,
+        stored: StoredVectors | None = None,
     ) -> None:
         import faiss  # the library stays importable without touching FAISS until needed
 
@@ -64,6 +81,7 @@ class VectorIndex:
         self.dims = dims
         self.exact_limit = exact_limit
         self.nprobe = nprobe
+        self.stored = stored
         self.name = re.sub(r"[^A-Za-z0-9._-]", "_", model)
         self._lock = threading.RLock()
         self._ids: dict[str, int] = {}
@@ -76,7 +94,11 @@ class VectorIndex:
         self._index = self._new_flat()
 
     def _new_flat(self) -> Any:
-        return self._faiss.IndexIDMap2(self._faiss.IndexFlatIP(self.dims))
+        faiss = self._faiss
+        codes = faiss.IndexScalarQuantizer(
+            self.dims, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+        )
+        return faiss.IndexIDMap2(codes)
 
     @property
     def kind(self) -> str:
@@ -137,7 +159,10 @@ class VectorIndex:
             # ~4·sqrt(n) lists, but at least 39 training points per list (FAISS's floor)
             nlist = int(max(8, min(4096, 4 * np.sqrt(len(ids)), len(ids) // 39)))
             quantizer = faiss.IndexFlatIP(self.dims)
-            ivf = faiss.IndexIVFFlat(quantizer, self.dims, nlist, faiss.METRIC_INNER_PRODUCT)
+            ivf = faiss.IndexIVFScalarQuantizer(
+                quantizer, self.dims, nlist, faiss.ScalarQuantizer.QT_8bit,
+                faiss.METRIC_INNER_PRODUCT,
+            )  # fmt: skip
             sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: nlist * 64]]
             ivf.train(sample)
             ivf.nprobe = self.nprobe
@@ -149,23 +174,31 @@ class VectorIndex:
     # ---- queries -------------------------------------------------------------------------
 
     def search(self, vector: np.ndarray, k: int) -> list[VectorHit]:
-        """The ``k`` nearest items."""
+        """The ``k`` nearest items, best first. Past ``exact_limit`` the candidates are ranked
+        by their stored vectors, read outside the lock (a candidate no longer stored is
+        dropped: it was forgotten since)."""
+        query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dims)
         with self._lock:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return []
-            fetch = min(n, k)
-            query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dims)
+            refine = self.stored is not None and self._is_ivf()
+            fetch = min(n, max(k * REFINE, REFINE_MIN) if refine else k)
             scores, ids = self._index.search(query, fetch)
-            out = []
-            for score, i in zip(scores[0].tolist(), ids[0].tolist(), strict=True):
-                key = self._keys.get(i)
-                if key is None:
-                    continue
-                out.append(VectorHit(key, float(score)))
-                if len(out) == k:
-                    break
-            return out
+            found = [
+                VectorHit(key, float(score))
+                for score, i in zip(scores[0].tolist(), ids[0].tolist(), strict=True)
+                if (key := self._keys.get(i)) is not None
+            ]
+        if refine and self.stored is not None and found:
+            vectors = self.stored([h.key for h in found])
+            keys = [h.key for h in found if h.key in vectors]
+            if not keys:
+                return []
+            exact = np.vstack([vectors[key] for key in keys]) @ query[0]
+            found = [VectorHit(key, float(s)) for key, s in zip(keys, exact.tolist(), strict=True)]
+            found.sort(key=lambda h: -h.score)
+        return found[:k]
 
     def has(self, key: str) -> bool:
         return key in self._ids
@@ -184,7 +217,7 @@ class VectorIndex:
             old = self.directory / f"{self.name}-{self._generation}.faiss"
             path = self.directory / f"{self.name}-{self._generation + 1}.faiss"
             meta = {
-                "model": self.model, "dims": self.dims, "file": path.name,
+                "format": FORMAT, "model": self.model, "dims": self.dims, "file": path.name,
                 "generation": self._generation + 1, "next_id": self._next_id,
                 "watermark": self.watermark, "ids": self._ids,
             }  # fmt: skip
@@ -209,6 +242,10 @@ class VectorIndex:
             meta = unpack(self.meta_path.read_bytes())
             if meta["model"] != self.model or meta["dims"] != self.dims:
                 raise ValueError(f"saved for {meta['model']}/{meta['dims']}")
+            if meta.get("format") != FORMAT:
+                log.info("vector index for %s was saved in an older format: rebuilding it",
+                         self.model)  # fmt: skip
+                return False
             index = self._faiss.read_index(str(self.directory / meta["file"]))
             if index.ntotal != len(meta["ids"]) or index.d != self.dims:
                 raise ValueError("index and its meta disagree")

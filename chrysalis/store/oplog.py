@@ -1,6 +1,6 @@
 """Reads of the op log (the ``ops`` database) inside a transaction: the version vector, one
 replica's last seq, ranges of ops. The log holds each replica's ops 1..n with no gap, so these
-are a few cursor moves each.
+are a few cursor moves each. And `log`, the one way an op is written to it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,17 @@ from chrysalis.store.keys import op_key, unpack
 # transactions, so values are bytes. Transactions and databases are typed loosely.
 Txn = Any
 Db = Any
+
+
+def log(txn: Txn, ops: Db, key: bytes, value: bytes) -> None:
+    """Write an op's value under its key (replacing one there).
+
+    Appended when the key sorts after every other (LMDB's ``MDB_APPEND``): an ordinary put of
+    an ever-growing key splits the last page in two and leaves it half full, which for ops of
+    ~2 KB (a 768-dim float16 vector) means one op per 4 KiB page, twice the disk. Anywhere
+    else (another replica's ops sort after) it is an ordinary put."""
+    if not txn.put(key, value, db=ops, append=True):  # False: not after the last key
+        txn.put(key, value, db=ops)
 
 
 def last_ops(txn: Txn, ops: Db) -> dict[str, tuple[int, int]]:

@@ -17,6 +17,7 @@ from typing import Any
 from chrysalis.core import crdt
 from chrysalis.core.errors import DotConflict
 from chrysalis.core.models import OpKind
+from chrysalis.store import oplog
 from chrysalis.store.env import WriteContext
 from chrysalis.store.keys import (
     RECORD_DBS,
@@ -236,7 +237,7 @@ def local_op(
         "data": data,
     }
     logged = apply(ctx, op, local=True)
-    ctx.txn.put(op_key(store.replica_id, seq), pack(logged), db=ctx.dbs["ops"])
+    oplog.log(ctx.txn, ctx.dbs["ops"], op_key(store.replica_id, seq), pack(logged))
     store.seq = seq  # the version vector entry is written once, at the end of the batch
     return op
 
@@ -310,7 +311,7 @@ def apply_remote(ctx: WriteContext, ops: list[dict[str, Any]]) -> ApplyResult:
                 op = unpack(raw)
                 txn.delete(k, db=pending_db)
             store.clock.observe(op["hlc"])
-            txn.put(k, pack(apply(ctx, op, local=False)), db=ops_db)
+            oplog.log(txn, ops_db, k, pack(apply(ctx, op, local=False)))
             seq += 1
             result.applied += 1
         for op in batch[i:]:

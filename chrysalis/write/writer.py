@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from chrysalis.core import crdt
+from chrysalis.core import crdt, vector_bytes
 from chrysalis.core.checks import check_id, validate
 from chrysalis.core.errors import Conflict, InvalidInput, NotFound
 from chrysalis.core.graph_ids import EntityNames, edge_id, node_id
@@ -567,7 +567,8 @@ class Writer:
                 "embedding",
             )
             data = emb.model_dump(exclude={"item_id"})
-            data["checksum"] = hashlib.sha256(raw).hexdigest()
+            data["vector"] = stored = vector_bytes.encode(array)  # float16 when it keeps it
+            data["checksum"] = hashlib.sha256(stored).hexdigest()
             embs.append(emb)
             datas.append(data)
 
