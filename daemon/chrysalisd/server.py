@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -285,12 +284,6 @@ def _run(settings: Settings, path: Path, serving: list[bool], stop: threading.Ev
             memory.knowledge.status()["extractor"], ", ".join(memories.names()), path,
             (time.perf_counter() - started) * 1000,
         )  # fmt: skip
-        if threading.current_thread() is threading.main_thread():
-            # What start-up made (the modules, the app, the memories) lives as long as the
-            # daemon: frozen, the cyclic collector stops walking it on every full pass. With
-            # proxy_headers off, ~4 % fewer instructions per recall (docs/benchmarks.md). Not
-            # in a program serving us on a thread (a test's): its objects are not ours to pin.
-            gc.freeze()
         serving.append(True)
         asyncio.run(_serve(server, sock, memories.jobs, app))
     finally:
