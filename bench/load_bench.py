@@ -429,6 +429,10 @@ def run_phase(
     out["errors"] = errors
     out["error_messages"] = [m for s in parts for m in s.error_messages][:5]
     out["daemon_cpu_pct"] = 100 * daemon_cpu / wall
+    # What a request costs the daemon, whatever the machine's load does to latency: the
+    # figure to compare between versions on a shared machine.
+    served = len(recall) + len(remember)
+    out["daemon_cpu_ms_per_request"] = 1000 * daemon_cpu / served if served else float("nan")
     out["clients_cpu_pct"] = 100 * sum(s.cpu_s for s in parts) / wall
     out["met"] = out["recall_p95_ms"] <= GOAL_P95_MS and errors == 0
     return out
@@ -453,6 +457,7 @@ ROWS: list[tuple[str, str, str, float | None]] = [
     ("remember_handler_ms", "remember, in the daemon's app, mean", "ms", None),
     ("errors", "errors", "", 0),
     ("daemon_cpu_pct", "daemon CPU (2 cores = 200)", "%", None),
+    ("daemon_cpu_ms_per_request", "daemon CPU per request", "ms", None),
     ("clients_cpu_pct", "client processes CPU", "%", None),
     ("index_lag_after", "index lag at phase end", "ops", None),
     ("catch_up_s", "index catch-up after phase", "s", None),

@@ -110,6 +110,7 @@ def test_load_bench_quick_run_prints_its_figures() -> None:
         assert figures["errors"] == 0, figures["error_messages"]
         assert figures["recalls"] > 0 and figures["remembers"] > 0
         assert 0 < figures["recall_p50_ms"] <= figures["recall_p95_ms"] <= figures["recall_p99_ms"]
+        assert 0 < figures["daemon_cpu_ms_per_request"] < 1000
     assert report["daemon_exit_code"] == 0
 
 

@@ -9,14 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chrysalis import Memory
-from chrysalis.core.errors import NotFound
+from chrysalis.core.errors import InvalidInput, NotFound
 from chrysalis.core.events import split_key
 from chrysalis.core.models import Filters, RetrievedItem
 from chrysalis.read.graph import _Walk
 from chrysalis.search import count_tokens, evidence, when
-from chrysalis.search.fusion import Retriever, _bead_passes, _Candidate
+from chrysalis.search.fusion import _SCORED, Retriever, Weights, _bead_passes, _Candidate
 
 
 class Reference(Retriever):
@@ -253,3 +255,51 @@ def test_a_hub_does_not_blow_up_the_expansion(
     assert 0 < len(graph) <= 2 * 16
     assert all(i.signals["graph"] <= 2.0 / edges + 1e-6 for i in graph)
     assert all(i.provenance["via_node"] == "hub" for i in graph)
+
+
+# ---- the vectorised scores and the cheaper reads stay the same answers ---------------------
+
+_signal = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+_weight = st.floats(min_value=-3.0, max_value=3.0, allow_nan=False, allow_subnormal=False)
+
+
+@given(
+    weights=st.fixed_dictionaries({name: _weight for name in _SCORED}),
+    signals=st.lists(
+        st.dictionaries(st.sampled_from([*_SCORED, "attribution", "recent"]), _signal),
+        max_size=30,
+    ),
+)
+def test_scores_are_the_very_floats_score_gives(
+    weights: dict[str, float], signals: list[dict[str, float]]
+) -> None:
+    # Bit for bit, not approximately: a last-bit difference can swap two candidates whose
+    # rounded scores tie, and retrieval must not change.
+    w = Weights(**weights)
+    got = w.scores(signals).tolist()
+    assert got == [w.score(s) for s in signals]
+    assert all(isinstance(g, float) for g in got)
+
+
+def test_last_bead_ids_are_the_ids_of_last_beads(memory: Memory) -> None:
+    reader = memory.reader
+    for n in (0, 1, 7, 50, 500):
+        for session in (None, "s1", "s3", "nobody"):
+            want = [b.id for b in reader.last_beads(n, session_id=session)]
+            assert reader.last_bead_ids(n, session_id=session) == want
+    assert "b7" not in reader.last_bead_ids(500)  # forgotten
+    with pytest.raises(InvalidInput):
+        reader.last_bead_ids(-1)
+
+
+def test_windows_read_through_the_cache_forget_what_is_forgotten(memory: Memory) -> None:
+    reader = memory.reader
+    # b10's session s2 holds b2, b6, b10, b14, b18: b6 and b14 sit beside it.
+    before = reader.windows(["b10"], 1)["b10"]
+    assert before == (5, [("b6", -1, 5), ("b14", 1, 5)])  # "puppy and tea note 10"
+    assert reader.windows(["b10"], 1)["b10"] == before  # now from the cache: the same
+    memory.forget("b14")
+    after = reader.windows(["b10"], 1)["b10"]
+    assert [other for other, _, _ in after[1]] == ["b6", "b18"]
+    assert all(other != "b14" for other, _, _ in reader.windows(["b18"], 2)["b18"][1])
+    assert "b14" not in reader.windows(["b14", "b10"], 1)  # a forgotten hit has no window

@@ -276,6 +276,8 @@ class GraphReads:
         dbs = self.store.dbs
         nodes: dict[str, tuple[Node, Any]] = {}
         edges: dict[str, tuple[Edge, Node, Node, Any]] = {}
+        if not node_ids and not edge_ids:  # a recall of beads only: no transaction to open
+            return nodes, edges
         with self.store.read() as txn:
 
             def node(node_id: str) -> tuple[Node, Any] | None:
@@ -315,6 +317,8 @@ class GraphReads:
         read are taken. Facts that do not hold (at ``as_of``, or ended by now) are not
         walked."""
         out: dict[str, tuple[int, list[Step]]] = {}
+        if not seeds:  # no node among a recall's hits: no transaction to open
+            return out
         with self.store.read() as txn:
             walk = _Walk(self, txn, as_of)
             for seed in seeds:

@@ -72,14 +72,24 @@ class Reader(GraphReads):
         values["span_refs"] = [SpanRef.model_construct(**s) for s in spans or ()]
         return Bead.model_construct(**values)
 
-    def bead_entry(self, txn: Txn, bead_id: str) -> tuple[Any, dict[str, Any] | None]:
-        """The bead's view entry and, when it is visible, the winning add's data."""
+    def bead_entry(
+        self, txn: Txn, bead_id: str, epoch: int | None = None
+    ) -> tuple[Any, dict[str, Any] | None]:
+        """The bead's view entry and, when it is visible, the winning add's data. With
+        ``epoch`` (the decoded cache's, taken before ``txn`` was opened), the data comes
+        through that cache: do not mutate it."""
         raw = txn.get(bead_id.encode(), db=self.store.dbs["beads"])
         entry = None if raw is None else unpack(raw)
         if not isinstance(entry, list):
             return entry, None
         _, replica, seq = entry[0]
-        return entry, self.store.op_data(txn, replica, seq)
+        if epoch is None:
+            return entry, self.store.op_data(txn, replica, seq)
+        cache, okey = self.store.decoded, op_key(replica, seq)
+        if (data := cache.get(okey)) is None:
+            data = self.store.op_data(txn, replica, seq)
+            cache.put(okey, data, epoch)
+        return entry, data
 
     def get_bead(self, id: str) -> Bead:
         """The bead with this id; `NotFound` when unknown or forgotten."""
@@ -125,6 +135,14 @@ class Reader(GraphReads):
 
     def last_beads(self, n: int, session_id: str | None = None) -> list[Bead]:
         """The ``n`` latest beads (of one session, if given), oldest first."""
+        return [self.bead(d) for d in self._last_datas(n, session_id)]
+
+    def last_bead_ids(self, n: int, session_id: str | None = None) -> list[str]:
+        """The ids of `last_beads` (the same beads, the same order), without making the
+        beads: every fused recall asks for the latest 50 and needs only their ids."""
+        return [d["id"] for d in self._last_datas(n, session_id)]
+
+    def _last_datas(self, n: int, session_id: str | None) -> list[dict[str, Any]]:
         if not isinstance(n, int) or n < 0:
             raise InvalidInput("n must be a non-negative int")
         if session_id is not None:
@@ -155,7 +173,7 @@ class Reader(GraphReads):
                     datas.append(data)
                     found = cur.prev()
         datas.reverse()
-        return [self.bead(d) for d in datas]
+        return datas
 
     def adjacent_beads(self, bead_id: str, n: int = 1) -> list[tuple[str, int]]:
         """Up to ``n`` beads before and ``n`` after this one in its session's order, as
@@ -164,9 +182,11 @@ class Reader(GraphReads):
         with self.store.read() as txn:
             return self._beside(txn, bead_id, n)
 
-    def _beside(self, txn: Txn, bead_id: str, n: int) -> list[tuple[str, int]]:
+    def _beside(
+        self, txn: Txn, bead_id: str, n: int, epoch: int | None = None
+    ) -> list[tuple[str, int]]:
         store = self.store
-        entry, data = self.bead_entry(txn, bead_id)
+        entry, data = self.bead_entry(txn, bead_id, epoch)
         if data is None or not data.get("session_id"):
             return []
         hlc, replica, seq = entry[0]
@@ -193,13 +213,15 @@ class Reader(GraphReads):
 
         def length(txn: Txn, bead_id: str) -> int:
             if bead_id not in words:
-                data = self.bead_entry(txn, bead_id)[1]
+                data = self.bead_entry(txn, bead_id, epoch)[1]
                 words[bead_id] = len(str(data.get("content", "")).split()) if data else 0
             return words[bead_id]
 
+        # Through the decoded cache: a recall reads these beads again to describe them.
+        epoch = self.store.decoded.epoch
         with self.store.read() as txn:
             for bead_id in ids:
-                around = self._beside(txn, bead_id, n)
+                around = self._beside(txn, bead_id, n, epoch)
                 if around:
                     out[bead_id] = (
                         length(txn, bead_id),

@@ -12,7 +12,7 @@ import itertools
 import math
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -73,11 +73,35 @@ class Weights(BaseModel):
         total = sum(float(getattr(self, name)) * signals.get(name, 0.0) for name in _SCORED)
         return total * signals.get("attribution", 1.0)
 
+    def scores(self, signals: Sequence[Mapping[str, float]]) -> np.ndarray:
+        """`score` of each of ``signals``, as one float64 array. The same products are added
+        in the same order (`_SCORED`'s), so each value is the very float `score` gives: a
+        ranking cannot move by a last bit. Python touches only the signals present (a
+        candidate has two or three of the nine), numpy does the arithmetic."""
+        n = len(signals)
+        table = np.zeros((len(_SCORED) + 1, n))
+        table[-1] = 1.0  # attribution: a factor, 1.0 when absent
+        rows, cols, values = [], [], []
+        for col, s in enumerate(signals):
+            for name, value in s.items():
+                if (row := _ROW.get(name)) is not None:
+                    rows.append(row)
+                    cols.append(col)
+                    values.append(value)
+        table[rows, cols] = values
+        total: np.ndarray = np.zeros(n)
+        for row, name in enumerate(_SCORED):
+            total += float(getattr(self, name)) * table[row]
+        total *= table[-1]
+        return total
+
 
 # The signals a score adds up, each with the weight of the same name.
 _SCORED = (
     "emb", "keyword", "graph", "context", "recency", "importance", "session", "time", "mentions",
 )  # fmt: skip
+# Each signal's row in `Weights.scores`' table; the attribution factor is the last.
+_ROW = {name: row for row, name in enumerate((*_SCORED, "attribution"))}
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -180,7 +204,10 @@ class Retriever:
         cands: dict[str, _Candidate] = {}
 
         def signal(key: str, name: str, value: float) -> _Candidate:
-            c = cands.setdefault(key, _Candidate(key))
+            # get, then make: setdefault would build a throwaway _Candidate on every call
+            # (~190 calls a recall, most on keys already there).
+            if (c := cands.get(key)) is None:
+                c = cands[key] = _Candidate(key)
             c.signals[name] = max(value, c.signals.get(name, 0.0))
             return c
 
@@ -202,9 +229,9 @@ class Retriever:
             for key, score in hits.items():
                 signal(key, "keyword", score)
         if strategy in ("fusion", "beads"):
-            latest = self.reader.last_beads(min(pool, 50), session_id=f.session_id)
-            for rank, b in enumerate(reversed(latest)):
-                signal(item_key("bead", b.id), "recent", 1.0 / (1 + rank))
+            latest = self.reader.last_bead_ids(min(pool, 50), session_id=f.session_id)
+            for rank, bead_id in enumerate(reversed(latest)):
+                signal(item_key("bead", bead_id), "recent", 1.0 / (1 + rank))
         if strategy in ("fusion", "kg"):
             self._expand_graph(cands, signal, f, None if as_of is None else epoch(as_of, "as_of"))
         if strategy == "fusion":
@@ -213,15 +240,17 @@ class Retriever:
         # Describe (read from the store) only the most promising candidates: the signals so
         # far decide the order; recency and importance only nudge it.
         w = self.weights
+        found = list(cands.values())
         if strategy == "beads":
-            prelim = {key: c.signals.get("recent", 0.0) for key, c in cands.items()}
+            prelim = np.array([c.signals.get("recent", 0.0) for c in found])
         elif strategy == "emb":
-            prelim = {key: c.signals.get("emb", 0.0) for key, c in cands.items()}
+            prelim = np.array([c.signals.get("emb", 0.0) for c in found])
         else:
-            prelim = {key: w.score(c.signals) for key, c in cands.items()}
+            prelim = w.scores([c.signals for c in found])
         keep = max(3 * k, k + 30) * (4 if _bead_filtered(f) else 1)
-        best = sorted(cands, key=lambda key: -prelim[key])[:keep]
-        cands = {key: cands[key] for key in best}
+        # Stable, as sorted() was: ties keep the order the candidates were found in.
+        best = np.argsort(-prelim, kind="stable")[:keep]
+        cands = {found[i].key: found[i] for i in best.tolist()}
         items = self._score_and_explain(query, cands, f, strategy, span, summaries)
         if min_score is not None:  # best first: the rest score lower still
             items = itertools.takewhile(lambda i: i.score >= min_score, items)
@@ -393,6 +422,7 @@ class Retriever:
             sessions = evidence.session_evidence(hits)
             factor = evidence.attribution(query, (b for b, _ in beads.values()), w.attribution)
         scored: list[tuple[float, Any, str, str, dict[str, float], Any, _Candidate]] = []
+        weighed: list[tuple[Any, str, str, dict[str, float], Any, _Candidate]] = []  # to score
         for c, kind, item_id in keys:
             if f.kinds and kind not in f.kinds:
                 continue
@@ -419,9 +449,12 @@ class Retriever:
                 signals["session"] = sessions[item_id]
             if bead is not None and bead.id in factor:
                 signals["attribution"] = factor[bead.id]
-            # newest first for "beads"
-            score = signals.get("recent", 0.0) if strategy == "beads" else w.score(signals)
-            scored.append((-round(score, 6), kind, item_id, text, signals, provenance, c))
+            weighed.append((kind, item_id, text, signals, provenance, c))
+        if strategy == "beads":  # newest first
+            totals = [s.get("recent", 0.0) for _, _, _, s, _, _ in weighed]
+        else:
+            totals = w.scores([s for _, _, _, s, _, _ in weighed]).tolist()
+        scored.extend((-round(t, 6), *row) for t, row in zip(totals, weighed, strict=True))
         scored.sort(key=lambda s: s[:3])
 
         def items() -> Iterator[RetrievedItem]:

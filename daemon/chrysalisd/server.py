@@ -36,7 +36,7 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from chrysalis import Memory, Replica
 from chrysalis.client import default_socket_path
@@ -164,10 +164,11 @@ _REFUSED = json.dumps(
 ).encode()
 
 
-class PeerCheckedProtocol(H11Protocol):
+class PeerCheckedProtocol(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol, refusing connections from other users: their first bytes
     get a 403 and the connection is closed (answering after the read, so the refusal is not
-    lost to a reset)."""
+    lost to a reset). On httptools, whose parser is C: h11's pure-Python one cost ~2 % more
+    instructions per recall (docs/benchmarks.md, the load section)."""
 
     refused = False
 
@@ -270,6 +271,7 @@ def _run(settings: Settings, path: Path, serving: list[bool], stop: threading.Ev
             timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
             server_header=False,
             date_header=False,
+            proxy_headers=False,  # no proxy in front of a Unix socket: nothing to trust
         )
         server = _Server(config)
         server.stop = stop
