@@ -203,7 +203,6 @@ def test_a_question_and_its_answer_read_as_one_passage(
     mem.append_beads(rows)
     mem.wait_indexed(timeout=60)
     ctx = mem.context("What happened to Ines's rowing boat?", now=NOW)
-    passages = {i.id: i for i in ctx.items}
     lead = next(i for i in ctx.items if {"t0", "t1"} & {i.id, *i.joined})
     members = [lead.id, *lead.joined]
     assert {"t0", "t1"} <= set(members), ctx.items
@@ -212,7 +211,6 @@ def test_a_question_and_its_answer_read_as_one_passage(
     assert lead.text.index("[t0]") < lead.text.index("[t1]")  # in session order
     line = next(line for line in ctx.text.splitlines() if "[t0]" in line)
     assert "restoring" in line and "varnished" in line
-    assert ("other" in passages) == ("other" in {i.id for i in ctx.items})
     assert sum(1 + len(i.joined) for i in ctx.items) <= build.MAX_BEADS
     assert ctx.tokens <= 800
 
@@ -227,17 +225,16 @@ def test_passages_and_beads_are_capped_whatever_the_budget(
     beads = [
         {"id": f"h{n}", "content": f"Saw a grey heron wading at {places[n % 5]}, walk {n}.",
          "ts": T0 + n * DAY, "session_id": f"walk{n}"}
-        for n in range(30)
-    ] + [
+        for n in range(16)
+    ] + [  # enough else that "heron" stays a rare, searched word
         {"id": f"f{n}", "content": f"Filed invoice {n} for the printer toner order.",
-         "ts": T0 + n * DAY + 5, "session_id": f"office{n}"}
-        for n in range(60)
+         "ts": T0 + n * 3600, "session_id": f"office{n % 50}"}
+        for n in range(1000)
     ]  # fmt: skip
     mem.append_beads(beads)
     mem.wait_indexed(timeout=60)
     ctx = mem.context("where did I see a heron wading?", now=NOW, token_budget=20_000)
-    assert 0 < len(ctx.items) <= build.MAX_ITEMS
-    assert sum(1 + len(i.joined) + len(i.duplicates) for i in ctx.items) >= len(ctx.items)
+    assert len(ctx.items) == build.MAX_ITEMS  # each heron walk is its own session
     assert sum(1 + len(i.joined) for i in ctx.items) <= build.MAX_BEADS
     assert all("heron" in i.text for i in ctx.items)
     small = mem.context("where did I see a heron wading?", now=NOW, token_budget=60)
