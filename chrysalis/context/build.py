@@ -11,10 +11,10 @@
     4. fitted to ``token_budget`` (facts, then items by score; a long bead is cut to the
        sentences that match the question); at most `MAX_ITEMS` passages: a bead within
        `JOIN_GAP` turns of one already shown, in its session, joins that one's passage
-       (a question and its answer, a story told over several turns), so what stands
-       together is read together and cited once; then shown in the order the question needs: for
-       a question about what holds (a fact bears on it, or it names a time), the beads at or
-       before that time newest first, then later ones; else by score.
+       (a question and its answer, a story told over several turns) and is read with it,
+       each bead cited; at most `MAX_BEADS` beads in all; then shown in the order the
+       question needs: for a question about what holds (a fact bears on it, or it names a
+       time), the beads at or before that time newest first, then later ones; else by score.
 
 Tokens are estimated offline (`chrysalis.search.count_tokens`: ~4 characters or 3/4 of a
 word per token, the larger), never counted by a model: an estimate within ~20% for English.
