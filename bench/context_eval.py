@@ -80,7 +80,8 @@ def evaluate(which: str, budget: int, embedder: str, every: int) -> dict[str, An
                 t0 = time.perf_counter()
                 ctx = mem.context(q["q"], token_budget=budget, now=q["now"])
                 rows_out["ctx_ms"].append((time.perf_counter() - t0) * 1000)
-                ids = {i.id for i in ctx.items} | {d for i in ctx.items for d in i.duplicates}
+                ids = {i.id for i in ctx.items}
+                ids |= {d for i in ctx.items for d in [*i.duplicates, *i.joined]}
                 rows_out["ctx_recall"].append(len(gold & ids) / len(gold))
                 rows_out["ctx_items"].append(len(ctx.items))
                 rows_out["ctx_tokens"].append(ctx.tokens)

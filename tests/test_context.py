@@ -15,6 +15,8 @@ import pytest
 from chrysalis import InvalidInput, Memory
 from chrysalis.context import frame
 
+build = sys.modules["chrysalis.context.build"]
+
 
 def _bench() -> ModuleType:
     path = Path(__file__).resolve().parents[1] / "bench" / "changing_facts.py"
@@ -174,6 +176,69 @@ def test_a_long_bead_shows_the_sentences_that_match(open_memory: Callable[..., M
     assert [i.id for i in ctx.items] == ["long"]
     assert "wifi password hint" in ctx.items[0].text and ctx.items[0].text.startswith("…")
     assert ctx.tokens <= 200
+
+
+def test_a_question_and_its_answer_read_as_one_passage(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """Beads near each other in one session join the passage of the best of them, cited
+    each; a bead of another session, or beyond `JOIN_GAP` turns, stands alone."""
+    mem = open_memory(embedder="deterministic")
+    talk = [
+        ("Rui", "Did you ever finish restoring that old rowing boat?"),
+        ("Ines", "Yes! The rowing boat is varnished and back on the lake."),
+        ("Rui", "Amazing. What colour did you paint the hull?"),
+        ("Ines", "A deep green, with a thin white stripe."),
+        ("Rui", "My cousin sells honey at the Saturday market."),
+        ("Ines", "I should buy some for my tea."),
+        ("Rui", "The market also has a man who fixes bicycles."),
+        ("Ines", "My rowing club meets on Thursdays by the boathouse."),
+    ]
+    rows = [
+        {"id": f"t{n}", "content": text, "source": who, "ts": T0 + n * 60, "session_id": "lake"}
+        for n, (who, text) in enumerate(talk)
+    ]
+    rows.append({"id": "other", "content": "Ines sold her rowing machine last winter.",
+                 "source": "Ines", "ts": T0 + DAY, "session_id": "gym"})  # fmt: skip
+    mem.append_beads(rows)
+    mem.wait_indexed(timeout=60)
+    ctx = mem.context("What happened to Ines's rowing boat?", now=NOW)
+    lead = next(i for i in ctx.items if {"t0", "t1"} & {i.id, *i.joined})
+    members = [lead.id, *lead.joined]
+    assert {"t0", "t1"} <= set(members), ctx.items
+    assert "t7" not in members and "other" not in members  # 6 turns away; another session
+    assert all(f"[{m}]" in lead.text for m in members)  # each bead cited in the passage
+    assert lead.text.index("[t0]") < lead.text.index("[t1]")  # in session order
+    line = next(line for line in ctx.text.splitlines() if "[t0]" in line)
+    assert "restoring" in line and "varnished" in line
+    assert sum(1 + len(i.joined) for i in ctx.items) <= build.MAX_BEADS
+    assert ctx.tokens <= 800
+
+
+def test_passages_and_beads_are_capped_whatever_the_budget(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """Many beads that each match: at most `MAX_ITEMS` passages, `MAX_BEADS` beads shown,
+    however large the budget (the evidence past them adds tokens, not answers)."""
+    mem = open_memory(embedder="deterministic")
+    places = ["the reservoir", "Mill Creek", "the estuary", "the canal lock", "Otter Pond"]
+    beads = [
+        {"id": f"h{n}", "content": f"Saw a grey heron wading at {places[n % 5]}, walk {n}.",
+         "ts": T0 + n * DAY, "session_id": f"walk{n}"}
+        for n in range(16)
+    ] + [  # enough else that "heron" stays a rare, searched word
+        {"id": f"f{n}", "content": f"Filed invoice {n} for the printer toner order.",
+         "ts": T0 + n * 3600, "session_id": f"office{n % 50}"}
+        for n in range(1000)
+    ]  # fmt: skip
+    mem.append_beads(beads)
+    mem.wait_indexed(timeout=60)
+    ctx = mem.context("where did I see a heron wading?", now=NOW, token_budget=20_000)
+    assert len(ctx.items) == build.MAX_ITEMS  # each heron walk is its own session
+    assert sum(1 + len(i.joined) for i in ctx.items) <= build.MAX_BEADS
+    assert all("heron" in i.text for i in ctx.items)
+    small = mem.context("where did I see a heron wading?", now=NOW, token_budget=60)
+    assert small.tokens <= 60
 
 
 def test_hand_written_facts_and_another_memory(open_memory: Callable[..., Memory]) -> None:

@@ -9,9 +9,12 @@
        beads below the relevance floor, beads stating a superseded fact when the current one
        is shown; near-duplicates collapse into the best of them
     4. fitted to ``token_budget`` (facts, then items by score; a long bead is cut to the
-       sentences that match the question), then shown in the order the question needs: for
-       a question about what holds (a fact bears on it, or it names a time), the beads at or
-       before that time newest first, then later ones; else by score.
+       sentences that match the question); at most `MAX_ITEMS` passages: a bead within
+       `JOIN_GAP` turns of one already shown, in its session, joins that one's passage
+       (a question and its answer, a story told over several turns) and is read with it,
+       each bead cited; at most `MAX_BEADS` beads in all; then shown in the order the
+       question needs: for a question about what holds (a fact bears on it, or it names a
+       time), the beads at or before that time newest first, then later ones; else by score.
 
 Tokens are estimated offline (`chrysalis.search.count_tokens`: ~4 characters or 3/4 of a
 word per token, the larger), never counted by a model: an estimate within ~20% for English.
@@ -23,7 +26,7 @@ import functools
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,7 +58,13 @@ KEYWORD_LEANS = True  # whether any word of the question lets an item above the 
 LEAN_MIN = 0.15  # a context/graph signal this strong counts (it leans on a strong hit)
 NEAR_DUPLICATE = 0.9  # word-set overlap (Jaccard) past which two beads are one
 LATEST = 253_339_228_800.0  # 9998-01-01: a year named beside it must still be a date
-EXCERPT_TOKENS = 60  # a bead longer than this shows the sentences matching the question
+EXCERPT_TOKENS = 40  # a bead longer than this shows the sentences matching the question
+# Passages a context shows at most: past a handful, more items add tokens faster than
+# evidence (picked on every 4th LongMemEval question and two LoCoMo conversations, from
+# round values; docs/benchmarks.md).
+MAX_ITEMS = 8
+MAX_BEADS = 12  # beads and summaries shown at most, those joined into passages included
+JOIN_GAP = 2  # turns apart in one session that two shown beads may be and read as one passage
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -79,7 +88,10 @@ class _Item:
     session_id: str | None
     memory: str | None
     text: str
+    direct: bool = False  # evidence by itself (`_direct`)
     stale: str | None = None
+    # The beads shown with it as one passage, with their offsets from it in the session.
+    joined: list[tuple[int, _Item]] = field(default_factory=list)
 
 
 def build(
@@ -122,6 +134,7 @@ def build(
     notes: list[str] = []
     echo = _normal(query)
     candidates: list[_Item] = []
+    readers = {source.name: source.reader for source in sources}
     all_facts: list[facts_mod.Fact] = []
     groups: dict[tuple[str, str], float] = {}
     for source in sources:
@@ -129,7 +142,8 @@ def build(
         if session_id is not None and recent:
             skip.update(b.id for b in source.reader.last_beads(recent, session_id))
         found = _retrieve(source, query, at_now, notes)
-        hits = {i.id: i.score for i in found if _direct(i, query)}
+        direct = {i.id for i in found if _direct(i, query)}
+        hits = {i.id: i.score for i in found if i.id in direct}
         subjects = facts_mod.subjects(source.reader, query)
         read = facts_mod.read_facts(source.reader, subjects)
         named = {sid for sid, name in subjects if name != facts_mod.USER}
@@ -146,12 +160,17 @@ def build(
             if _normal(bead.content) == echo:
                 continue  # the turn being answered, written before the question was asked
             kind = "summary" if SUMMARY_TAG in bead.tags else "bead"
-            candidates.append(_Item(item, kind, bead.ts, bead.session_id, source.name, item.text))
+            candidates.append(
+                _Item(
+                    item, kind, bead.ts, bead.session_id, source.name, item.text,
+                    direct=item.id in direct,
+                )
+            )  # fmt: skip
     shown, at = facts_mod.order(all_facts, groups, fr, at_now)
     items = _relevant(query, candidates)
     items = _collapse(items)
     items = _supersede(items, all_facts, shown, fr)
-    facts_out, items_out = _fit(shown, items, token_budget, query)
+    facts_out, items_out = _fit(shown, items, token_budget, query, readers)
     text, facts_out, items_out = _compose(facts_out, items_out, fr, at, query)
     return Context(
         query=query,
@@ -177,12 +196,13 @@ def _retrieve(source: Source, query: str, now: float, notes: list[str]) -> list[
             vector = r.embedder.embed_query(query)
         except EmbedderUnavailable:
             wide = query
-    found = r.retrieve(
-        wide, k=POOL, filters={"kinds": ["bead"]}, now=now, query_vector=vector, summaries=True
-    )
+    # No kinds filter: with one, the vector search reads ten times as deep (FAISS cannot
+    # filter) and fusion scores every hit; at 100k beads that was most of a context's time.
+    # The graph's items it ranks beside the beads are dropped here.
+    found = r.retrieve(wide, k=POOL, now=now, query_vector=vector, summaries=True)
     prefix = f"{source.name}: " if source.name else ""
     notes += [prefix + n for n in found.notes]
-    return found.items
+    return [i for i in found.items if i.kind == "bead"]
 
 
 def _scoped(memory: str | None, item_id: str) -> str:
@@ -235,17 +255,14 @@ def _wanted(query: str) -> tuple[frozenset[str], frozenset[str]]:
 def _relevant(query: str, items: list[_Item]) -> list[_Item]:
     """The items above the relevance floor, best first (see `RELATIVE_FLOOR`)."""
 
-    def direct(i: _Item) -> bool:
-        return _direct(i.item, query)
-
     def leans(i: _Item) -> bool:
         s = i.item.signals
-        if direct(i) or (KEYWORD_LEANS and s.get("keyword", 0.0) > 0):
+        if i.direct or (KEYWORD_LEANS and s.get("keyword", 0.0) > 0):
             return True
         return any(s.get(k, 0.0) >= LEAN_MIN for k in ("context", "graph"))
 
     ranked = sorted(items, key=lambda i: -i.item.score)
-    best = next((i for i in ranked if direct(i)), None)
+    best = next((i for i in ranked if i.direct), None)
     if best is None:
         return []
     floor = RELATIVE_FLOOR * best.item.score
@@ -314,10 +331,16 @@ def _supersede(
 
 
 def _fit(
-    shown: Sequence[facts_mod.Fact], items: list[_Item], budget: int, query: str
+    shown: Sequence[facts_mod.Fact],
+    items: list[_Item],
+    budget: int,
+    query: str,
+    readers: dict[str | None, Reader],
 ) -> tuple[list[facts_mod.Fact], list[_Item]]:
     """Facts, then items best first, while their lines fit ``budget``; a long item shows an
-    excerpt. A smaller item further down may still fit after a large one did not."""
+    excerpt; at most `MAX_ITEMS` passages, a bead within `JOIN_GAP` turns of one shown
+    joining its passage. A smaller item further down may still fit after a large one did
+    not."""
     used = 0
     facts_out = []
     for f in shown:
@@ -327,14 +350,70 @@ def _fit(
             used += cost
     used += _HEADER if facts_out else 0
     wanted = set(_wanted(query)[0])
+    near = _Neighbours(readers)
     items_out: list[_Item] = []
+    count = 0
     for i in items:
+        if count >= MAX_BEADS:
+            break
         i.text = _excerpt(i.text, wanted)
+        joins = _host(i, items_out, near)
+        if joins is not None:  # shown inside the passage of a bead near it
+            host, offset = joins
+            before = count_tokens(_item_line(host))
+            host.joined.append((offset, i))
+            host.joined.sort(key=lambda e: e[0])
+            cost = count_tokens(_item_line(host)) - before
+            if used + cost <= budget:
+                used += cost
+                count += 1
+            else:
+                host.joined.remove((offset, i))
+            continue
+        if len(items_out) >= MAX_ITEMS:
+            continue  # a bead further down may still join a passage shown
         cost = count_tokens(_item_line(i)) + 1
         if used + cost + (_HEADER if not items_out else 0) <= budget:
             used += cost + (_HEADER if not items_out else 0)
             items_out.append(i)
+            count += 1
     return facts_out, items_out
+
+
+class _Neighbours:
+    """The beads within `JOIN_GAP` turns of a bead in its session, with their offsets from
+    it, read when first asked (only the beads a context considers showing are)."""
+
+    def __init__(self, readers: dict[str | None, Reader]) -> None:
+        self.readers = readers
+        self.known: dict[tuple[str | None, str], dict[str, int]] = {}
+
+    def of(self, i: _Item) -> dict[str, int]:
+        key = (i.memory, i.item.id)
+        if key not in self.known:
+            around = self.readers[i.memory].adjacent_beads(i.item.id, JOIN_GAP)
+            self.known[key] = dict(around)
+        return self.known[key]
+
+
+def _host(i: _Item, shown: Sequence[_Item], near: _Neighbours) -> tuple[_Item, int] | None:
+    """The shown passage ``i`` belongs in and its offset from that passage's lead bead:
+    one within `JOIN_GAP` turns of it (or of a bead joined to it) in its session. A bead
+    marked stale stands alone, beside its note."""
+    if i.kind != "bead" or i.stale or not i.session_id:
+        return None
+    hosts = [
+        h
+        for h in shown
+        if h.kind == "bead" and not h.stale and (h.memory, h.session_id) == (i.memory, i.session_id)
+    ]
+    around = near.of(i) if hosts else {}
+    for host in hosts:
+        for base, member in [(0, host), *host.joined]:
+            offset = around.get(member.item.id)
+            if offset is not None:
+                return host, base - offset
+    return None
 
 
 _HEADER = 8  # tokens of a section's heading
@@ -384,10 +463,20 @@ def _fact_line(f: facts_mod.Fact) -> str:
 
 
 def _item_line(i: _Item) -> str:
+    """One item's line: ``- [id, day] text``; a passage cites each of its beads before its
+    words, in session order, "…" marking turns left out between them."""
     where = f" in {i.memory}" if i.memory else ""
     stale = f" ({i.stale})" if i.stale else ""
-    kind = "summary" if i.kind == "summary" else "bead"
-    return f"- [{kind} {i.item.id}{where}, {_day(i.ts)}] {i.text}{stale}"
+    kind = "summary " if i.kind == "summary" else ""
+    if not i.joined:
+        return f"- [{kind}{i.item.id}{where}, {_day(i.ts)}] {i.text}{stale}"
+    parts = sorted([(0, i), *i.joined], key=lambda e: e[0])
+    words = []
+    for n, (offset, member) in enumerate(parts):
+        if n and offset - parts[n - 1][0] > 1:
+            words.append("…")
+        words.append(f"[{member.item.id}] {member.text}")
+    return f"- [{_day(i.ts)}{where}] " + " ".join(words)
 
 
 def _compose(
@@ -416,7 +505,7 @@ def _compose(
     for i in items:
         if i.ts is not None and i.ts > at:
             later.append(i)
-        elif _direct(i.item, query):
+        elif i.direct:
             timed.append((i.ts if i.ts is not None else float("-inf"), 1, i.item.id, i))
         else:
             beside.append(i)
@@ -452,9 +541,11 @@ def _fact(f: facts_mod.Fact) -> ContextFact:
 
 def _out(i: _Item) -> ContextItem:
     dups: Any = i.item.provenance.get("duplicates", [])
+    text = _item_line(i).split("] ", 1)[1] if i.joined else i.text
     return ContextItem(
         kind=i.kind,
-        id=i.item.id, text=i.text, score=round(i.item.score, 6), ts=i.ts,
+        id=i.item.id, text=text, score=round(i.item.score, 6), ts=i.ts,
         session_id=i.session_id, tokens=count_tokens(_item_line(i)), stale=i.stale,
         duplicates=list(dups), memory=i.memory,
+        joined=[m.item.id for _, m in sorted(i.joined, key=lambda e: e[0])],
     )  # fmt: skip

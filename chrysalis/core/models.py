@@ -343,7 +343,8 @@ class ContextFact(BaseModel):
 class ContextItem(BaseModel):
     """A bead or session summary given as evidence: ``text`` as the context shows it (an
     excerpt of a long bead ends with "…"); ``stale`` names the fact that superseded what it
-    states; ``duplicates`` the near-identical beads collapsed into it."""
+    states; ``duplicates`` the near-identical beads collapsed into it; ``joined`` the beads
+    near it in its session shown with it as one passage (``text`` then cites each)."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -357,6 +358,7 @@ class ContextItem(BaseModel):
     stale: str | None = None
     duplicates: list[str] = []
     memory: str | None = None
+    joined: list[str] = []
 
 
 class Context(BaseModel):
