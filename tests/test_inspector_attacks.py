@@ -514,6 +514,7 @@ def watch(timeout):
                 timed_out.append(time.monotonic() - began)
             sel.unregister(s)
             s.close()
+first = time.monotonic()
 for i in range(n):
     began = time.monotonic()
     s = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -527,6 +528,7 @@ for i in range(n):
         del opened[s]
         s.close()
     watch(0)
+connecting = time.monotonic() - first
 with open(out + ".ready", "w") as f:
     f.write("ready")
 ready, snapshots = time.monotonic(), {}
@@ -537,7 +539,7 @@ while opened and time.monotonic() - ready < patience:
 with open(out, "w") as f:
     json.dump({"open_after_0.5s": snapshots.get("0.5", 0),
                "all_closed_after": time.monotonic() - ready, "still_open": len(opened),
-               "timed_out": timed_out, "slowest_connect": slowest}, f)
+               "timed_out": timed_out, "slowest_connect": slowest, "connecting": connecting}, f)
 """
 HALF_OPEN = 1100
 
@@ -584,7 +586,10 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
             return
         # the owner's own runaway process: over the cap, closed at once; the cap's few
         # dropped when their headers never end
-        assert 0 < len(held["timed_out"]) <= MAX_CONNECTIONS, held
+        # at most the cap at a time: when connecting outlasts the header timeout (a loaded
+        # machine), the cap's first few time out and as many more are let in
+        rounds = 1 + int(held["connecting"] // (HEADER_TIMEOUT - 0.5))
+        assert 0 < len(held["timed_out"]) <= MAX_CONNECTIONS * rounds, held
         assert held["still_open"] == 0, held
         assert held["all_closed_after"] <= HEADER_TIMEOUT + 10, held
         # the cap's few were held until their headers' time was up, and told so (408)
