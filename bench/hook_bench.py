@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             times, done = timed(hook, env, event(PROMPT), runs)
             answer = json.loads(done.stdout)["hookSpecificOutput"]
             out["up"] = figures(times)
-            out["up"]["cites_the_note"] = "[bead vendor-paging-note" in answer["additionalContext"]
+            out["up"]["cites_the_note"] = "[vendor-paging-note, " in answer["additionalContext"]
             out["up"]["exit_codes"] = sorted({done.returncode})
         finally:
             daemon.close()
