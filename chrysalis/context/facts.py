@@ -86,8 +86,9 @@ class Fact:
 
 def subjects(reader: Reader, query: str) -> list[tuple[str, str]]:
     """``(node id, name)`` of the subjects a question is about: the present nodes named by
-    capitalised runs of the question, and the user's nodes (hand-written and extracted ones
-    are named differently) when it speaks in the first or second person or names nobody."""
+    capitalised runs of the question, and the user's nodes (both are looked up: a name has one
+    node whichever wrote it first) when it speaks in the first or second person or names
+    nobody."""
     names: list[str] = []
     for m in _NAME.finditer(query):
         words = m.group(0).split()
