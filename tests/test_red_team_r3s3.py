@@ -4,11 +4,16 @@ without a TLS context. Each test is an attack that worked, or one that must keep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from chrysalis import Memory
+
+from .daemon_process import DaemonProcess, DaemonThread
+from .eventually import eventually
 
 
 def holding(mem: Memory, predicate: str) -> dict[str, set[str]]:
@@ -139,3 +144,82 @@ def test_two_hand_written_names_differing_in_a_non_ascii_letter_are_two_nodes(
     mem.add_fact("Möller", "works_at", "Harbour Mill")
     mem.add_fact("Müller", "works_at", "Tidewater")
     assert {n.name for n in mem.all_nodes()} >= {"Möller", "Müller"}
+
+
+# ---- the inspector's cached drawing ------------------------------------------------------
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[DaemonThread]:
+    d = DaemonThread(tmp_path / "data", env={"CHRYSALIS_EXTRACTOR": "rules"}).start()
+    yield d
+    assert d.stop() == 0, d.output()
+    d.close()
+
+
+@pytest.fixture
+def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
+    transport = httpx.HTTPTransport(uds=str(daemon.socket))
+    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+        yield client
+
+
+def drawn_names(r: httpx.Response) -> set[str | None]:
+    assert r.status_code == 200, r.text
+    return set(r.json()["nodes"]["name"])
+
+
+def halloway(r: httpx.Response) -> bool:
+    return any("Halloway" in (name or "") for name in drawn_names(r))
+
+
+def test_one_memorys_drawing_or_tag_is_never_another_memorys(http: httpx.Client) -> None:
+    """Two memories with the same graph shape asked the same way: each gets its own names,
+    and one memory's ETag sent to the other gets that other's drawing, never a 304."""
+    assert http.post("/v1/memories", json={"name": "work"}).status_code == 201
+    http.post("/v1/kg/facts", json={"subject": "Thea Vance", "predicate": "knows", "object": "Bo"})
+    http.post(
+        "/v1/m/work/kg/facts", json={"subject": "Ugo Pratt", "predicate": "knows", "object": "Cy"}
+    )
+    home, work = http.get("/v1/kg/graph/draw"), http.get("/v1/m/work/kg/graph/draw")
+    assert drawn_names(home) == {"Thea Vance", "Bo"} and drawn_names(work) == {"Ugo Pratt", "Cy"}
+    assert home.headers["etag"] != work.headers["etag"]
+    crossed = http.get("/v1/m/work/kg/graph/draw", headers={"if-none-match": home.headers["etag"]})
+    assert drawn_names(crossed) == {"Ugo Pratt", "Cy"}
+    # a memory dropped and made again under its name is a new graph: the old tag is no use
+    assert http.delete("/v1/memories/work").status_code in (200, 204)
+    assert http.post("/v1/memories", json={"name": "work"}).status_code == 201
+    again = http.get("/v1/m/work/kg/graph/draw", headers={"if-none-match": work.headers["etag"]})
+    assert drawn_names(again) == set()
+
+
+def test_a_forgotten_beads_entity_leaves_every_cached_drawing(
+    http: httpx.Client, daemon: DaemonProcess
+) -> None:
+    """A drawing cached in two shapes names an entity from a bead; the bead is forgotten.
+    The old ETag gets a new drawing without the name, in either shape, and no drawing the
+    daemon keeps in memory holds it any more."""
+    from chrysalisd.routes import kg
+
+    text = "Yesterday I met Corvin Halloway at the print studio."
+    r = http.post("/v1/beads", json={"content": text})
+    assert r.status_code == 201, r.text
+    bead = r.json()["id"]
+    first = eventually(
+        lambda: http.get("/v1/kg/graph/draw"),
+        timeout=30,
+        what="the extractor to draw Corvin Halloway",
+        until=halloway,
+    )
+    assert halloway(http.get("/v1/kg/graph/draw?limit=7"))
+    assert http.delete(f"/v1/beads/{bead}").status_code == 204
+    tag = {"if-none-match": first.headers["etag"]}
+    after = eventually(
+        lambda: http.get("/v1/kg/graph/draw", headers=tag),
+        timeout=30,
+        what="the forget to take Corvin Halloway out of the drawing",
+        until=lambda r: r.status_code == 200 and not halloway(r),
+    )
+    assert after.headers["etag"] != first.headers["etag"]
+    kept = [body for drawn in kg._drawn.values() for _, body in drawn.answers.values()]
+    assert kept and not any(b"Halloway" in body for body in kept)
