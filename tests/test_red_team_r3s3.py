@@ -223,3 +223,72 @@ def test_a_forgotten_beads_entity_leaves_every_cached_drawing(
     assert after.headers["etag"] != first.headers["etag"]
     kept = [body for drawn in kg._drawn.values() for _, body in drawn.answers.values()]
     assert kept and not any(b"Halloway" in body for body in kept)
+
+
+# ---- the clients' transport (no TLS context: a Unix socket only) -------------------------
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_clients_never_leave_the_socket_for_tcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    """The transports are built with ``verify=False`` (no CA bundle is loaded). Nothing may
+    turn that into a TCP connection without TLS checks: not proxy variables in the
+    environment, not a server on our socket (ours: same uid) redirecting to a port."""
+    import asyncio
+    import os
+    import select
+    import socket
+    import threading
+
+    from chrysalis.client import AsyncClient, Client
+    from chrysalis.core.errors import ChrysalisError
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, f"{scheme}://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    folder = tmp_path / "s"
+    folder.mkdir(mode=0o700)
+    path = folder / "d.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    os.chmod(path, 0o600)
+    server.listen(8)
+    served: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                served.append(conn.recv(65536))
+                conn.sendall(
+                    f"HTTP/1.1 307 Temporary Redirect\r\nLocation: {scheme}://127.0.0.1:{port}"
+                    "/v1/status\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+                )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        # a 307 is no answer of the API's: an error (today the body's JSONDecodeError)
+        with Client(socket=path, timeout=5) as client, pytest.raises((ChrysalisError, ValueError)):
+            client.status()
+
+        async def call() -> None:
+            async with AsyncClient(socket=path, timeout=5) as client:
+                await client.status()
+
+        with pytest.raises((ChrysalisError, ValueError)):
+            asyncio.run(call())
+        assert len(served) == 2 and all(b"/v1/status" in s for s in served)
+        assert select.select([listener], [], [], 0.3)[0] == [], "a client connected over TCP"
+    finally:
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept (a close alone does not)
+        server.close()
+        listener.close()
+        thread.join(timeout=5)
