@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -292,3 +293,23 @@ def test_the_clients_never_leave_the_socket_for_tcp(
         server.close()
         listener.close()
         thread.join(timeout=5)
+
+
+def test_a_node_removed_while_its_facts_are_read_does_not_fail_the_panel(
+    http: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent client removes the node at a fact's other end between the read of the
+    chosen node's facts and the read of their ends' names: the chosen node exists, so the
+    answer is its facts (the gone end without a name), not a 404 naming another node."""
+    http.post("/v1/kg/facts", json={"subject": "Pernille", "predicate": "knows", "object": "Ivo"})
+    read = Memory.edges_at
+
+    def then_removed(self: Memory, node_id: str, limit: int = 500) -> Any:
+        found = read(self, node_id, limit)
+        self.remove_node("ivo")  # the other client, in the window
+        return found
+
+    monkeypatch.setattr(Memory, "edges_at", then_removed)
+    r = http.get("/v1/kg/nodes/pernille/edges")
+    assert r.status_code == 200, r.text
+    assert r.json()["names"] == {"pernille": "Pernille", "ivo": None}

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 
 from chrysalis import Memory
+from chrysalis.core.errors import NotFound
 from chrysalis.core.models import Edge, Neighbor, Node
 from chrysalis.read.drawing import GraphChanges
 
@@ -82,7 +83,10 @@ def node_edges(
     for e in edges:
         for end in (e.source, e.target):
             if end not in names:
-                names[end] = d.memory.get_node(end).name
+                try:
+                    names[end] = d.memory.get_node(end).name
+                except NotFound:  # removed since the edges were read (another client)
+                    names[end] = None
     return {
         "node": node.model_dump(mode="json"),
         "edges": [e.model_dump(mode="json") for e in edges],
