@@ -27,7 +27,7 @@ def test_a_new_employer_ends_the_old_one_and_history_keeps_both(mem: Memory) -> 
     assert current(mem, "priya", "works_at") == {"Contoso Labs"}
     ended = mem.get_edge(first.id)
     assert ended.invalid_at == second.valid_at is not None
-    assert ended.metadata == {"functional": True}
+    assert ended.metadata == {"functional": True, "superseded_by": second.id}
     # The end is an op of its own (it shows in the log and in mirrors), not only a read.
     everything = {e.id: e for e in mem.all_edges(include_invalid=True)}
     assert set(everything) == {first.id, second.id}

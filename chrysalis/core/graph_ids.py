@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import unicodedata
 
 _NOT_ID = re.compile(r"[^a-z0-9._:@]+")
 
@@ -25,6 +26,23 @@ def node_id(name: str) -> str:
     nothing is left (a name in another script). ``node_id("Acme Corp") == "acme-corp"``."""
     slug = _NOT_ID.sub("-", name.strip().lower()).strip("-._:@")[:100]
     return slug or "n-" + hashlib.blake2b(name.encode(), digest_size=6).hexdigest()
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def same_name(a: str | None, b: str | None) -> bool:
+    """Whether two names are one name as a person reads them: equal but for case, spacing,
+    punctuation and Unicode's compatibility forms ("ROSALIND  Achebe." is "Rosalind
+    Achebe"), every letter kept ("Möller" is not "Müller", though `node_id` gives both the
+    slug "m-ller"). None is no name, the same as nothing."""
+    if a is None or b is None:
+        return False
+
+    def form(name: str) -> str:
+        return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", name).casefold()).strip()
+
+    return form(a) == form(b) != ""
 
 
 GRAPH_KEY_BYTES = 32

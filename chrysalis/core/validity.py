@@ -50,6 +50,16 @@ def resolve(group: Iterable[Span]) -> dict[str, float | None]:
     return out
 
 
+def enders(group: Iterable[Span]) -> dict[str, str | None]:
+    """For each fact of one functional group, the id of the fact whose start `resolve`
+    weighs as its end (the next one with another object), or None when none follows."""
+    ordered = sorted(group, key=lambda s: (s.valid_at or 0.0, s.id))
+    out: dict[str, str | None] = {}
+    for i, span in enumerate(ordered):
+        out[span.id] = next((x.id for x in ordered[i + 1 :] if x.target != span.target), None)
+    return out
+
+
 def holds(valid_at: float | None, invalid_at: float | None, at: float) -> bool:
     """Whether a fact with this validity holds at time ``at``."""
     return (valid_at is None or valid_at <= at) and (invalid_at is None or invalid_at > at)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,12 +64,14 @@ class GraphChanges:
     `version` stays the same, so does every drawing. Beads and vectors written meanwhile (an
     agent at work, the indexer after it) leave it alone; a commit that says nothing of its
     ops (a snapshot loaded) counts. `version` names this counter too (a random token), so
-    it never repeats across restarts."""
+    it never repeats across restarts. ``listeners`` are called after each counted commit,
+    in the committing thread (they must not block)."""
 
     def __init__(self, store: Store) -> None:
         self._token = secrets.token_hex(8)
         self._count = 0
         self._lock = threading.Lock()
+        self.listeners: list[Callable[[], None]] = []
         store.listeners.append(self._seen)
 
     @property
@@ -81,6 +84,8 @@ class GraphChanges:
         ):
             with self._lock:
                 self._count += 1
+            for listener in self.listeners:
+                listener()
 
 
 def read_drawing(store: Store, limit: int, max_edges: int) -> Drawing:

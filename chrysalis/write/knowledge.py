@@ -33,6 +33,7 @@ from chrysalis.core.graph_ids import (
     edge_id,
     key_fingerprint,
     node_id,
+    same_name,
 )
 from chrysalis.core.models import Bead, OpKind
 from chrysalis.extract import Extraction
@@ -44,7 +45,7 @@ from chrysalis.store.keys import RECORD_DBS, unpack
 from chrysalis.write.entity_moves import move_entities
 from chrysalis.write.entity_moves import record_scalars as _scalars
 from chrysalis.write.op_rules import local_op
-from chrysalis.write.supersede import supersede
+from chrysalis.write.supersede import supersede, unsupersede
 
 if TYPE_CHECKING:
     from chrysalis.write.writer import Writer
@@ -182,7 +183,10 @@ class KnowledgeWriter:
     ) -> str | None:
         """The node ``name`` is written on: a person's node of that name (a hand-written
         fact's, id `graph_ids.node_id`) when there is one, else the keyed id
-        (`EntityNames.id`); so "Alice" extracted and "Alice" hand-written are one node."""
+        (`EntityNames.id`); so "Alice" extracted and "Alice" hand-written are one node.
+        Only a node whose own name is this one (`graph_ids.same_name`): the slug drops
+        letters outside ASCII ("Möller" and "Müller" share one), and a node written without
+        a name must take no words from a bead (a forget would leave them on it)."""
         name = " ".join(name.split())[:MAX_NAME]
         if not name:
             return None
@@ -192,6 +196,7 @@ class KnowledgeWriter:
             theirs is not None
             and crdt.is_present(theirs)
             and crdt.field_value(theirs, "derived_by") is None
+            and same_name(crdt.field_value(theirs, "name"), name)
         ):
             nid = slug
         else:
@@ -431,12 +436,16 @@ class KnowledgeWriter:
                         local_op(ctx, OpKind.BEAD_FORGET, summary_id, {})
                         out.summaries.append(summary_id)
             citing = self._citing(ctx, gone)
+            removed: list[tuple[str, crdt.Record]] = []
             for collection in ("edge", "node"):
+                if collection == "node":  # the facts the removed ones had ended, first
+                    self._revive(ctx, removed)
                 for item_id, record in citing[collection]:
                     evidence = crdt.set_values(record, "evidence")
                     left = [b for b in evidence if b not in gone]
                     if self._orphan(ctx, collection, item_id, record, left):
                         self._remove(ctx, collection, item_id, record, out)
+                        removed.append((item_id, record))
                         continue
                     scalars = _scalars(collection, record)
                     sets = {"evidence": left}
@@ -487,8 +496,10 @@ class KnowledgeWriter:
 
         def write(ctx: WriteContext) -> Retracted:
             out = Retracted()
-            for collection, item_id, record in orphans(ctx):
+            found = orphans(ctx)
+            for collection, item_id, record in found:
                 self._remove(ctx, collection, item_id, record, out)
+            self._revive(ctx, [(i, r) for c, i, r in found if c == "edge"])
             self._owe_rotation(ctx, out)
             return out
 
@@ -510,6 +521,17 @@ class KnowledgeWriter:
         if crdt.set_values(record, "evidence") if evidence is None else evidence:
             return False
         return collection == "edge" or not self._linked(ctx, item_id, skip)
+
+    def _revive(self, ctx: WriteContext, edges: Sequence[tuple[str, crdt.Record]]) -> None:
+        """The facts these removed functional edges had ended get their own ends back
+        (`supersede.unsupersede`): a forgotten bead ends no fact, a person's neither."""
+        groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for eid, record in edges:
+            if crdt.field_value(record, "metadata", {}).get("functional"):
+                source = crdt.field_value(record, "source")
+                groups[(source, crdt.field_value(record, "predicate"))].add(eid)
+        for (source, predicate), removed in groups.items():
+            unsupersede(ctx, self.writer.put_op, source, predicate, removed)
 
     @staticmethod
     def _remove(

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from chrysalis.core import crdt, vector_bytes
 from chrysalis.core.checks import check_id, validate
 from chrysalis.core.errors import Conflict, InvalidInput, NotFound
-from chrysalis.core.graph_ids import EntityNames, edge_id, node_id
+from chrysalis.core.graph_ids import EntityNames, edge_id, node_id, same_name
 from chrysalis.core.models import (
     BEADS,
     OPS,
@@ -414,11 +414,17 @@ class Writer:
 
     def _node_named(self, ctx: WriteContext, slug: str, name: str) -> str:
         """The id a hand-written fact's end takes: ``slug`` when a node has it or no
-        extracted node has the name; else the extracted node's (keyed) id."""
+        extracted node has the name; else the extracted node's (keyed) id. The keyed id
+        hashes the slug, which drops letters outside ASCII: the node must bear this very
+        name (`graph_ids.same_name`), or "Jörgen" would land on the extracted "Jürgen"."""
         if self.entities is None or _present(ctx.get("nodes", slug.encode())):
             return slug
         keyed = self.entities.id(name)
-        return keyed if _present(ctx.get("nodes", keyed.encode())) else slug
+        record = ctx.get("nodes", keyed.encode())
+        if record is None or not crdt.is_present(record):
+            return slug
+        names = [crdt.field_value(record, "name"), *crdt.set_values(record, "names")]
+        return keyed if any(same_name(n, name) for n in names) else slug
 
     def remove_edge(self, id: str) -> None:
         check_id(id, "edge")

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 
 from chrysalis import Memory
+from chrysalis.core.errors import NotFound
 from chrysalis.core.models import Edge, Neighbor, Node
 from chrysalis.read.drawing import GraphChanges
 
@@ -82,7 +83,10 @@ def node_edges(
     for e in edges:
         for end in (e.source, e.target):
             if end not in names:
-                names[end] = d.memory.get_node(end).name
+                try:
+                    names[end] = d.memory.get_node(end).name
+                except NotFound:  # removed since the edges were read (another client)
+                    names[end] = None
     return {
         "node": node.model_dump(mode="json"),
         "edges": [e.model_dump(mode="json") for e in edges],
@@ -158,12 +162,20 @@ MAX_DRAWN_EDGES = 50_000
 class _Drawn:
     """One memory's drawings as sent, by (limit, max_edges): (etag, JSON bytes), and the
     count of its graph's changes that names them. A lock per memory: a burst of draws
-    computes once, and one memory's draw waits for no other."""
+    computes once, and one memory's draw waits for no other. Every drawing goes when the
+    graph changes (a forget must not leave an entity's name in one, in any shape)."""
 
     def __init__(self, memory: Memory) -> None:
         self.lock = threading.Lock()
-        self.changes = GraphChanges(memory.store)
         self.answers: dict[tuple[int, int], tuple[str, bytes]] = {}
+        self.changes = GraphChanges(memory.store)
+        self.changes.listeners.append(self._changed)
+
+    def _changed(self) -> None:
+        # in the committing thread: a new dict, no lock (a draw may hold it for a while);
+        # a draw that read before the change puts its answer in the old dict, or in the new
+        # one under the old version's tag, which the next draw drops (`graph_draw`)
+        self.answers = {}
 
 
 # Dropped with their memory (a memory re-created under the same name is a new object).
@@ -203,12 +215,14 @@ def graph_draw(
     if if_none_match is not None and etag in (t.strip() for t in if_none_match.split(",")):
         return Response(status_code=304, headers=headers)
     with drawn.lock:
-        cached = drawn.answers.get((limit, max_edges))
+        answers = drawn.answers
+        cached = answers.get((limit, max_edges))
         if cached is None or cached[0] != etag:
             drawing = memory.graph_drawing(limit=limit, max_edges=max_edges)
             body = json.dumps(drawing.as_json(), separators=(",", ":"), ensure_ascii=False)
-            # one answer per shape asked, the page asks one: a few at most
-            if len(drawn.answers) >= 4:
-                drawn.answers.clear()
-            cached = drawn.answers[(limit, max_edges)] = (etag, body.encode())
+            # one answer per shape asked, the page asks one: a few at most; an answer of an
+            # older version (another shape's, kept since) may name what was forgotten
+            if len(answers) >= 4 or cached is not None:
+                answers.clear()
+            cached = answers[(limit, max_edges)] = (etag, body.encode())
     return Response(cached[1], media_type="application/json", headers=headers)
