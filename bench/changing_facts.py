@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all] [--quick] [--json] [--show-misses]
+        [--extractor rules|none] [--wordings old|new|all|held] [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
 cannot read reach the context as beads only). Wording, people, places and times are drawn
@@ -134,6 +134,91 @@ SAY_NEW: dict[str, list[str]] = {
         "Sold the old car and got a {x}.",
     ],
 }
+# A third family (`--wordings held`), written before any miss of the others was looked at and
+# never used to tune anything: colloquial, typos, other sentence shapes, some told by someone
+# else or in the third person. Only `held` reads it; `all` stays the first two.
+SAY_HELD: dict[str, list[str]] = {
+    "home": [
+        "finally got the keys to our place in {x}!! so tired",
+        "ok so we're officially {x} people now lol",
+        "moved in to a rented house in {x}, the heating is ancient",
+        "aparment hunting is over, we got one in {x}",
+        "Jo told everyone I relocated to {x} before I could even post about it",
+        "New postcode, new life: {x}.",
+        "transferred my gym membership to the branch in {x} since thats where i live now",
+        "Per today's chat, the user has moved house and lives in {x}.",
+        "the landlord in {x} seems decent, we moved in on friday",
+    ],
+    "employer": [
+        "got the job!!! {x} want me to start asap",
+        "my manager at {x} is way more chill than my last one",
+        "I've been at {x} a couple weeks now, still learning the codebase",
+        "left the old place, now doing contract work for {x}",
+        "new badge says {x} on it, weird to see",
+        "signed w/ {x}, start date was monday",
+        "teh onboarding at {x} is endless",
+        "User mentioned they now work for {x}.",
+        "Jo says I'm the newest hire at {x}, and she's right",
+    ],
+    "drink": [
+        "honestly cant get enough of {x} rn",
+        "swapped my morning coffee for {x}, feel way better",
+        "{x} is my thing now, ordered a big box of it",
+        "the barista already knows my order: {x}",
+        "i've been on a {x} kick for weeks",
+        "My flatmate laughs that I only drink {x} these days.",
+        "The user's daily drink has become {x}.",
+    ],
+    "partner": [
+        "{x} stayed over again, think it's official now",
+        "been going out with {x} since the party at Lena's",
+        "{x} (my other half) says hi",
+        "me and {x} are official!! posted it and everything",
+        "told my sister about {x}, she wants to meet them",
+        "The user is now in a relationship with {x}.",
+    ],
+    "car": [
+        "new wheels: a {x}, picked it up today",
+        "the {x} is parked outside, finally have my own car again",
+        "insurance for the {x} cost more than i thought, but she's mine",
+        "we got a {x} off a neighbour, runs great",
+        "just drove the {x} home from the dealership",
+        "The user now drives a {x}.",
+    ],
+}
+ASK_NOW_HELD: dict[str, list[str]] = {
+    "home": ["what city am i in these days?", "where's home right now?",
+             "Which place do I live in at present?"],
+    "employer": ["who's paying my salary these days?", "what's the company i'm at now?",
+                 "where's my job nowadays?"],
+    "drink": ["what do i usually drink lately?", "what's my drink of choice now?"],
+    "partner": ["who's my other half these days?", "who am i going out with now?"],
+    "car": ["what am i driving now?", "which car is mine at the moment?"],
+}  # fmt: skip
+ASK_THEN_HELD: dict[str, list[str]] = {
+    "home": ["where was home {t}?", "what city was i in {t}?"],
+    "employer": ["who was paying me {t}?", "what company was i with {t}?"],
+    "drink": ["what was my drink of choice {t}?", "what did i usually drink {t}?"],
+    "partner": ["who was my other half {t}?", "who was i going out with {t}?"],
+    "car": ["which car was i driving {t}?", "what did i have for wheels {t}?"],
+}  # fmt: skip
+# Its chatter names other cities, companies, drinks, cars and people too.
+CHATTER_HELD = [
+    "my cousin is flying into {city} next month, might meet her there",
+    "{org} just posted a job ad, pay looks rubbish",
+    "Jo drinks {drink} by the litre, gross",
+    "rented a {car} on holiday, hated it",
+    "{partner} from my old team got engaged!",
+    "weekend in {city} was rainy but fun",
+    "helping a friend prep for an interview at {org}",
+    "haha no im never moving to {city}, way too expensive",
+    "thinking of trying {drink} but idk",
+    "laundry day. riveting.",
+    "my knee is acting up after football",
+    "booked the dentist for tuesday",
+    "watched the match at the pub with {partner} and a few others",
+    "my dad's {car} broke down on the motorway again",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -252,9 +337,12 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
-    the first family of wordings (``old``), the second (``new``) or either (``all``)."""
+    the first family of wordings (``old``), the second (``new``), either (``all``), or the
+    held-out third (``held``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
-    if wordings != "old":
+    if wordings == "held":
+        say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
+    elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
         ask_now = {a: (ASK_NOW[a] if both else []) + ASK_NOW_NEW[a] for a in ASK_NOW}
@@ -275,9 +363,11 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         u.history[attr] = history
     for _ in range(rng.randint(50, 80)):
         ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
-        line = rng.choice(chatter).format(
-            city=rng.choice(CITIES), org=rng.choice(EMPLOYERS), drink=rng.choice(DRINKS)
-        )
+        fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
+                "drink": rng.choice(DRINKS)}  # fmt: skip
+        if wordings == "held":  # (drawn only here, so the other families stay as they were)
+            fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
+        line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
     events.sort()
     for n, (ts, text) in enumerate(events):
@@ -378,8 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
-        "--wordings", choices=("old", "new", "all"), default="old",
-        help="which family of wordings tells the changes and asks (see SAY_NEW)",
+        "--wordings", choices=("old", "new", "all", "held"), default="old",
+        help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD: never "
+        "used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
