@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +49,13 @@ def test_a_200000_line_export_cut_short_names_its_last_line_and_imports_nothing(
 ) -> None:
     data = cut(export_of(200_000))
     assert data.count(b"\n") == 199_999  # the 200,000th line is the cut one
-    digest = memory.state_digest()
-    started = time.monotonic()
+    digest = memory.state_digest()  # (how fast: bench/import_bench.py, not a timed test)
     with pytest.raises(InvalidInput) as err:
         import_lines(memory, io.BytesIO(data))
     assert err.value.message.startswith("line 200000: not JSON: ")
     assert err.value.message.endswith("(the line ends without a newline: was the file cut?)")
     assert memory.state_digest() == digest
     assert [b.id for b in memory.all_beads()] == ["before"]
-    assert time.monotonic() - started < 30
 
 
 def test_an_import_that_fails_while_writing_writes_nothing(memory: Memory) -> None:
