@@ -686,6 +686,10 @@ def settled(statuses: list[dict[str, Any]]) -> bool:
         and all(not any(s["index"]["behind"].values()) for s in statuses)
         and all(s["counts"]["pending_ops"] == 0 for s in statuses)
         and all(s["sync"]["remote"]["pending_ops"] == 0 for s in statuses)
+        # a segment the tamperer damaged is reported until a pull sees that every op it held
+        # arrived another way (pull.py, _forget_settled_rejections): one more round settles
+        # it; one that stays means ops are missing, and convergence fails naming it
+        and all(not s["sync"]["remote"]["rejected"] for s in statuses)
     )
 
 
