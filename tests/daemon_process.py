@@ -21,6 +21,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from chrysalis.client import Client
 from chrysalis.core.errors import DaemonNotRunning
 
@@ -155,6 +157,13 @@ class DaemonProcess:
             self.stop(signal.SIGKILL)
         self._close_log()
         shutil.rmtree(self.sock_dir, ignore_errors=True)
+
+
+def raw_http(socket: Path, timeout: float = 60.0) -> httpx.Client:
+    """A plain httpx client on the daemon's socket: requests exactly as written, for tests of
+    what the routes accept and answer (the library's `Client` checks and shapes them first)."""
+    transport = httpx.HTTPTransport(uds=str(socket))
+    return httpx.Client(transport=transport, base_url="http://chrysalis", timeout=timeout)
 
 
 def command_of(args: tuple[str, ...] | list[str]) -> str | None:

@@ -14,7 +14,7 @@ import pytest
 from chrysalis.core.models import MAX_CONTENT_CHARS
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess, DaemonThread
+from .daemon_process import DaemonProcess, DaemonThread, raw_http
 
 MiB = 1024 * 1024
 
@@ -245,8 +245,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.fixture(scope="module")
 def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
-    transport = httpx.HTTPTransport(uds=str(daemon.socket))
-    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+    with raw_http(daemon.socket) as client:
         yield client
 
 

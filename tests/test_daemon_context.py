@@ -15,7 +15,7 @@ import pytest
 from chrysalis import AsyncClient
 from chrysalis.core.errors import InvalidInput
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, raw_http
 from .eventually import eventually
 from .test_mcp import payload, session_run
 
@@ -53,8 +53,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.fixture(scope="module")
 def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
-    transport = httpx.HTTPTransport(uds=str(daemon.socket))
-    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+    with raw_http(daemon.socket) as client:
         yield client
 
 

@@ -16,7 +16,7 @@ import pytest
 from chrysalis import AsyncClient
 from chrysalis.core.errors import InvalidInput, NotFound
 
-from .daemon_process import DaemonProcess, DaemonThread
+from .daemon_process import DaemonProcess, DaemonThread, raw_http
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.fixture(scope="module")
 def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
-    transport = httpx.HTTPTransport(uds=str(daemon.socket))
-    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+    with raw_http(daemon.socket) as client:
         yield client
 
 

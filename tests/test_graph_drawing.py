@@ -24,7 +24,7 @@ from chrysalis import Memory
 from chrysalis.read.drawing import Drawing, GraphChanges
 from tests.conftest import exchange
 
-from .daemon_process import DaemonProcess, DaemonThread
+from .daemon_process import DaemonProcess, DaemonThread, raw_http
 
 
 def picture(d: Drawing) -> set[tuple[str, str, float | None, float | None]]:
@@ -147,8 +147,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
 
 @pytest.fixture(scope="module")
 def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
-    transport = httpx.HTTPTransport(uds=str(daemon.socket))
-    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+    with raw_http(daemon.socket) as client:
         yield client
 
 

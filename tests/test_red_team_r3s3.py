@@ -13,7 +13,7 @@ import pytest
 
 from chrysalis import Memory
 
-from .daemon_process import DaemonProcess, DaemonThread
+from .daemon_process import DaemonProcess, DaemonThread, raw_http
 from .eventually import eventually
 
 
@@ -160,8 +160,7 @@ def daemon(tmp_path: Path) -> Iterator[DaemonThread]:
 
 @pytest.fixture
 def http(daemon: DaemonProcess) -> Iterator[httpx.Client]:
-    transport = httpx.HTTPTransport(uds=str(daemon.socket))
-    with httpx.Client(transport=transport, base_url="http://chrysalis", timeout=60) as client:
+    with raw_http(daemon.socket) as client:
         yield client
 
 
