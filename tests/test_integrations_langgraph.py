@@ -10,30 +10,29 @@ import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
-from langgraph.config import get_store
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
-from langgraph.store.base import (
-    GetOp,
-    InvalidNamespaceError,
-    ListNamespacesOp,
-    MatchCondition,
-    PutOp,
-    SearchOp,
-)
-from langgraph.store.memory import InMemoryStore
 
 from chrysalis import Client, InvalidInput, NotFound, SecretRefused
-from chrysalis.integrations.langgraph import (
-    ChrysalisStore,
-    item_tag,
-    namespace_session,
-    prefix_tag,
-)
 from tests.daemon_process import DaemonProcess
+from tests.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import langgraph.config as lg_config
+    import langgraph.graph as lg_graph
+    import langgraph.runtime as lg_runtime
+    import langgraph.store.base as lg_store
+    import langgraph.store.memory as lg_memory
+
+    import chrysalis.integrations.langgraph as integration
+else:  # imported by the worker that runs these tests, not by every one that collects them
+    lg_config = lazy_module("langgraph.config")
+    lg_graph = lazy_module("langgraph.graph")
+    lg_runtime = lazy_module("langgraph.runtime")
+    lg_store = lazy_module("langgraph.store.base")
+    lg_memory = lazy_module("langgraph.store.memory")
+    integration = lazy_module("chrysalis.integrations.langgraph")
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +50,8 @@ def client(daemon: DaemonProcess) -> Iterator[Client]:
 
 
 @pytest.fixture
-def store(daemon: DaemonProcess) -> Iterator[ChrysalisStore]:
-    with ChrysalisStore(socket=daemon.socket) as s:
+def store(daemon: DaemonProcess) -> Iterator[integration.ChrysalisStore]:
+    with integration.ChrysalisStore(socket=daemon.socket) as s:
         yield s
 
 
@@ -77,8 +76,8 @@ class State(TypedDict, total=False):
     recalled: list[str]
 
 
-def _graph(store: ChrysalisStore) -> Any:
-    def remember(state: State, runtime: Runtime[Context]) -> State:
+def _graph(store: integration.ChrysalisStore) -> Any:
+    def remember(state: State, runtime: lg_runtime.Runtime[Context]) -> State:
         """Keeps what the user says about themself, one item per topic word."""
         assert runtime.store is not None
         said = state["message"]
@@ -88,23 +87,23 @@ def _graph(store: ChrysalisStore) -> Any:
             runtime.store.put((runtime.context.user_id, "facts"), topic, {"fact": fact})
         return {}
 
-    def recall(state: State, runtime: Runtime[Context]) -> State:
-        hits = get_store().search(
+    def recall(state: State, runtime: lg_runtime.Runtime[Context]) -> State:
+        hits = lg_config.get_store().search(
             (runtime.context.user_id, "facts"), query=state["message"], limit=2
         )
         return {"recalled": [h.value["fact"] for h in hits]}
 
-    builder = StateGraph(State, context_schema=Context)
+    builder = lg_graph.StateGraph(State, context_schema=Context)
     builder.add_node("remember", remember)
     builder.add_node("recall", recall)
-    builder.add_edge(START, "remember")
+    builder.add_edge(lg_graph.START, "remember")
     builder.add_edge("remember", "recall")
-    builder.add_edge("recall", END)
+    builder.add_edge("recall", lg_graph.END)
     return builder.compile(store=store)
 
 
 def test_a_compiled_graph_reads_and_writes_through_the_store(
-    store: ChrysalisStore, client: Client
+    store: integration.ChrysalisStore, client: Client
 ) -> None:
     graph = _graph(store)
     ada, bo = root(), root()
@@ -120,7 +119,7 @@ def test_a_compiled_graph_reads_and_writes_through_the_store(
     graph.invoke({"message": "remember: I now drink black tea"}, context=Context(ada))
     assert store.get((ada, "facts"), "tea").value == {"fact": "I now drink black tea"}  # type: ignore[union-attr]
     # in the memory: one live bead per item, in the namespace's session
-    beads = client.last_beads(10, session_id=namespace_session((ada, "facts")))
+    beads = client.last_beads(10, session_id=integration.namespace_session((ada, "facts")))
     assert sorted(json.loads(b.content)["key"] for b in beads) == ["lisbon", "tea"]
     assert all(b.role == "note" and b.source == "langgraph" for b in beads)
 
@@ -130,10 +129,10 @@ def test_a_compiled_graph_reads_and_writes_through_the_store(
     assert asyncio.run(arun())["recalled"][0] == "my sister lives in Lisbon"
 
 
-def test_async_nodes_use_the_async_api(store: ChrysalisStore) -> None:
+def test_async_nodes_use_the_async_api(store: integration.ChrysalisStore) -> None:
     ns = (root(), "notes")
 
-    async def write(state: State, runtime: Runtime[Context]) -> State:
+    async def write(state: State, runtime: lg_runtime.Runtime[Context]) -> State:
         assert runtime.store is not None
         await runtime.store.aput(ns, "a", {"text": state["message"]})
         item = await runtime.store.aget(ns, "a")
@@ -142,9 +141,9 @@ def test_async_nodes_use_the_async_api(store: ChrysalisStore) -> None:
         assert item is not None and spaces == [ns]
         return {"recalled": [item.value["text"], *(h.key for h in found)]}
 
-    builder = StateGraph(State, context_schema=Context)
+    builder = lg_graph.StateGraph(State, context_schema=Context)
     builder.add_node("write", write)
-    builder.add_edge(START, "write")
+    builder.add_edge(lg_graph.START, "write")
     graph = builder.compile(store=store)
 
     for text in ("first thoughts", "second thoughts"):  # a fresh event loop each time
@@ -158,24 +157,24 @@ def test_async_nodes_use_the_async_api(store: ChrysalisStore) -> None:
 
 
 def test_a_put_replaces_and_a_delete_leaves_only_receipts(
-    store: ChrysalisStore, client: Client
+    store: integration.ChrysalisStore, client: Client
 ) -> None:
     ns = (root(), "profile")
-    tag = item_tag(ns, "city")
+    tag = integration.item_tag(ns, "city")
     store.put(ns, "city", {"name": "Porto"})
     first = store.get(ns, "city")
-    (old,) = client.last_beads(10, session_id=namespace_session(ns), tag=tag)
+    (old,) = client.last_beads(10, session_id=integration.namespace_session(ns), tag=tag)
     store.put(ns, "city", {"name": "Ghent", "since": 2021})
     now = store.get(ns, "city")
     assert first is not None and now is not None
     assert now.value == {"name": "Ghent", "since": 2021}
     assert now.created_at == first.created_at and now.updated_at > first.updated_at
-    (live,) = client.last_beads(10, session_id=namespace_session(ns), tag=tag)
+    (live,) = client.last_beads(10, session_id=integration.namespace_session(ns), tag=tag)
     # the older version is forgotten, not just hidden: its words are gone from the memory
     with pytest.raises(NotFound):
         client.get_bead(old.id)
     assert client.forget_receipt(old.id).model_dump()
-    assert client.last_beads(10, query="Porto", session_id=namespace_session(ns)) == []
+    assert client.last_beads(10, query="Porto", session_id=integration.namespace_session(ns)) == []
     ids = store.forget(ns, "city")
     assert ids == [live.id]
     receipt = client.forget_receipt(ids[0]).model_dump()
@@ -187,14 +186,14 @@ def test_a_put_replaces_and_a_delete_leaves_only_receipts(
 
 
 def test_concurrent_puts_of_one_key_end_with_one_version(
-    store: ChrysalisStore, client: Client, daemon: DaemonProcess
+    store: integration.ChrysalisStore, client: Client, daemon: DaemonProcess
 ) -> None:
     ns = (root(), "race")
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:
         try:
-            with ChrysalisStore(socket=daemon.socket) as mine:
+            with integration.ChrysalisStore(socket=daemon.socket) as mine:
                 for m in range(4):
                     mine.put(ns, "shared", {"writer": n, "round": m})
         except BaseException as exc:  # reported below
@@ -206,7 +205,9 @@ def test_concurrent_puts_of_one_key_end_with_one_version(
     for t in threads:
         t.join(60)
     assert not errors
-    live = client.last_beads(50, session_id=namespace_session(ns), tag=item_tag(ns, "shared"))
+    live = client.last_beads(
+        50, session_id=integration.namespace_session(ns), tag=integration.item_tag(ns, "shared")
+    )
     assert len(live) == 1
     item = store.get(ns, "shared")
     assert item is not None and item.value == json.loads(live[0].content)["value"]
@@ -214,7 +215,7 @@ def test_concurrent_puts_of_one_key_end_with_one_version(
     assert [h.key for h in store.search(ns)] == ["shared"]
 
 
-# ---- search and list, held against LangGraph's InMemoryStore -----------------------------------
+# ---- search and list, held against LangGraph's lg_memory.InMemoryStore -----------------------------------
 
 PEOPLE = [
     (
@@ -240,9 +241,9 @@ FILTERS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def _both(store: ChrysalisStore) -> tuple[str, InMemoryStore]:
+def _both(store: integration.ChrysalisStore) -> tuple[str, lg_memory.InMemoryStore]:
     top = root()
-    oracle = InMemoryStore()
+    oracle = lg_memory.InMemoryStore()
     for ns, key, value in PEOPLE:
         store.put((top, *ns), key, value)
         oracle.put((top, *ns), key, value)
@@ -250,7 +251,7 @@ def _both(store: ChrysalisStore) -> tuple[str, InMemoryStore]:
 
 
 def test_search_by_filter_and_prefix_answers_as_langgraphs_own_store(
-    store: ChrysalisStore,
+    store: integration.ChrysalisStore,
 ) -> None:
     top, oracle = _both(store)
     for prefix in [(top,), (top, "people"), (top, "people", "eu"), (top, "pets"), (top, "nobody")]:
@@ -266,7 +267,7 @@ def test_search_by_filter_and_prefix_answers_as_langgraphs_own_store(
     pages = [store.search((top,), limit=2, offset=n) for n in (0, 2, 4, 6)]
     keys = [h.key for page in pages for h in page]
     assert sorted(keys) == sorted(k for _, k, _ in PEOPLE) and pages[-1] == []
-    # an order between a number and a string or null does not hold (InMemoryStore raises)
+    # an order between a number and a string or null does not hold (lg_memory.InMemoryStore raises)
     store.put((top, "odd"), "x", {"age": "old"})
     store.put((top, "odd"), "y", {"age": None})
     assert store.search((top, "odd"), filter={"age": {"$gt": 1}}) == []
@@ -277,7 +278,7 @@ def test_search_by_filter_and_prefix_answers_as_langgraphs_own_store(
         store.search((top,), limit=-1)
 
 
-def test_list_namespaces_answers_as_langgraphs_own_store(store: ChrysalisStore) -> None:
+def test_list_namespaces_answers_as_langgraphs_own_store(store: integration.ChrysalisStore) -> None:
     top, oracle = _both(store)
     asks: list[dict[str, Any]] = [
         {"prefix": (top,)}, {"prefix": (top, "people")}, {"prefix": (top, "*", "eu")},
@@ -291,7 +292,7 @@ def test_list_namespaces_answers_as_langgraphs_own_store(store: ChrysalisStore) 
     assert [ns for ns in everything if ns[0] == top] == oracle.list_namespaces(limit=1000)
 
 
-def test_a_query_ranks_by_meaning_within_the_prefix(store: ChrysalisStore) -> None:
+def test_a_query_ranks_by_meaning_within_the_prefix(store: integration.ChrysalisStore) -> None:
     top = root()
     notes = {
         "garden": "The tomatoes on the balcony need watering twice a week in July.",
@@ -317,51 +318,53 @@ def test_a_query_ranks_by_meaning_within_the_prefix(store: ChrysalisStore) -> No
 
 
 def test_a_batch_runs_in_order_and_a_bad_op_stops_it_before_any_change(
-    store: ChrysalisStore,
+    store: integration.ChrysalisStore,
 ) -> None:
     ns = (root(), "b")
     results = store.batch(
         [
-            PutOp(ns, "k", {"v": 1}),
-            GetOp(ns, "k"),
-            PutOp(ns, "k", {"v": 2}),
-            SearchOp(ns, filter={"v": 2}),
-            ListNamespacesOp(match_conditions=(MatchCondition("prefix", ns),)),
-            PutOp(ns, "k", None),
-            GetOp(ns, "k"),
+            lg_store.PutOp(ns, "k", {"v": 1}),
+            lg_store.GetOp(ns, "k"),
+            lg_store.PutOp(ns, "k", {"v": 2}),
+            lg_store.SearchOp(ns, filter={"v": 2}),
+            lg_store.ListNamespacesOp(match_conditions=(lg_store.MatchCondition("prefix", ns),)),
+            lg_store.PutOp(ns, "k", None),
+            lg_store.GetOp(ns, "k"),
         ]
     )
     assert results[0] is None and results[1].value == {"v": 1}  # type: ignore[union-attr]
     assert [h.value for h in results[3]] == [{"v": 2}]  # type: ignore[union-attr]
     assert results[4] == [ns] and results[6] is None
     for bad in (
-        PutOp(ns, "k", {"v": float("nan")}),
-        PutOp(ns, "k", {"v": b"bytes"}),
-        PutOp(ns, "k", {1: "int key"}),  # type: ignore[dict-item]
-        PutOp((*ns, "a.b"), "k", {"v": 3}),
-        PutOp((), "k", {"v": 3}),
-        PutOp(("langgraph", "x"), "k", {"v": 3}),
-        PutOp((*ns, ""), "k", {"v": 3}),
-        PutOp(ns, "k", ["not", "a", "dict"]),  # type: ignore[arg-type]
-        PutOp(ns, "\ud800", {"v": 3}),
-        GetOp(tuple(["x"] * 65), "k"),
-        SearchOp(ns, filter={"v": {"$like": 1}}),
-        ListNamespacesOp(max_depth=0),
+        lg_store.PutOp(ns, "k", {"v": float("nan")}),
+        lg_store.PutOp(ns, "k", {"v": b"bytes"}),
+        lg_store.PutOp(ns, "k", {1: "int key"}),  # type: ignore[dict-item]
+        lg_store.PutOp((*ns, "a.b"), "k", {"v": 3}),
+        lg_store.PutOp((), "k", {"v": 3}),
+        lg_store.PutOp(("langgraph", "x"), "k", {"v": 3}),
+        lg_store.PutOp((*ns, ""), "k", {"v": 3}),
+        lg_store.PutOp(ns, "k", ["not", "a", "dict"]),  # type: ignore[arg-type]
+        lg_store.PutOp(ns, "\ud800", {"v": 3}),
+        lg_store.GetOp(tuple(["x"] * 65), "k"),
+        lg_store.SearchOp(ns, filter={"v": {"$like": 1}}),
+        lg_store.ListNamespacesOp(max_depth=0),
     ):
-        with pytest.raises((InvalidInput, InvalidNamespaceError)):
-            store.batch([PutOp(ns, "first", {"v": 0}), bad])
+        with pytest.raises((InvalidInput, lg_store.InvalidNamespaceError)):
+            store.batch([lg_store.PutOp(ns, "first", {"v": 0}), bad])
         assert store.get(ns, "first") is None, bad
     with pytest.raises(NotImplementedError):
-        store.batch([PutOp(ns, "k", {"v": 1}, ttl=5.0)])
-    assert asyncio.run(store.abatch([PutOp(ns, "a", {"v": 9}), GetOp(ns, "a")]))[1].value == {
-        "v": 9
-    }  # type: ignore[union-attr]
+        store.batch([lg_store.PutOp(ns, "k", {"v": 1}, ttl=5.0)])
+    assert asyncio.run(store.abatch([lg_store.PutOp(ns, "a", {"v": 9}), lg_store.GetOp(ns, "a")]))[
+        1
+    ].value == {"v": 9}  # type: ignore[union-attr]
 
 
 # ---- what an attacker, a careless caller or a second agent can do ---------------------------
 
 
-def test_odd_and_huge_labels_and_keys_stay_apart(store: ChrysalisStore, client: Client) -> None:
+def test_odd_and_huge_labels_and_keys_stay_apart(
+    store: integration.ChrysalisStore, client: Client
+) -> None:
     top = root()
     labels = [
         "a:b",
@@ -397,7 +400,7 @@ def test_odd_and_huge_labels_and_keys_stay_apart(store: ChrysalisStore, client: 
 
 
 def test_credentials_in_values_are_redacted_and_the_caller_is_told(
-    daemon: DaemonProcess, store: ChrysalisStore, caplog: pytest.LogCaptureFixture
+    daemon: DaemonProcess, store: integration.ChrysalisStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     ns = (root(), "creds")
     key = "ghp_" + "aB3dE5fG7h" * 4
@@ -417,7 +420,7 @@ def test_credentials_in_values_are_redacted_and_the_caller_is_told(
     assert got.value["fine"] == value["fine"]
     assert "github-token" in caplog.text and key not in caplog.text
     assert store.search(ns, query="ghp_" + "aB3dE5fG7h" * 4)[0].value["note"].endswith("]")
-    with ChrysalisStore(socket=daemon.socket, secrets="refuse") as strict:
+    with integration.ChrysalisStore(socket=daemon.socket, secrets="refuse") as strict:
         with pytest.raises(SecretRefused, match="github-token"):
             strict.put(ns, "strict", value)
         assert strict.get(ns, "strict") is None
@@ -429,11 +432,11 @@ def test_credentials_in_values_are_redacted_and_the_caller_is_told(
 
 
 def test_a_second_agent_sees_only_its_namespaces_and_its_memory(
-    daemon: DaemonProcess, store: ChrysalisStore, client: Client
+    daemon: DaemonProcess, store: integration.ChrysalisStore, client: Client
 ) -> None:
     mine, theirs = (root(), "memories"), (root(), "memories")
     store.put(mine, "pin", {"text": "the locker code is 4471 for the gym"})
-    with ChrysalisStore(socket=daemon.socket) as other:
+    with integration.ChrysalisStore(socket=daemon.socket) as other:
         other.put(theirs, "pin", {"text": "the bike lock is 9902"})
         assert other.get(theirs, "pin").value["text"].endswith("9902")  # type: ignore[union-attr]
         hits = other.search(theirs, query="locker code gym")
@@ -444,13 +447,13 @@ def test_a_second_agent_sees_only_its_namespaces_and_its_memory(
     # a bead forged by hand with my item's tags but claiming another namespace is no item of it
     client.remember(
         json.dumps({"namespace": list(theirs), "key": "pin", "value": {"text": "forged"}}),
-        session_id=namespace_session(mine), tags=[prefix_tag(mine[:1]), prefix_tag(mine), item_tag(mine, "pin")],
+        session_id=integration.namespace_session(mine), tags=[integration.prefix_tag(mine[:1]), integration.prefix_tag(mine), integration.item_tag(mine, "pin")],
     )  # fmt: skip
     assert store.get(mine, "pin").value["text"].startswith("the locker")  # type: ignore[union-attr]
     assert all(h.value["text"] != "forged" for h in store.search(mine[:1]))
     # a named memory is apart from the default one entirely
     client.create_memory("lg-other")
-    with ChrysalisStore(socket=daemon.socket, memory="lg-other") as elsewhere:
+    with integration.ChrysalisStore(socket=daemon.socket, memory="lg-other") as elsewhere:
         assert elsewhere.get(mine, "pin") is None and elsewhere.search(mine[:1]) == []
         elsewhere.put(mine, "pin", {"text": "other memory"})
     assert store.get(mine, "pin").value["text"].startswith("the locker")  # type: ignore[union-attr]

@@ -10,23 +10,29 @@ import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from agents import Agent, RunConfig, Runner, function_tool
-from agents.memory import Session, SessionSettings
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
 from chrysalis import Client, InvalidInput, SecretRefused
-from chrysalis.integrations.openai_agents import (
-    JSON_TAG,
-    TAG,
-    ChrysalisSession,
-    chrysalis_session_id,
-)
 from tests.daemon_process import DaemonProcess
+from tests.lazy import lazy_module
 
-OFFLINE = RunConfig(tracing_disabled=True)  # the SDK would export traces to OpenAI
+if TYPE_CHECKING:
+    import agents
+    import agents.memory as agents_memory
+    import agents.testing as agents_testing
+
+    import chrysalis.integrations.openai_agents as integration
+else:  # imported by the worker that runs these tests, not by every one that collects them
+    agents = lazy_module("agents")
+    agents_memory = lazy_module("agents.memory")
+    agents_testing = lazy_module("agents.testing")
+    integration = lazy_module("chrysalis.integrations.openai_agents")
+
+
+def _offline() -> agents.RunConfig:
+    return agents.RunConfig(tracing_disabled=True)  # the SDK would export traces to OpenAI
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +52,10 @@ def client(daemon: DaemonProcess) -> Iterator[Client]:
 _n = 0
 
 
-def _session(daemon: DaemonProcess, name: str = "", **kw: Any) -> ChrysalisSession:
+def _session(daemon: DaemonProcess, name: str = "", **kw: Any) -> integration.ChrysalisSession:
     global _n
     _n += 1
-    return ChrysalisSession(name or f"chat-{_n}", socket=daemon.socket, **kw)
+    return integration.ChrysalisSession(name or f"chat-{_n}", socket=daemon.socket, **kw)
 
 
 def _texts(items: Any) -> list[str]:
@@ -66,24 +72,28 @@ def _texts(items: Any) -> list[str]:
     return out
 
 
-def _recalls_the_name(call: ModelCall) -> Any:
+def _recalls_the_name(call: agents_testing.ModelCall) -> Any:
     """A model that knows only what its input says: it names the user if an earlier turn did."""
     said = " ".join(_texts(call.input))
     found = re.findall(r"(?:call me|my name is) (\w+)", said, re.I)
-    return [assistant_message(f"You are {found[-1]}." if found else "I do not know your name.")]
+    return [
+        agents_testing.assistant_message(
+            f"You are {found[-1]}." if found else "I do not know your name."
+        )
+    ]
 
 
 def test_the_runner_gives_the_model_the_earlier_turns(
     daemon: DaemonProcess, client: Client
 ) -> None:
     session = _session(daemon)
-    model = ScriptedModel([ModelStep.respond(_recalls_the_name)] * 3)
-    agent = Agent(name="helper", instructions="Answer briefly.", model=model)
+    model = agents_testing.ScriptedModel([agents_testing.ModelStep.respond(_recalls_the_name)] * 3)
+    agent = agents.Agent(name="helper", instructions="Answer briefly.", model=model)
 
     async def chat() -> list[str]:
         said = []
         for turn in ("Hello, my name is Ingrid.", "What is my name?", "And again?"):
-            result = await Runner.run(agent, turn, session=session, run_config=OFFLINE)
+            result = await agents.Runner.run(agent, turn, session=session, run_config=_offline())
             said.append(result.final_output)
         return said
 
@@ -97,8 +107,8 @@ def test_the_runner_gives_the_model_the_earlier_turns(
     # in the memory: one session, the user's words as plain turns, replies as JSON items
     beads = client.last_beads(50, session_id=session.chrysalis_session)
     assert [b.role for b in beads] == ["user", "assistant"] * 3
-    assert beads[0].content == "Hello, my name is Ingrid." and beads[0].tags == [TAG]
-    assert JSON_TAG in beads[1].tags and json.loads(beads[1].content) == history[1]
+    assert beads[0].content == "Hello, my name is Ingrid." and beads[0].tags == [integration.TAG]
+    assert integration.JSON_TAG in beads[1].tags and json.loads(beads[1].content) == history[1]
     assert (
         "Ingrid"
         in client.recall("Ingrid", filters={"session_id": session.chrysalis_session}).items[0].text
@@ -106,26 +116,29 @@ def test_the_runner_gives_the_model_the_earlier_turns(
     session.close()
 
 
-@function_tool
-def look_up_order(order_id: str) -> str:
-    """The state of an order."""
-    return f"order {order_id} shipped on Tuesday"
-
-
 def test_tool_calls_and_their_outputs_come_back_exactly(daemon: DaemonProcess) -> None:
+    @agents.function_tool
+    def look_up_order(order_id: str) -> str:
+        """The state of an order."""
+        return f"order {order_id} shipped on Tuesday"
+
     session = _session(daemon)
-    model = ScriptedModel(
+    model = agents_testing.ScriptedModel(
         [
-            [function_call("look_up_order", {"order_id": "A-77"}, call_id="call-1")],
-            [assistant_message("It shipped on Tuesday.")],
-            ModelStep.respond(lambda call: [assistant_message(" | ".join(_texts(call.input)))]),
+            [agents_testing.function_call("look_up_order", {"order_id": "A-77"}, call_id="call-1")],
+            [agents_testing.assistant_message("It shipped on Tuesday.")],
+            agents_testing.ModelStep.respond(
+                lambda call: [agents_testing.assistant_message(" | ".join(_texts(call.input)))]
+            ),
         ]
     )
-    agent = Agent(name="orders", model=model, tools=[look_up_order])
+    agent = agents.Agent(name="orders", model=model, tools=[look_up_order])
 
     async def chat() -> Any:
-        await Runner.run(agent, "Where is order A-77?", session=session, run_config=OFFLINE)
-        return await Runner.run(agent, "Thanks", session=session, run_config=OFFLINE)
+        await agents.Runner.run(
+            agent, "Where is order A-77?", session=session, run_config=_offline()
+        )
+        return await agents.Runner.run(agent, "Thanks", session=session, run_config=_offline())
 
     last = asyncio.run(chat())
     history = asyncio.run(session.get_items())
@@ -146,8 +159,8 @@ def test_tool_calls_and_their_outputs_come_back_exactly(daemon: DaemonProcess) -
 
 
 def test_get_items_limit_pop_and_clear(daemon: DaemonProcess, client: Client) -> None:
-    session = _session(daemon, session_settings=SessionSettings(limit=3))
-    assert isinstance(session, Session)  # the SDK's runtime-checkable protocol
+    session = _session(daemon, session_settings=agents_memory.SessionSettings(limit=3))
+    assert isinstance(session, agents_memory.Session)  # the SDK's runtime-checkable protocol
     items = [
         {"role": "user" if n % 2 == 0 else "assistant", "content": f"turn {n}"} for n in range(7)
     ]
@@ -193,11 +206,13 @@ def test_sessions_are_apart_and_odd_ids_are_kept_apart(daemon: DaemonProcess) ->
         asyncio.run(s.add_items([{"role": "user", "content": f"only in {n}"}]))
     for n, s in enumerate(sessions):
         assert asyncio.run(s.get_items()) == [{"role": "user", "content": f"only in {n}"}]
-    assert chrysalis_session_id("ok-id.1@x:y") == "ok-id.1@x:y"  # a valid id is kept as is
+    assert (
+        integration.chrysalis_session_id("ok-id.1@x:y") == "ok-id.1@x:y"
+    )  # a valid id is kept as is
     assert len({s.chrysalis_session for s in sessions}) == len(names)
     for bad in ("", None, "\ud800"):
         with pytest.raises(InvalidInput):
-            ChrysalisSession(bad, socket=sessions[0].client.socket)  # type: ignore[arg-type]
+            integration.ChrysalisSession(bad, socket=sessions[0].client.socket)  # type: ignore[arg-type]
     for s in sessions:
         s.close()
 
@@ -258,7 +273,7 @@ def test_a_session_on_a_named_memory_is_not_in_the_default_one(
 ) -> None:
     client.create_memory("agents-b")
     mine = _session(daemon, "shared-name")
-    theirs = ChrysalisSession("shared-name", socket=daemon.socket, memory="agents-b")
+    theirs = integration.ChrysalisSession("shared-name", socket=daemon.socket, memory="agents-b")
     asyncio.run(mine.add_items([{"role": "user", "content": "default memory"}]))
     asyncio.run(theirs.add_items([{"role": "user", "content": "memory b"}]))
     assert asyncio.run(mine.get_items()) == [{"role": "user", "content": "default memory"}]

@@ -440,6 +440,7 @@ class InspectorServer:
             self.app,
             http=BoundedProtocol,
             lifespan="off",
+            ws="none",  # nothing here speaks WebSocket: no upgrade is taken, no library loaded
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=2,

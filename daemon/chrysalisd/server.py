@@ -266,6 +266,7 @@ def _run(settings: Settings, path: Path, serving: list[bool], stop: threading.Ev
             app,
             http=PeerCheckedProtocol,
             lifespan="off",
+            ws="none",  # nothing here speaks WebSocket: no upgrade is taken, no library loaded
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)),
