@@ -8,7 +8,8 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held] [--quick] [--json] [--show-misses]
+        [--extractor rules|none] [--wordings old|new|all|held|held2] [--quick] [--json]
+        [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
 cannot read reach the context as beads only). Wording, people, places and times are drawn
@@ -219,6 +220,98 @@ CHATTER_HELD = [
     "watched the match at the pub with {partner} and a few others",
     "my dad's {car} broke down on the motorway again",
 ]
+# A fourth family (`--wordings held2`), written before the work on issue 31 changed any code
+# and never looked at while tuning: long chatty sentences with the value in the middle, loan
+# words, typos, implicit changes, notes and summaries in the third person.
+SAY_HELD2: dict[str, list[str]] = {
+    "home": [
+        "so after three viewings and one very sketchy estate agent we ended up renting a "
+        "two-bed in {x}, which still feels unreal, anyway how was your week",
+        "Neue Wohnung in {x}! the Kaution nearly killed me but worth it",
+        "changed my address on every website today, {x} it is from now on",
+        "Summary of the earlier conversation: the user relocated to {x} and is still getting "
+        "used to the area.",
+        "teh new neighbourhood in {x} has the best bakery, we moved in last month",
+        "my commute is a ten-minute walk since the move to {x}",
+        "registered with a doctor in {x} now that this is where we live",
+        "boxes everywhere, the {x} flat is chaos but it's ours",
+        "déménagement done - {x} is home now",
+    ],
+    "employer": [
+        "first paycheck from {x} landed today, feels good",
+        "so the recruiter came through and I'm officially on the payroll at {x}, which means "
+        "goodbye old commute and hello standups at nine",
+        "my new colleagues at {x} took me out for a welcome lunch",
+        "Probezeit at {x} starts monday, wish me luck",
+        "Note: the user changed jobs; their employer is now {x}.",
+        "onboarding laptop from {x} arrived, IT setup took all morning",
+        "wrking for {x} now, dm me if u need a referral",
+        "got my {x} email address today, so it's real",
+        "the user's new job is at {x}, per this morning's chat",
+    ],
+    "drink": [
+        "lately my whole personality is {x}, sorry not sorry",
+        "the cafe near the office does a great {x} and i'm there every morning now",
+        "gave up on coffee completely, it's {x} all the way",
+        "bought a proper kit for making {x} at home, it's my daily ritual now",
+        "User's current beverage of choice: {x}.",
+        "mon petit rituel du matin: {x}, every day without fail",
+        "can't remember the last time i had anything but {x} with breakfast",
+    ],
+    "partner": [
+        "{x} and me are moving our stuff into one place, it's getting serious",
+        "dinner with {x}'s parents went well, I think they like me",
+        "so yeah i'm seeing {x}, we met through friends at a barbecue",
+        "The user has a new partner, {x}.",
+        "one month with {x} today lol, cheesy dinner planned",
+        "my amore {x} made dinner tonight",
+    ],
+    "car": [
+        "the insurance papers for my {x} came through, officially a car owner again",
+        "So the old hatchback finally died and, after a week of test drives and haggling, I "
+        "went home in a {x}, which I'm weirdly proud of",
+        "parking the {x} on this street is a nightmare",
+        "The user recently bought a {x}.",
+        "filled up the {x} for the first time, ouch",
+        "just registered my {x}, new plates and everything",
+    ],
+}
+ASK_NOW_HELD2: dict[str, list[str]] = {
+    "home": ["whats my current city?", "where am I living nowadays?",
+             "Which city is my home at this point?"],
+    "employer": ["which company employs me at the moment?", "who's my employer these days?",
+                 "where do i work rn?"],
+    "drink": ["what's my usual beverage currently?", "what drink am i into these days?"],
+    "partner": ["who am I in a relationship with right now?", "who's my partner currently?"],
+    "car": ["what's my current car?", "which vehicle am i driving these days?"],
+}  # fmt: skip
+ASK_THEN_HELD2: dict[str, list[str]] = {
+    "home": ["where did i call home {t}?", "what was my city {t}?"],
+    "employer": ["who was my employer {t}?", "where did i have a job {t}?"],
+    "drink": ["what was I mostly drinking {t}?", "which drink was my usual {t}?"],
+    "partner": ["who was I in a relationship with {t}?", "who was my significant other {t}?"],
+    "car": ["what vehicle was I driving {t}?", "which car did i own {t}?"],
+}  # fmt: skip
+# Its chatter: trips, friends' and family's jobs, homes and cars, drinks tried once, plans,
+# questions and negations naming other values.
+CHATTER_HELD2 = [
+    "my flatmate just got an offer from {org}, so jealous",
+    "long weekend in {city} booked, flights were cheap",
+    "conference in {city} next week, I'll be living out of a suitcase",
+    "ordered a {drink} on a whim, never again",
+    "should I move to {city}? the rent is half what I pay",
+    "my boss used to work at {org} years ago",
+    "my neighbour just bought a {car}, she won't stop talking about it",
+    "test drove a {car} for fun, not buying one though",
+    "{partner} from the running club is moving abroad",
+    "if I ever quit, {org} would be my dream employer",
+    "haven't had {drink} in years",
+    "my sister lives in {city} and wants me to visit",
+    "cleaned the oven, it was grim",
+    "long day, going to bed early",
+    "dropped off the recycling and got caught in the rain",
+    "{partner} and her husband invited us to a barbecue",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -338,10 +431,13 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
-    held-out third (``held``)."""
+    held-out third (``held``) or fourth (``held2``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
+    elif wordings == "held2":
+        say, ask_now, ask_then = SAY_HELD2, ASK_NOW_HELD2, ASK_THEN_HELD2
+        chatter = CHATTER_HELD2
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -365,7 +461,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
-        if wordings == "held":  # (drawn only here, so the other families stay as they were)
+        # (drawn only here, so the other families stay as they were)
+        if wordings in ("held", "held2"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
@@ -405,6 +502,33 @@ def first_named(text: str, values: list[str]) -> str | None:
     return min(found)[1] if found else None
 
 
+# Which attribute each predicate of a derived fact says (for the precision of what is written).
+FACT_ATTRIBUTE = {
+    "lives_in": "home", "works_at": "employer", "drinks": "drink", "prefers": "drink",
+    "favourite_drink": "drink", "partner": "partner", "married_to": "partner",
+    "girlfriend": "partner", "boyfriend": "partner", "wife": "partner", "husband": "partner",
+    "drives": "car",
+}  # fmt: skip
+
+
+def user_facts(mem: Memory, user: User) -> tuple[int, list[str]]:
+    """How many facts about the user's five attributes were derived, and the wrong ones: a
+    value the attribute never had (a trip taken for a home, a friend's employer, a drink tried
+    once). Every version counts, superseded or not."""
+    names = {n.id: n.name or "" for n in mem.all_nodes()}
+    me = {mem.entity_id("user"), "user"}
+    written, wrong = 0, []
+    for edge in mem.all_edges(include_invalid=True):
+        attr = FACT_ATTRIBUTE.get(edge.predicate)
+        if attr is None or edge.derived_by is None or edge.source not in me:
+            continue
+        written += 1
+        value = names.get(edge.target, edge.target)
+        if value.lower() not in {v.lower() for _, v in user.history[attr]}:
+            wrong.append(f"{edge.predicate} {value!r}")
+    return written, wrong
+
+
 def evaluate(
     users: int,
     seed: int,
@@ -421,6 +545,7 @@ def evaluate(
     latencies: list[float] = []
     misses: list[dict[str, Any]] = []
     tokens: list[int] = []
+    written, wrong = 0, []
     for n in range(users):
         user = make_user(rng, attributes, wordings)
         with (
@@ -431,6 +556,9 @@ def evaluate(
             mem.append_beads(user.beads)
             mem.wait_indexed(timeout=300)
             mem.wait_learned(timeout=300)
+            n_written, n_wrong = user_facts(mem, user)
+            written += n_written
+            wrong += [f"user {n}: {w}" for w in n_wrong]
             for q in user.questions:
                 t0 = time.perf_counter()
                 ctx = mem.context(q["q"], now=NOW)
@@ -449,12 +577,17 @@ def evaluate(
         "context_ms_p50": round(sorted(latencies)[len(latencies) // 2], 2),
         "context_tokens_mean": round(sum(tokens) / max(1, len(tokens)), 1),
     }  # fmt: skip
+    # Facts written about the user's attributes, and the share of them that are wrong.
+    out["facts_written"] = written
+    out["facts_wrong"] = len(wrong)
+    out["facts_wrong_share"] = round(len(wrong) / max(1, written), 3)
     for name, by in tally.items():
         for when_, hits in by.items():
             out[f"{name}_{when_}"] = round(sum(hits) / max(1, len(hits)), 3)
             out[f"{name}_{when_}_n"] = len(hits)
     if show_misses:
         out["misses"] = misses
+        out["wrong_facts"] = wrong
     return out
 
 
@@ -468,9 +601,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
-        "--wordings", choices=("old", "new", "all", "held"), default="old",
-        help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD: never "
-        "used to tune)",
+        "--wordings", choices=("old", "new", "all", "held", "held2"), default="old",
+        help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
+        "SAY_HELD2: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
@@ -484,6 +617,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  context : now {show('context_now')}  then {show('context_then')}  "
           f"p50 {out['context_ms_p50']} ms, {out['context_tokens_mean']} tokens")  # fmt: skip
     print(f"  retrieve(k=10): now {show('retrieve_now')}  then {show('retrieve_then')}")
+    print(f"  facts about the user written {out['facts_written']}, wrong "
+          f"{out['facts_wrong']} ({out['facts_wrong_share']:.3f})")  # fmt: skip
+    for line in out.get("wrong_facts", []):
+        print(f"  wrong fact: {line}")
     for miss in out.get("misses", []):
         print(f"\n--- user {miss['user']} {miss['q']!r} expect {miss['expect']} got {miss['got']}")
         print(miss["text"])

@@ -48,16 +48,17 @@ _CUES: dict[str, tuple[str, ...]] = {
     ),
     "works_at": (
         "work", "job", "employ", "company", "firm", "office", "workplace", "hired", "boss",
-        "career", "join",
+        "career", "join", "salary", "pay", "paying", "paid", "payroll", "hired", "employer",
     ),
     "works_as": ("job", "role", "position", "title", "profession", "occupation", "career"),
     "prefers": ("prefer", "drink", "favo", "like", "beverage"),
     "married_to": ("married", "spouse", "wife", "husband"),
     "partner": (
         "partner", "girlfriend", "boyfriend", "wife", "husband", "spouse", "dating", "seeing",
-        "relationship", "couple", "together",
+        "relationship", "couple", "together", "half", "going", "significant",
     ),
-    "drives": ("car", "driv", "drove", "vehicle"),
+    "drinks": ("drink", "beverage", "cup", "sip"),
+    "drives": ("car", "driv", "drove", "vehicle", "wheels"),
 }  # fmt: skip
 _FIRST_SECOND = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|we|our|us|you|your|user)\b")
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2}")

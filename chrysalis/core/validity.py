@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from chrysalis.core.errors import InvalidInput
 
 DEFAULT_FUNCTIONAL = frozenset(
-    {"lives_in", "works_at", "works_as", "prefers", "status", "age", "married_to"}
+    {"lives_in", "works_at", "works_as", "prefers", "status", "age", "married_to", "partner"}
 )
 
 

@@ -28,8 +28,9 @@ from chrysalis.extract.entities import GREETINGS, entity_or_none, lower_words
 from chrysalis.extract.facts import facts as read_facts
 from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
+from chrysalis.extract.typed import typed_facts
 
-VERSION = "rules/2"  # 2: third-person facts, the entity gate
+VERSION = "rules/3"  # 2: third-person facts, the entity gate; 3: facts told by their value
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
 MAX_ENTITIES = 24  # per bead: past this it is a list or a table, not prose about things
 
@@ -184,6 +185,14 @@ class RulesExtractor:
         # An assistant is no person whose facts we keep: its "I" is itself, and what it says
         # of others is mostly what the user told it or what books say (not dated by the bead).
         said = [] if bead.role == "assistant" else read_facts(text, speaker)
+        if bead.role != "assistant":
+            # What no sentence shape gave, a value of a known type may (`.typed`).
+            told = {(f.subject, f.predicate) for f in said} | {f.object.lower() for f in said}
+            said += [
+                f
+                for f in typed_facts(text, speaker)
+                if (f.subject, f.predicate) not in told and f.object.lower() not in told
+            ]
         # A fact stands only on entities that pass the gate (its subject is a speaker or a
         # name the patterns checked).
         facts = tuple(f for f in said if add(f.object, f.object_type))

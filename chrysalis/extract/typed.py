@@ -1,0 +1,417 @@
+# ruff: noqa: RUF001, SIM905 - curly quotes are text here; word lists read best as one string
+"""Facts recognised by their value, whatever the sentence's shape.
+
+`chrysalis.extract.facts` reads sentence shapes ("I moved to X"); people say the same things in
+endless other ways ("finally got the keys to our place in X!!", "new badge says X on it",
+"The user now drives a X."). Here a sentence gives a fact when it holds
+
+- a value of a type: a city (`chrysalis.extract.places`, or a capitalised name right after
+  "in"/"to"), an organisation-like name, a drink (`DRINK_WORDS` and its modifiers), a car (a
+  make from `CAR_MAKES` and its model), a person's first name;
+- words of the attribute (`CUES`: keys, landlord, postcode, unpacked ... for a home; badge,
+  salary, onboarding ... for an employer), matched with one typo allowed in long words, and
+  none of the words that make it something else (`AGAINST`: a trip, a flight, a conference
+  for a place; a job ad, an interview for a company; tried once for a drink; a rental for a
+  car);
+- the user as its subject: the nearest subject before the value (else after it) is the speaker
+  ("I", "we", "my", "the user", or a pronoun in a sentence about the user), or there is none
+  (the user's own words with the subject left out: "New postcode, new life: X.");
+- an assertion (`chrysalis.extract.mood`): no question, wish, condition, plan or negation,
+  no quote; reported speech only when what is reported is about the speaker ("Jo says I'm the
+  newest hire at X") or the reporter is the user ("User mentioned they work for X"); nothing
+  said as past ("used to", "my old", "left", "gave up", "instead of").
+
+Someone else's home, job, drink or car in the third person ("my sister lives in X", "Jo drinks
+X", "my dad's X") gives nothing here: `facts` reads those with their subject.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+from chrysalis.extract import Fact
+from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
+from chrysalis.extract.mood import ASSERTED, REPORTED, Reading
+from chrysalis.extract.places import is_city
+
+__all__ = ["AGAINST", "CUES", "typed_facts"]
+
+# Words of each attribute (stems end in "*"). A sentence must hold one for its value to count.
+CUES: dict[str, frozenset[str]] = {
+    "lives_in": frozenset(
+        """live lives living lived move* moving relocat* keys key landlord* landlady flat
+        flats apartment* house home homes rent rented renting lease* postcode* zipcode address
+        neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled
+        settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
+        wohnung casa appartement déménag* mudanza mudado commute our_place my_place
+        new_place own_place for_good""".split()
+    ),
+    "works_at": frozenset(
+        """job jobs work working workplace employer* employed employee hire* hiring manager
+        boss onboarding badge salary paycheck payslip payroll contract colleague* coworker*
+        co-workers team office start standup* codebase intern internship offer signed
+        probezeit probation career position role notice desk shift join
+        joined joining""".split()
+    ),
+    "drinks": frozenset(
+        """drink drinking drinks lately rn nowadays every daily always usually usual only
+        morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
+        switched swapped switch thing go-to order choice favourite favorite favourite
+        personality habit staple anything cup cups mug breakfast enough prefer
+        prefers these_days""".split()
+    ),
+    "drives": frozenset(
+        """bought buy got drive drives driving drove wheels picked pick parked parking
+        insurance insured registered plates dealer dealership owner own mine filled fuel
+        petrol charging traded lease leased collected upgraded garage""".split()
+    ),
+    "partner": frozenset(
+        """partner girlfriend boyfriend gf bf official dating dated seeing together
+        anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
+        other_half going_out stayed_over""".split()
+    ),
+}
+# Words that make the value something other than the attribute's current value.
+AGAINST: dict[str, frozenset[str]] = {
+    "lives_in": frozenset(
+        """flew fly flying flight flights visit visiting visited trip trips conference
+        holiday holidays vacation wedding gig hotel hostel airbnb tour sightseeing layover
+        stopover weekend_in weekend_away booked festival should""".split()
+    ),
+    "works_at": frozenset(
+        """ad ads advert posting posted recruiter interview interviews interviewing applied
+        applying application rejected dream layoffs layoff article talk news shares stock
+        customer client competitor podcast""".split()
+    ),
+    "drinks": frozenset(
+        """tried try trying whim gross hate hated stand sample taste once idk""".split()
+    ),
+    "drives": frozenset("""rented rent rental hire borrowed test holiday taxi uber fun""".split()),
+    "partner": frozenset("""ex broke split divorced engaged""".split()),
+}
+# Phrases right before a value that say it is no longer (or never was) the current one.
+_NOT_NOW = re.compile(
+    r"(?:\bused\s+to\b|\b(?:my|our|the)\s+(?:old|former|previous|last)\b|\bex[- ]|\bformer\b|"
+    r"\bleft\b|\bleaving\b|\bquit\b|\bgave\s+up\b|\bditched\b|\bdropped\b|\bkicked\b|"
+    r"\bstopped\b|\bgive\s+up\b|\bswapped\b|\bswitched\s+from\b|"
+    r"\binstead\s+of\b|\bthan\b|\bno\s+more\b|\bfrom\s+my\s+old\b|\bback\s+when\b|"
+    r"\bmoved\s+(?:away\s+|out\s+)?from\b|\bout\s+of\b)"
+    r"(?:\W+\w+){0,2}\W*$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_USER = frozenset(
+    """i i'm i’m im i've i’ve ive i'd i’d i'll me my mine myself we we're we’re we've we’ve
+    our ours us user user's user’s""".split()
+)
+_PRONOUN = frozenset("he she they him her his hers their theirs them".split())
+# People other than the user whom a sentence may be about ("my sister", "a friend").
+_OTHERS = frozenset(
+    """friend friends flatmate flatmates roommate roommates housemate sister sisters brother
+    brothers mum mom dad father mother parents cousin cousins neighbour neighbor neighbours
+    neighbors aunt uncle grandma grandpa wife husband son daughter kids children someone
+    somebody everyone everybody nobody""".split()
+)
+# A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said").
+_NAME_VERB = re.compile(
+    r"\s+(?:\w+(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
+    r"from)\b"
+)
+_SPEECH = re.compile(
+    r"\b(?:says?|said|told|tells|mentioned|mentions|wrote|writes|claims?|claimed|thinks|"
+    r"reckons|posted|announced|noted|reported)\b",
+    re.IGNORECASE,
+)
+_CAP_RUN = re.compile(r"(?<![\w'’-])[A-ZÀ-Þ][\w'’&.-]*(?:\s+(?:&\s+)?[A-ZÀ-Þ0-9][\w'’&.-]*){0,3}")
+_AFTER_PREP = re.compile(
+    r"(?:\b(?:at|for|with|from|by|join|joins|joined|joining|w/|to|in|into)\s+)$", re.I
+)
+# A state that held once and is over ("I lived in Holland when I was a child").
+_PAST = re.compile(
+    r"\b(?:lived|worked|grew\s+up|was\s+born|as\s+a\s+(?:kid|child|teen)|when\s+I\s+was|"
+    r"years\s+ago|back\s+then|in\s+the\s+past|childhood)\b",
+    re.IGNORECASE,
+)
+# The speaker contradicting what is reported ("Bob said I live in Berlin, which is wrong").
+_DENIED = re.compile(
+    r"\b(?:wrong|false|untrue|not\s+true|lies?|lying|nonsense|rubbish|kidding|joking|rumou?rs?)\b",
+    re.IGNORECASE,
+)
+_DRINK_MODIFIERS = frozenset(
+    """flat cold iced hot green black white herbal peppermint mint chamomile camomile oolong
+    matcha yerba sparkling fizzy mineral oat almond soy earl grey jasmine ginger lemon
+    orange apple turmeric golden bubble barley chai masala nitro decaf dirty pumpkin spiced
+    vanilla caramel""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    start: int
+    end: int
+    text: str
+
+
+def typed_facts(text: str, speaker: str, reading: Reading | None = None) -> list[Fact]:
+    """The facts about ``speaker`` that ``text`` tells by its values (see the module's doc):
+    at most one per attribute, the first the text asserts."""
+    words = _words(text)
+    wanted = [a for a in CUES if _cued(words, CUES[a])]
+    if not wanted:
+        return []
+    reading = reading or Reading(text)
+    plain = reading.plain
+    found: dict[str, str] = {}
+    for start, end in reading.sentences():
+        sentence = plain[start:end]
+        low_words = _words(sentence)
+        if _PAST.search(sentence):
+            continue
+        for attr in wanted:
+            if not _cued(low_words, CUES[attr]) or _cued(low_words, AGAINST[attr], typos=False):
+                continue
+            if attr == "partner" and not _mine(sentence, low_words):
+                continue
+            for value in _values(attr, sentence):
+                a, b = start + value.start, start + value.end
+                if not _now(plain[start:a]) or not _asserted(reading, plain, start, a, b, attr):
+                    continue
+                if _whose(plain[start:end], a - start, b - start, attr) != "user":
+                    continue
+                found.setdefault(attr, value.text)  # the first the text asserts
+    return [Fact(speaker, attr, obj, "person", _TYPE[attr], stated_by=speaker)
+            for attr, obj in found.items()]  # fmt: skip
+
+
+_TYPE = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "product",
+         "partner": "person"}  # fmt: skip
+
+
+def _words(text: str) -> set[str]:
+    """The lower-case words of ``text`` and its two-word phrases joined by "_" ("other_half")."""
+    words = _WORD.findall(text.lower())
+    return set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
+
+
+def _cued(words: set[str], cues: frozenset[str], *, typos: bool = True) -> bool:
+    """Whether any of ``words`` is a cue: a word, a stem ("relocat*"), or, in a word of six
+    letters or more, a cue with one letter missing, extra or swapped ("aparment")."""
+    for w in words:
+        if w in cues or w.rstrip("'’s") in cues:
+            return True
+        if any(c.endswith("*") and w.startswith(c[:-1]) for c in cues if c[0] == w[0]):
+            return True
+        if typos and len(w) >= 6 and any(_one_off(w, c) for c in cues if len(c) >= 6):
+            return True
+    return False
+
+
+def _one_off(a: str, b: str) -> bool:
+    b = b.rstrip("*")
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+# A relationship word someone else has ("her girlfriend", "Tom's wife").
+_THEIRS = re.compile(r"\b(?:his|her|their|\w+['’]s)\s+(?:new\s+)?(?:\w+)$", re.IGNORECASE)
+
+
+def _mine(sentence: str, words: set[str]) -> bool:
+    """Whether a sentence tells a relationship of the user's: it speaks in the first person
+    (or of the user), and a relationship word in it is not someone else's ("her husband")."""
+    if not words & _USER:
+        return False
+    for m in _WORD.finditer(sentence):
+        low = m.group(0).lower()
+        if low in CUES["partner"] and _THEIRS.search(sentence[: m.end()]):
+            return False
+    return True
+
+
+def _now(before: str) -> bool:
+    """Whether the words right before a value leave it current ("my old X", "used to ... X",
+    "gave up X" do not)."""
+    return _NOT_NOW.search(before[-60:]) is None
+
+
+def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: str) -> bool:
+    mood = reading.mood(a, b)
+    if mood == ASSERTED:
+        return True
+    if mood != REPORTED:
+        return False
+    # Reported, but by the user ("User mentioned they ..."), of the speaker ("Jo says I'm"),
+    # or by a thing of the attribute's ("my new badge says ...", "the lease says ...").
+    before = plain[start:a]
+    said = list(_SPEECH.finditer(before))
+    if not said:
+        return False
+    reporter = set(_WORD.findall(before[: said[-1].start()].lower()))
+    between = before[said[-1].end() :]
+    if ":" in between[:3] or _DENIED.search(plain[a:]):
+        return False  # direct speech ("Bob wrote: I ..."): its "I" is Bob; or denied
+    told = set(_WORD.findall(between.lower()))
+    if "user" in reporter or reporter & CUES[attr]:
+        return True
+    return bool(told & (_USER - {"user", "user's", "user’s"}))
+
+
+def _whose(sentence: str, a: int, b: int, attr: str) -> str:
+    """``user`` when the sentence tells the value of the user, ``other`` when of someone
+    else: the nearest subject before the value decides, else the nearest after it, else the
+    speaker (a subject left out)."""
+    about_user = "user" in sentence.lower()
+    before = list(_WORD.finditer(sentence[:a]))
+    after = list(_WORD.finditer(sentence, b))
+    for tokens in (reversed(before), after):
+        for m in tokens:
+            word = m.group(0)
+            low = word.lower()
+            if low.endswith(("'s", "’s")) and low[:-2] in _OTHERS:
+                return "other"  # "my uncle's car"
+            if low in _USER:
+                return "user"
+            if low in _PRONOUN:
+                return "user" if about_user else "other"
+            if low in _OTHERS and not (attr == "partner" and low in {"parents"}):
+                return "other"
+            if (
+                word[0].isupper()
+                and low not in NOT_A_SUBJECT
+                and not any(low in cues for cues in CUES.values())
+                and not (attr == "partner" and m.start() >= a)
+                and _NAME_VERB.match(sentence, m.end())
+                and not is_city(word)
+            ):
+                return "other"  # "Jo drinks ...", "Dana said ..."
+    return "user"
+
+
+def _values(attr: str, sentence: str) -> list[_Value]:
+    if attr == "lives_in":
+        return _places(sentence)
+    if attr == "works_at":
+        return _orgs(sentence)
+    if attr == "drinks":
+        return _drinks(sentence)
+    if attr == "drives":
+        return _cars(sentence)
+    return _people(sentence)
+
+
+def _names(sentence: str) -> list[_Value]:
+    """Capitalised runs that could name something, leading common words dropped ("Finally
+    Lisbon" -> "Lisbon"; "I" and a sentence's opener are no names)."""
+    out = []
+    for m in _CAP_RUN.finditer(sentence):
+        words = list(re.finditer(r"\S+", m.group(0)))
+        opener = not sentence[: m.start()].strip(" \t\"'(-")
+        while words and _plain_word(words[0].group(0), opener and words[0].start() == 0):
+            words = words[1:]
+        if not words:
+            continue
+        a = m.start() + words[0].start()
+        text = re.sub(r"['’]s$", "", sentence[a : m.start() + words[-1].end()].rstrip(".,;:!?"))
+        if text:
+            out.append(_Value(a, a + len(text), text))
+    return out
+
+
+def _plain_word(word: str, opener: bool = False) -> bool:
+    low = word.lower().rstrip(".,;:!?")
+    if opener and low.endswith(("ed", "ing", "ly")):
+        return True  # "Started dating ...", "Finally ...": a verb or an adverb opens it
+    return low in NOT_A_SUBJECT or low in _COMMON
+
+
+_COMMON = frozenset(
+    """lol haha omg new big per note summary user first last day got just finally honestly
+    ok okay so yeah yes sorry thanks picked bought had things sold""".split()
+)
+
+
+def _places(sentence: str) -> list[_Value]:
+    out = []
+    for v in _names(sentence):
+        words = v.text.split()
+        if words[0].lower() in CAR_MAKES:
+            continue  # "a Honda Civic": a car (Honda is a city too)
+        for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
+            if is_city(" ".join(words[:n])):
+                name = " ".join(words[:n])
+                out.append(_Value(v.start, v.start + len(name), name))
+                break
+        else:
+            if _AFTER_PREP.search(sentence[: v.start]) and len(words) <= 3:
+                out.append(v)  # "a flat in Galway": a place the gazetteer lacks
+    return out
+
+
+def _orgs(sentence: str) -> list[_Value]:
+    """Organisation-like names: not a city, a car, a drink or a person the sentence makes a
+    subject; those after "at"/"for"/"with"/"from"/"by" first."""
+    out = []
+    for v in _names(sentence):
+        low = v.text.lower()
+        if is_city(v.text) or low.split()[0] in CAR_MAKES or low in DRINK_WORDS:
+            continue
+        if len(v.text.split()) == 1 and _NAME_VERB.match(sentence, v.end):
+            continue  # "Jo says ...": a person
+        out.append(v)
+    prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
+    return prep or out
+
+
+def _drinks(sentence: str) -> list[_Value]:
+    out = []
+    tokens = list(re.finditer(r"[\w'’-]+", sentence))
+    i = 0
+    while i < len(tokens):
+        low = tokens[i].group(0).lower()
+        if low in DRINK_WORDS:
+            first = i
+            while first > 0 and tokens[first - 1].group(0).lower() in _DRINK_MODIFIERS:
+                first -= 1
+            last = i
+            while last + 1 < len(tokens) and tokens[last + 1].group(0).lower() in DRINK_WORDS:
+                last += 1
+            a, b = tokens[first].start(), tokens[last].end()
+            out.append(_Value(a, b, sentence[a:b]))
+            i = last + 1
+        else:
+            i += 1
+    return out
+
+
+_MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
+
+
+def _cars(sentence: str) -> list[_Value]:
+    """A car make (`CAR_MAKES`, capitalised) and the model words after it ("Kia Niro",
+    "Volvo V60", "Tesla Model 3")."""
+    out = []
+    for m in _WORD.finditer(sentence):
+        if m.group(0)[0].isupper() and m.group(0).lower() in CAR_MAKES:
+            end = _MODEL.match(sentence, m.end())
+            b = end.end() if end else m.end()
+            out.append(_Value(m.start(), b, sentence[m.start() : b]))
+    return out
+
+
+def _people(sentence: str) -> list[_Value]:
+    out = []
+    for v in _names(sentence):
+        words = v.text.split()
+        if len(words) > 2 or words[0].lower() in CAR_MAKES:
+            continue
+        if is_city(v.text) and re.search(r"\b(?:in|to|from|at)\s+$", sentence[: v.start]):
+            continue  # "moved to Florence": a place (Florence is a name too)
+        out.append(v)
+    return out

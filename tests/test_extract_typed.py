@@ -1,0 +1,164 @@
+"""Facts told by their value (`chrysalis.extract.typed`): a city, an employer, a drink, a car
+or a partner recognised whatever the sentence's shape, only when the user asserts it."""
+
+from __future__ import annotations
+
+import pytest
+
+from chrysalis.core.models import Bead
+from chrysalis.extract.places import is_city
+from chrysalis.extract.rules import RulesExtractor
+from chrysalis.extract.typed import typed_facts
+
+
+def told(text: str) -> set[tuple[str, str]]:
+    return {(f.predicate, f.object) for f in typed_facts(text, "user")}
+
+
+def extracted(text: str, role: str = "user") -> set[tuple[str, str]]:
+    bead = Bead(id="b1", content=text, role=role, ts=1.0, session_id="s")
+    return {(f.predicate, f.object) for f in RulesExtractor().extract_one(bead).facts}
+
+
+def test_the_gazetteer_knows_cities_by_their_names_and_not_everyday_words() -> None:
+    for city in ("Utrecht", "Lisboa", "Munich", "Göteborg", "Gothenburg", "Osaka"):
+        assert is_city(city), city
+    for word in ("Nice", "Reading", "Split", "Best", "Of", "Monday", "Kettle"):
+        assert not is_city(word), word
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("signed the tenancy for a tiny studio in Utrecht, bikes everywhere", "Utrecht"),
+        ("our landlord in Osaka fixed the boiler within a day", "Osaka"),
+        ("the removal van got to Aarhus before we did haha", "Aarhus"),
+        ("Changed my postcode on the bank app, it's Tallinn from here on", "Tallinn"),
+        ("Notes: the user has relocated and now rents in Ljubljana.", "Ljubljana"),
+        ("mi casa nueva en Sevilla tiene un patio, finally unpacked", "Sevilla"),
+        ("a flat in Ballinasloe, of all places, is ours since friday", "Ballinasloe"),
+    ],
+)
+def test_a_home_is_a_city_beside_words_of_a_home(text: str, fact: str) -> None:
+    assert told(text) == {("lives_in", fact)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "flying out to Osaka for a conference, back sunday",
+        "we spent a long weekend in Aarhus, the hotel was lovely",
+        "should we rent something in Tallinn? prices look ok",
+        "my brother just found a flat in Utrecht",
+        "Priya moved to Ljubljana last spring",
+        "I'd love an apartment in Sevilla one day",
+        "we are not moving to Osaka, no way",
+        "I lived in Utrecht when I was a kid",
+        "our old flat in Aarhus had mould everywhere",
+        "Bob wrote: I live in Tallinn now",
+    ],
+)
+def test_trips_plans_others_and_the_past_give_no_home(text: str) -> None:
+    assert "lives_in" not in {p for p, _ in told(text)}, text
+
+
+@pytest.mark.parametrize(
+    ("text", "org"),
+    [
+        ("HR at Copperleaf Systems sent the payslip template, so it's real", "Copperleaf Systems"),
+        ("the standup at Brightwell Dental is at 8:45, brutal", "Brightwell Dental"),
+        ("week two of onboarding with Orchard & Vine, my team is tiny", "Orchard & Vine"),
+        ("The user's employer since March is Saltmarsh Freight.", "Saltmarsh Freight"),
+        ("Ana says I'm the best hire Fernhill Press has made, which is sweet", "Fernhill Press"),
+    ],
+)
+def test_an_employer_is_a_name_beside_words_of_work(text: str, org: str) -> None:
+    assert ("works_at", org) in told(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fernhill Press posted a job ad, the salary is a joke",
+        "prepping a friend for an interview at Copperleaf Systems",
+        "my cousin got hired by Saltmarsh Freight last week",
+        "if the contract with Orchard & Vine falls through I'm stuck",
+        "Ravi might join Brightwell Dental next year",
+        "Ana said I work at Copperleaf Systems, which is not true",
+    ],
+)
+def test_job_ads_interviews_others_and_conditions_give_no_employer(text: str) -> None:
+    assert "works_at" not in {p for p, _ in told(text)}, text
+
+
+@pytest.mark.parametrize(
+    ("text", "drink"),
+    [
+        ("honestly it's iced oolong every afternoon at this point", "iced oolong"),
+        ("ditched the espresso habit, barley tea all day now", "barley tea"),
+        ("the whole team teases me about my daily kefir", "kefir"),
+        ("The user's usual morning cup is now rooibos.", "rooibos"),
+    ],
+)
+def test_a_drink_is_a_drink_word_beside_words_of_a_habit(text: str, drink: str) -> None:
+    assert told(text) == {("drinks", drink)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tried a kombucha at the market, tasted like vinegar",
+        "my flatmate drinks oat lattes by the gallon",
+        "Jo has green tea every morning, weird",
+        "should I switch to decaf? sleep is bad lately",
+    ],
+)
+def test_a_drink_tried_once_or_someone_elses_is_no_habit(text: str) -> None:
+    assert "drinks" not in {p for p, _ in told(text)}, text
+
+
+@pytest.mark.parametrize(
+    ("text", "car"),
+    [
+        ("the Hyundai Ioniq is in the driveway and it's all mine", "Hyundai Ioniq"),
+        ("sorted the insurance on my Peugeot 208 this morning", "Peugeot 208"),
+        ("The user recently leased a Polestar 2.", "Polestar 2"),
+    ],
+)
+def test_a_car_is_a_make_and_model_beside_words_of_owning(text: str, car: str) -> None:
+    assert told(text) == {("drives", car)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rented a Peugeot 208 for the road trip, fine I guess",
+        "my uncle's Hyundai Ioniq is parked in front of our garage",
+        "test drove a Polestar 2 just for fun",
+    ],
+)
+def test_rentals_test_drives_and_others_cars_are_not_mine(text: str) -> None:
+    assert "drives" not in {p for p, _ in told(text)}, text
+
+
+def test_a_partner_is_a_name_beside_words_of_a_relationship_of_mine() -> None:
+    assert ("partner", "Amara") in told("Amara and I have been dating since the spring fair")
+    assert ("partner", "Ruairi") in told("three months with my boyfriend Ruairi today")
+    assert "partner" not in {p for p, _ in told("Lotte and her girlfriend visited us")}
+    assert "partner" not in {p for p, _ in told("Amara from work is dating a drummer")}
+
+
+def test_the_extractor_adds_typed_facts_only_where_no_pattern_read_one() -> None:
+    assert extracted("I moved to Utrecht, the landlord is nice") == {("lives_in", "Utrecht")}
+    assert ("lives_in", "Osaka") in extracted("keys to the Osaka flat are finally ours!!")
+    # The assistant's words are not the user's facts.
+    assert extracted("keys to the Osaka flat are finally ours!!", role="assistant") == set()
+
+
+def test_odd_and_huge_input_give_nothing_wrong() -> None:
+    assert told("") == set()
+    assert told("\u0000\u202e flat 🏠 in ??? \ud800".encode("utf-8", "replace").decode()) == set()
+    big = "the landlord is fine. " * 5000 + "We got the keys in Utrecht."
+    assert told(big) == {("lives_in", "Utrecht")}
+    # A credential next to a home cue is no place.
+    assert told("my flat wifi password is Hunter2Lisbon, rent is due") == set()
