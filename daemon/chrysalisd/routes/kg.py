@@ -121,7 +121,13 @@ def add_fact(d: D, body: FactIn) -> Response:
 
 @router.get("/v1/kg/edges/{id}", response_model=Edge, tags=["kg"], responses={404: {}})
 def get_edge(d: D, id: PathId) -> Response:
-    """One edge by its id."""
+    """One edge by its id.
+
+    Its ``metadata`` may say how it came to be: ``stated_by`` (who stated a derived fact),
+    ``functional`` (the predicate holds one value at a time), and, when a later fact ended
+    it, ``superseded_by`` (that fact's id) and ``stated_end`` (the end it had before, if
+    any): a forget of the later fact's bead gives that end back.
+    """
     return json_answer(d.memory.get_edge(id))
 
 
