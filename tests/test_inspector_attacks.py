@@ -569,11 +569,12 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
             assert holder.poll() is None and time.monotonic() < deadline, "the holder failed"
             time.sleep(0.05)
         # the owner's API, on the Unix socket, answers as ever while they are held
-        started = time.monotonic()
+        # (within the client's 10 s timeout: how soon depends on how fast a loaded machine
+        # gets through the accepts queued before the request, 5 s at load 10, not on the
+        # flood; a starved API would answer once the holder lets go, HEADER_TIMEOUT + 20 s)
         with d.client(timeout=10.0) as c:
             c.remember("written while the inspector's port is flooded", id="flooded")
             assert c.get_bead("flooded").content.startswith("written while")
-        assert time.monotonic() - started < 3.0
         assert holder.wait(90) == 0
         held = json.loads(out.read_text())
         # Time bounds leave room for a loaded machine; what the daemon did is in the counts:
@@ -595,6 +596,9 @@ def test_half_sent_requests_do_not_starve_the_socket_api(
         # the cap's few were held until their headers' time was up, and told so (408)
         assert held["timed_out"] and min(held["timed_out"]) >= HEADER_TIMEOUT - 0.5, held
     finally:
+        if "holder" in locals() and holder.poll() is None:  # a failure above: not left running
+            holder.kill()
+            holder.wait()
         d.stop()
         d.close()
 
