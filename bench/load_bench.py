@@ -54,6 +54,7 @@ BATCH_ROWS = 1000
 TURNS_PER_SESSION = 50
 TURN_SPACING_S = 300.0  # five minutes between turns: 100k beads span about a year
 READY_TIMEOUT_S = 600.0
+PROGRESS_S = 30.0  # how often a long build says how far it is
 
 
 # ---- the text -------------------------------------------------------------------------------
@@ -175,12 +176,33 @@ def bead_count(path: Path) -> int:
         return mem.stats()["beads"]
 
 
+def rss_mb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process in MB (Linux /proc)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
 def build(path: Path, n_beads: int, sessions: int, seed: int) -> dict[str, float]:
-    """``n_beads`` sentences over ``sessions`` sessions, appended and then fully indexed."""
+    """``n_beads`` sentences over ``sessions`` sessions, appended and then fully indexed.
+
+    Progress every ``PROGRESS_S`` on stderr: beads appended and their rate, ops each index is
+    behind, this process's CPU time and resident set. Returns wall and CPU seconds per stage
+    and the peak resident set."""
     rng = random.Random(seed)
     start_ts = time.time() - n_beads * TURN_SPACING_S
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), own_cpu_s()
     with Memory.open(path, sync=False, embedder="deterministic") as mem:
+        shown = t0
+
+        def progress(what: str) -> None:
+            status = mem.indexer.status()
+            vectors = (status["vectors"] or {}).get("items", 0)
+            rss, _ = rss_mb()
+            took = time.perf_counter() - t0
+            # ops behind count the vectors' own ops too: items indexed show the progress
+            log(f"  {took:6.0f} s  {what}; indexed: {status['keyword']['items']:,} keyword, "
+                f"{vectors:,} vectors; cpu {own_cpu_s() - c0:.0f} s; rss {rss:.0f} MB")  # fmt: skip
+
         for start in range(0, n_beads, BATCH_ROWS):
             mem.append_beads(
                 {
@@ -191,14 +213,33 @@ def build(path: Path, n_beads: int, sessions: int, seed: int) -> dict[str, float
                 }
                 for i in range(start, min(n_beads, start + BATCH_ROWS))
             )
-        write_s = time.perf_counter() - t0
+            if time.perf_counter() - shown >= PROGRESS_S:
+                shown = time.perf_counter()
+                done = start + BATCH_ROWS
+                progress(f"{done:,} beads appended ({done / (shown - t0):,.0f}/s)")
+        write_s, write_cpu = time.perf_counter() - t0, own_cpu_s() - c0
         log(f"  appended {n_beads:,} beads in {write_s:.1f} s; indexing ...")
         t1 = time.perf_counter()
-        mem.wait_indexed(timeout=3600)
+        while True:
+            try:
+                mem.wait_indexed(timeout=PROGRESS_S)
+                break
+            except TimeoutError:
+                if time.perf_counter() - t1 > 7200:
+                    raise
+                progress("indexing")
         index_s = time.perf_counter() - t1
-    total_s = time.perf_counter() - t0
-    log(f"  indexed in {index_s:.1f} s; build {total_s:.1f} s in all (close included)")
-    return {"write_s": write_s, "index_s": index_s, "total_s": total_s}
+    total_s, total_cpu = time.perf_counter() - t0, own_cpu_s() - c0
+    log(f"  indexed in {index_s:.1f} s; build {total_s:.1f} s in all (close included), "
+        f"{total_cpu:.0f} s CPU")  # fmt: skip
+    return {
+        "write_s": write_s,
+        "index_s": index_s,
+        "total_s": total_s,
+        "write_cpu_s": write_cpu,
+        "total_cpu_s": total_cpu,
+        "peak_rss_mb": rss_mb()[1],
+    }
 
 
 # ---- 2. the daemon --------------------------------------------------------------------------

@@ -12,11 +12,17 @@
 2. Open: a fresh process opens the memory as a laptop does after a reboot (indexes on disk)
    and recalls ``--queries`` random queries one at a time (k = 10, fusion). It reports the
    open time (``Memory.open`` returning, then the first recall answered), recall p50 / p95,
-   and its resident set (VmRSS after the recalls, VmHWM the peak).
+   and its resident set (VmRSS after the recalls, VmHWM the peak), split into its own memory
+   (RssAnon) and the pages of LMDB and tantivy files it read (RssFile: the page cache).
 3. Rebuild: the index directory removed, a fresh process opens the memory and waits until
    keyword and vector indexes are rebuilt from LMDB.
-4. Compaction: ``Store.compact`` (the op log and every record copied live pages only).
-5. Join (skipped with ``--no-join``): the memory pushes to a fresh bucket on moto's S3 server
+4. Export and import (skipped with ``--no-exchange``): in a fresh process every item is
+   written as JSON Lines to a file (``export_lines``, what ``chrysalis export`` writes); in
+   another, the file is imported into an empty durable memory (``import_lines``, what
+   ``chrysalis import`` has the daemon do: every line checked, then one transaction).
+   Wall time, CPU time and peak RSS of each.
+5. Compaction: ``Store.compact`` (the op log and every record copied live pages only).
+6. Join (skipped with ``--no-join``): the memory pushes to a fresh bucket on moto's S3 server
    on 127.0.0.1 and publishes a snapshot; ``--tail`` more beads are written and pushed after
    it; then an empty replica (a new laptop) pulls: the snapshot whole, then the tail. Its
    pull is timed and its state digest must equal the source's. moto runs in threads of this
@@ -43,23 +49,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from load_bench import bead_count, build, log, percentile, query, sentence
+from load_bench import bead_count, build, log, own_cpu_s, percentile, query, rss_mb, sentence
 from sync_bench import S3
 
 from chrysalis import Memory
 from chrysalis.sync import Sync
+from chrysalisd.exchange import export_lines, import_lines
 
 GOALS = {"recall_p95_ms": 15.0, "rss_mb": 1536.0, "open_s": 3.0, "join_s": 120.0}
 EMBEDDER = "deterministic"
 
 
 # ---- 2, 3. measured in a fresh process ------------------------------------------------------
-
-
-def rss_mb() -> tuple[float, float]:
-    """(VmRSS, VmHWM) of this process in MB (Linux /proc)."""
-    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-    return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
 
 
 def probe(path: Path, queries: int, seed: int) -> dict[str, Any]:
@@ -78,6 +79,7 @@ def probe(path: Path, queries: int, seed: int) -> dict[str, Any]:
         latencies.append((time.perf_counter() - t) * 1000)
     latencies.sort()
     rss, peak = rss_mb()
+    anon, file = rss_split_mb()
     mem.close()
     return {
         "open_s": opened,
@@ -86,8 +88,18 @@ def probe(path: Path, queries: int, seed: int) -> dict[str, Any]:
         "recall_p95_ms": percentile(latencies, 95),
         "recall_max_ms": latencies[-1],
         "rss_mb": rss,
+        "rss_anon_mb": anon,
+        "rss_file_mb": file,
         "peak_rss_mb": peak,
+        "cpu_s": own_cpu_s(),
     }
+
+
+def rss_split_mb() -> tuple[float, float]:
+    """(RssAnon, RssFile) in MB: the process's own memory, and the pages of mapped files
+    (LMDB's, tantivy's) it has touched: the page cache, shared and given back under pressure."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["RssAnon"].split()[0]) / 1024, int(fields["RssFile"].split()[0]) / 1024
 
 
 def rebuild(path: Path) -> dict[str, Any]:
@@ -97,12 +109,39 @@ def rebuild(path: Path) -> dict[str, Any]:
         mem.wait_indexed(timeout=7200)
         took = time.perf_counter() - t0
         _, peak = rss_mb()
-    return {"rebuild_s": took, "rebuild_peak_rss_mb": peak}
+    return {"rebuild_s": took, "rebuild_cpu_s": own_cpu_s(), "rebuild_peak_rss_mb": peak}
 
 
-def in_child(what: str, path: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """Run ``what`` (probe or rebuild) in a fresh interpreter; its figures as a dict."""
+def export(path: Path, out: Path) -> dict[str, Any]:
+    """Every item to ``out`` as JSON Lines: what ``chrysalis export`` writes (the daemon's
+    ``export_lines``), streamed to the file."""
+    t0 = time.perf_counter()
+    with Memory.open(path, sync=False) as mem, out.open("wb") as f:
+        lines = 0
+        for line in export_lines(mem):
+            f.write(line)
+            lines += 1
+    return {"export_s": time.perf_counter() - t0, "export_cpu_s": own_cpu_s(),
+            "export_lines": lines, "export_mb": out.stat().st_size / 2**20,
+            "export_peak_rss_mb": rss_mb()[1]}  # fmt: skip
+
+
+def import_(source: Path, into: Path) -> dict[str, Any]:
+    """The export into an empty, durable memory, as ``chrysalis import`` has the daemon do:
+    every line checked, then one transaction. Indexing follows in the background (not
+    timed: no embedder here)."""
+    t0 = time.perf_counter()
+    with Memory.open(into) as mem, source.open("rb") as f:
+        got = import_lines(mem, f)
+        took = time.perf_counter() - t0
+    return {"import_s": took, "import_cpu_s": own_cpu_s(), "import_added": got["added"],
+            "import_peak_rss_mb": rss_mb()[1]}  # fmt: skip
+
+
+def in_child(what: str, path: Path, args: argparse.Namespace, *extra: str) -> dict[str, Any]:
+    """Run ``what`` (probe, rebuild, export, import) in a fresh interpreter; its figures."""
     cmd = [sys.executable, __file__, f"--{what}", str(path), "--queries", str(args.queries)]
+    cmd += extra
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{what} failed:\n{done.stderr[-3000:]}")
@@ -187,9 +226,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tail", type=int, help="beads written after the snapshot (1,000)")
     parser.add_argument("--no-join", action="store_true", help="skip the S3 join")
     parser.add_argument("--no-rebuild", action="store_true", help="skip the index rebuild")
+    parser.add_argument("--no-exchange", action="store_true", help="skip export and import")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rebuild", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--export", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--import", dest="import_", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.beads = args.beads or (10_000 if args.quick else 1_000_000)
     args.queries = args.queries or (30 if args.quick else 300)
@@ -220,11 +263,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             shutil.rmtree(path / "index", ignore_errors=True)
             out["rebuild"] = in_child("rebuild", path, args)
             log(f"   {json.dumps(out['rebuild'])}")
-        log("4. compaction ...")
+        if not args.no_exchange:
+            log("4. export, then import into an empty memory ...")
+            jsonl = tmp / "export.jsonl"
+            out["exchange"] = in_child("export", path, args, "--file", str(jsonl))
+            out["exchange"].update(in_child("import", tmp / "imported", args, "--file", str(jsonl)))
+            if out["exchange"]["import_added"]["bead"] < args.beads:
+                raise RuntimeError(f"import added {out['exchange']['import_added']}")
+            shutil.rmtree(tmp / "imported")
+            jsonl.unlink()
+            log(f"   {json.dumps(out['exchange'])}")
+        log("5. compaction ...")
         out["compaction"] = compaction(path)
         log(f"   {json.dumps(out['compaction'])}")
         if not args.no_join:
-            log("5. a new laptop joins through S3 (moto) from a snapshot ...")
+            log("6. a new laptop joins through S3 (moto) from a snapshot ...")
             out["join"] = join(path, tmp, args.tail, args.seed)
             log(f"   {json.dumps(out['join'])}")
     finally:
@@ -242,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild is not None:
         print(json.dumps(rebuild(args.rebuild)))
         return 0
+    if args.export is not None:
+        print(json.dumps(export(args.export, args.file)))
+        return 0
+    if args.import_ is not None:
+        print(json.dumps(import_(args.file, args.import_)))
+        return 0
     out = run(args)
     env = {"python": platform.python_version(), "cpu_count": os.cpu_count()}
     if args.json:
@@ -258,12 +317,22 @@ def main(argv: list[str] | None = None) -> int:
         ("recall p50, in-process", out["open"]["recall_p50_ms"], "ms", None),
         ("recall p95, in-process", out["open"]["recall_p95_ms"], "ms", "recall_p95_ms"),
         ("RSS after the recalls", out["open"]["rss_mb"], "MB", "rss_mb"),
+        ("  of which its own (RssAnon)", out["open"]["rss_anon_mb"], "MB", None),
+        ("  of which mapped files read (RssFile)", out["open"]["rss_file_mb"], "MB", None),
         ("RSS peak", out["open"]["peak_rss_mb"], "MB", None),
     ]
     if "rebuild" in out:
         rows += [
             ("index rebuild from LMDB", out["rebuild"]["rebuild_s"], "s", None),
             ("RSS peak while rebuilding", out["rebuild"]["rebuild_peak_rss_mb"], "MB", None),
+        ]
+    if "exchange" in out:
+        e = out["exchange"]
+        rows += [
+            (f"export ({e['export_mb']:,.0f} MB of JSON Lines)", e["export_s"], "s", None),
+            ("RSS peak while exporting", e["export_peak_rss_mb"], "MB", None),
+            ("import into an empty memory", e["import_s"], "s", None),
+            ("RSS peak while importing", e["import_peak_rss_mb"], "MB", None),
         ]
     c = out["compaction"]
     rows += [

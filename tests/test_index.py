@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from chrysalis import Memory
 from chrysalis.search import VectorIndex
+from chrysalis.search import vectors as vectors_module
 from tests.eventually import eventually
 
 from .conftest import exchange
@@ -144,6 +146,38 @@ def test_vector_index_goes_ivf_past_the_limit_and_keeps_recall(tmp_path: Path) -
     assert hits / 500 >= 0.95
     index.remove(["bead:0"])
     assert "bead:0" not in {h.key for h in index.search(data[0], 5)}
+
+
+def test_a_rebuild_reads_the_vectors_a_chunk_at_a_time_and_skips_the_vanished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild from LMDB never holds every vector: it reads a training sample and then
+    chunks; a key whose vector is gone by the time its chunk is read is left out."""
+    monkeypatch.setattr(vectors_module, "REBUILD_CHUNK", 250)
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((3000, 32)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    names = [f"bead:{i}" for i in range(3000)]
+    gone = {"bead:5", "bead:2999"}  # forgotten after the listing, before the read
+    asked: list[int] = []
+
+    def read(some: Sequence[str]) -> dict[str, np.ndarray]:
+        asked.append(len(some))
+        return {k: data[int(k.split(":")[1])] for k in some if k not in gone}
+
+    index = VectorIndex(tmp_path, "m", 32, exact_limit=1000, nprobe=64)
+    index.rebuild(names, read)
+    assert index.kind == "ivf" and len(index) == 2998
+    assert max(asked) == 250 and sum(asked) > 3000  # the sample, then every key once
+    assert not index.has("bead:5") and not index.has("bead:2999")
+    for i in (0, 1234, 2998):
+        assert index.search(data[i], 1)[0].key == f"bead:{i}"
+    # the same vectors given whole: the same nearest neighbours
+    whole = VectorIndex(tmp_path / "w", "m", 32, exact_limit=1000, nprobe=64)
+    kept = [k for k in names if k not in gone]
+    whole.rebuild_from(kept, np.vstack([data[int(k.split(":")[1])] for k in kept]))
+    q = data[77] + 0.1 * rng.standard_normal(32).astype(np.float32)
+    assert [h.key for h in whole.search(q, 10)] == [h.key for h in index.search(q, 10)]
 
 
 def test_a_node_changing_without_a_new_vector_keeps_its_entry(

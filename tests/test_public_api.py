@@ -140,6 +140,9 @@ def test_million_bench_quick_run_prints_its_figures() -> None:
     assert 0 < opened["recall_p50_ms"] <= opened["recall_p95_ms"] <= opened["recall_max_ms"]
     assert 0 < opened["rss_mb"] <= opened["peak_rss_mb"]
     assert report["rebuild"]["rebuild_s"] > 0 and report["compaction"]["compact_s"] > 0
+    assert opened["rss_anon_mb"] > 0 and opened["rss_file_mb"] > 0
+    exchanged = report["exchange"]
+    assert exchanged["export_lines"] >= 3_001 and exchanged["import_added"]["bead"] == 3_000
     joined = report["join"]
     assert joined["converged"] and joined["join_ops"] == joined["push_ops"] + 100
     assert set(report["met"]) == {"recall_p95_ms", "rss_mb", "open_s", "join_s"}

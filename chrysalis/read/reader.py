@@ -407,9 +407,12 @@ class Reader(GraphReads):
                     out[i] = self._with_vector(txn, rec)
         return out
 
-    def model_vectors(self, model: str) -> tuple[dict[str, int], list[tuple[str, str, Any]]]:
-        """The version vector and every live ``(kind, id, record)`` of one model, read at one
-        snapshot (an index rebuild)."""
+    def model_vector_keys(
+        self, model: str, dims: int
+    ) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """The version vector and the ``(kind, id)`` of every live vector of one model and
+        ``dims``, at one snapshot (an index rebuild lists them, then reads the vectors a
+        chunk at a time: what changes in between is caught up from the version vector)."""
         out = []
         with self.store.read() as txn:
             watermark = self.store.version_vector(txn)
@@ -418,8 +421,8 @@ class Reader(GraphReads):
                 if rec_model != model:
                     continue
                 rec = unpack(v)
-                if not rec.get("erased"):
-                    out.append((kind, item_id, self._with_vector(txn, rec)))
+                if not rec.get("erased") and rec["dims"] == dims:
+                    out.append((kind, item_id))
         return watermark, out
 
     def get_embedding(self, item_kind: str, item_id: str, model: str) -> Embedding:

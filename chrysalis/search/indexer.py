@@ -412,21 +412,19 @@ class Indexer:
         return {k: v for k, v in out.items() if self.reader.item_text(k) is not None}
 
     def _rebuild_vectors(self, embedder: Embedder, vectors: VectorIndex) -> None:
-        """The vector index afresh from LMDB's vectors of this model, at one snapshot."""
+        """The vector index afresh from LMDB's vectors of this model: the visible items
+        listed at one snapshot, their vectors read a chunk at a time (`VectorIndex.rebuild`);
+        what changed since the listing is caught up from its version vector."""
         model = embedder.model
-        keys, rows = [], []
-        watermark, records = self.reader.model_vectors(model)
-        for kind, item_id, rec in records:
-            if rec["dims"] != embedder.dims:
-                continue
-            keys.append(item_key(kind, item_id))
-            rows.append(vector_bytes.decode(rec["vector"], rec["dims"]))
-        visible = [i for i, k in enumerate(keys) if self.reader.item_text(k) is not None]
-        keys, rows = [keys[i] for i in visible], [rows[i] for i in visible]
-        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dims), np.float32)
-        vectors.rebuild_from(keys, matrix)
+        watermark, items = self.reader.model_vector_keys(model, embedder.dims)
+        keys = [
+            key
+            for kind, item_id in items
+            if self.reader.item_text(key := item_key(kind, item_id)) is not None
+        ]
+        vectors.rebuild(keys, lambda some: self._vectors_of(embedder, some))
         vectors.watermark = watermark
-        log.info("vector index for %s rebuilt from LMDB: %d vectors", model, len(keys))
+        log.info("vector index for %s rebuilt from LMDB: %d vectors", model, len(vectors))
 
     def _maybe_save(self, *, force: bool = False) -> None:
         """Write the vector indexes now and then, not after every batch: a 100k x 768 index

@@ -36,6 +36,8 @@ FORMAT = 2
 # stored vectors: the codes misplace a neighbour by a few ranks, not by k (fusion asks for
 # k = 50-150, and reading 4k vectors from LMDB cost more than the search: 14 ms p95 at 100k)
 REFINE_MIN = 40
+# Vectors a rebuild decodes at a time (30 MB at 384 dims)
+REBUILD_CHUNK = 20_000
 
 # The stored vectors of some keys (those still stored): what IVF candidates are ranked by.
 StoredVectors = Callable[[Sequence[str]], dict[str, np.ndarray]]
@@ -143,35 +145,70 @@ class VectorIndex:
                 self.dirty += len(gone)
 
     def rebuild_from(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        """Replace everything with these vectors (from LMDB): exact or IVF by size."""
+        """Replace everything with these vectors: exact or IVF by size (`rebuild`)."""
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
+        position = {k: i for i, k in enumerate(keys)}
+        self.rebuild(keys, lambda some: {k: matrix[position[k]] for k in some})
+
+    def rebuild(self, keys: Sequence[str], read: StoredVectors) -> None:
+        """Replace everything with the vectors of ``keys`` as ``read`` returns them (LMDB's):
+        exact or IVF by their number, IVF trained first on a sample. At most the sample and
+        `REBUILD_CHUNK` vectors are in memory at a time (a million 384-dim vectors at once
+        were 6 GB of arrays and copies). A key ``read`` leaves out (forgotten since the keys
+        were listed) is left out. Searches go on with the old index until the new one is
+        whole."""
+
+        def sample(positions: np.ndarray) -> np.ndarray:
+            picked = [keys[i] for i in positions.tolist()]
+            found: dict[str, np.ndarray] = {}
+            for start in range(0, len(picked), REBUILD_CHUNK):
+                found.update(read(picked[start : start + REBUILD_CHUNK]))
+            return self._matrix([found[k] for k in picked if k in found])
+
+        index = self._empty(len(keys), sample)
+        ids: dict[str, int] = {}
+        for start in range(0, len(keys), REBUILD_CHUNK):
+            chunk = keys[start : start + REBUILD_CHUNK]
+            found = read(chunk)
+            present = [k for k in chunk if k in found]
+            if not present:
+                continue
+            numbers = np.arange(len(ids) + 1, len(ids) + 1 + len(present), dtype=np.int64)
+            index.add_with_ids(self._matrix([found[k] for k in present]), numbers)
+            ids.update(zip(present, numbers.tolist(), strict=True))
         with self._lock:
-            ids = np.arange(1, len(keys) + 1, dtype=np.int64)
-            self._ids = {k: int(i) for k, i in zip(keys, ids.tolist(), strict=True)}
-            self._keys = {i: k for k, i in self._ids.items()}
-            self._next_id = len(keys) + 1
-            matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(keys), self.dims)
-            self._index = self._build(matrix, ids)
+            self._index = index
+            self._ids = ids
+            self._keys = {i: k for k, i in ids.items()}
+            self._next_id = len(ids) + 1
             self.dirty += 1
 
+    def _matrix(self, rows: Sequence[np.ndarray]) -> np.ndarray:
+        if not rows:
+            return np.zeros((0, self.dims), np.float32)
+        return np.ascontiguousarray(np.vstack(rows), dtype=np.float32).reshape(-1, self.dims)
+
     def _build(self, vectors: np.ndarray, ids: np.ndarray) -> Any:
-        faiss = self._faiss
-        if len(ids) <= self.exact_limit:
-            index = self._new_flat()
-        else:
-            # ~4·sqrt(n) lists, but at least 39 training points per list (FAISS's floor)
-            nlist = int(max(8, min(4096, 4 * np.sqrt(len(ids)), len(ids) // 39)))
-            quantizer = faiss.IndexFlatIP(self.dims)
-            ivf = faiss.IndexIVFScalarQuantizer(
-                quantizer, self.dims, nlist, faiss.ScalarQuantizer.QT_8bit,
-                faiss.METRIC_INNER_PRODUCT,
-            )  # fmt: skip
-            sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: nlist * 64]]
-            ivf.train(sample)
-            ivf.nprobe = self.nprobe
-            index = ivf  # IVF keeps ids itself and supports remove_ids
+        index = self._empty(len(ids), lambda positions: vectors[positions])
         if len(ids):
             index.add_with_ids(vectors, ids)
         return index
+
+    def _empty(self, n: int, sample: Callable[[np.ndarray], np.ndarray]) -> Any:
+        """An empty index for ``n`` vectors: exact up to ``exact_limit``, else IVF trained on
+        ``sample(positions)``, the vectors at those positions (a fixed-seed random pick)."""
+        faiss = self._faiss
+        if n <= self.exact_limit:
+            return self._new_flat()
+        # ~4·sqrt(n) lists, but at least 39 training points per list (FAISS's floor)
+        nlist = int(max(8, min(4096, 4 * np.sqrt(n), n // 39)))
+        quantizer = faiss.IndexFlatIP(self.dims)
+        ivf = faiss.IndexIVFScalarQuantizer(
+            quantizer, self.dims, nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+        )
+        ivf.train(sample(np.random.default_rng(0).permutation(n)[: nlist * 64]))
+        ivf.nprobe = self.nprobe
+        return ivf  # IVF keeps ids itself and supports remove_ids
 
     # ---- queries -------------------------------------------------------------------------
 

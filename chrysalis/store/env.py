@@ -210,6 +210,9 @@ class Store:
         self._closed = False
         self._closing = False
         try:
+            # LMDB maps at least the file; a compacted file over ``map_size`` fills its map
+            # to the last page, and the first write below (every open writes) was MapFull.
+            self._grow_if_needed()
             with self.env.begin(write=True) as txn:
                 self.replica_id: str = init_meta(
                     txn, self.dbs["meta"], self.dbs["ops"], path, replica_id
