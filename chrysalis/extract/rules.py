@@ -237,7 +237,10 @@ _GERUND = re.compile(r"[A-Z][a-z]{4,}ing")  # "Learning", "Visiting"; not "Beiji
 def _ui_label(text: str, at: int) -> bool:
     """Whether the quote at ``at`` follows a verb of clicking in its sentence ("Click "Book"
     and then "Flights""): a label on a screen, not a work's title."""
-    start = max(text.rfind(c, 0, at) for c in ".!?\n") + 1
+    # The verb is near its label: looked for in the 120 characters before it, not the whole
+    # sentence again per quote (2,000 quotes in one sentence took 6 s).
+    near = max(0, at - 120)
+    start = max(max(text.rfind(c, near, at) for c in ".!?\n") + 1, near)
     return _UI_VERB.search(text, start, at) is not None
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 
 from chrysalis.extract import Fact
@@ -154,9 +155,18 @@ class _Value:
     text: str
 
 
+# Bounds on the work a text can ask for (each value costs a pass over its sentence, so a
+# 20,000-character "sentence" of 2,000 cities took minutes): a sentence longer than this is a
+# list or a paste, not a statement; past this many values of one attribute, none asserted, a
+# text is a list of them.
+MAX_SENTENCE = 2_000
+MAX_VALUES = 24
+
+
 def typed_facts(text: str, speaker: str, reading: Reading | None = None) -> list[Fact]:
     """The facts about ``speaker`` that ``text`` tells by its values (see the module's doc):
-    at most one per attribute, the first the text asserts."""
+    at most one per attribute, the first the text asserts among its first `MAX_VALUES`
+    values of that attribute, in sentences of at most `MAX_SENTENCE` characters."""
     words = _words(text)
     wanted = [a for a in CUES if _cued(words, CUES[a])]
     if not wanted:
@@ -164,23 +174,30 @@ def typed_facts(text: str, speaker: str, reading: Reading | None = None) -> list
     reading = reading or Reading(text)
     plain = reading.plain
     found: dict[str, str] = {}
+    tries = dict.fromkeys(wanted, MAX_VALUES)
     for start, end in reading.sentences():
         sentence = plain[start:end]
-        low_words = _words(sentence)
-        if _PAST.search(sentence):
+        if end - start > MAX_SENTENCE or _PAST.search(sentence):
             continue
+        low_words = _words(sentence)
         for attr in wanted:
+            if attr in found or tries[attr] <= 0:
+                continue
             if not _cued(low_words, CUES[attr]) or _cued(low_words, AGAINST[attr], typos=False):
                 continue
             if attr == "partner" and not _mine(sentence, low_words):
                 continue
             for value in _values(attr, sentence):
+                tries[attr] -= 1
+                if tries[attr] < 0:
+                    break
                 a, b = start + value.start, start + value.end
                 if not _now(plain[start:a]) or not _asserted(reading, plain, start, a, b, attr):
                     continue
                 if _whose(plain[start:end], a - start, b - start, attr) != "user":
                     continue
-                found.setdefault(attr, value.text)  # the first the text asserts
+                found[attr] = value.text  # the first the text asserts
+                break
     return [Fact(speaker, attr, obj, "person", _TYPE[attr], stated_by=speaker)
             for attr, obj in found.items()]  # fmt: skip
 
@@ -198,25 +215,56 @@ def _words(text: str) -> set[str]:
 def _cued(words: set[str], cues: frozenset[str], *, typos: bool = True) -> bool:
     """Whether any of ``words`` is a cue: a word, a stem ("relocat*"), or, in a word of six
     letters or more, a cue with one letter missing, extra or swapped ("aparment")."""
+    lexicon = _lexicon(cues)
     for w in words:
         if w in cues or w.rstrip("'’s") in cues:
             return True
-        if any(c.endswith("*") and w.startswith(c[:-1]) for c in cues if c[0] == w[0]):
+        if any(w.startswith(stem) for stem in lexicon.stems.get(w[0], ())):
             return True
-        if typos and len(w) >= 6 and any(_one_off(w, c) for c in cues if len(c) >= 6):
+        if typos and 6 <= len(w) <= lexicon.longest + 1 and _one_off(w, lexicon):
             return True
     return False
 
 
-def _one_off(a: str, b: str) -> bool:
-    b = b.rstrip("*")
-    if abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+@dataclass(frozen=True, slots=True)
+class _Lexicon:
+    stems: dict[str, tuple[str, ...]]  # first letter -> the stems ("relocat") starting with it
+    long: frozenset[str]  # the cues of six characters or more (a stem's "*" counted), bare
+    missing: frozenset[str]  # each of those with one letter left out
+    longest: int
+
+
+@cache
+def _lexicon(cues: frozenset[str]) -> _Lexicon:
+    """``cues`` indexed so a word is looked up, not compared with each cue (a text's every
+    word against every cue cost 1.7 s for 20,000 characters)."""
+    stems: dict[str, list[str]] = {}
+    for c in cues:
+        if c.endswith("*"):
+            stems.setdefault(c[0], []).append(c[:-1])
+    long = frozenset(c.rstrip("*") for c in cues if len(c) >= 6)
+    missing = frozenset(c[:i] + c[i + 1 :] for c in long for i in range(len(c)))
+    return _Lexicon(
+        {k: tuple(v) for k, v in stems.items()},
+        long,
+        missing,
+        max(map(len, long), default=0),
+    )
+
+
+def _one_off(w: str, lexicon: _Lexicon) -> bool:
+    """Whether ``w`` is a long cue with one letter missing, extra, or two neighbours swapped."""
+    if w in lexicon.long:
+        return False  # the cue itself is no typo of it (a stem's bare form: matched above)
+    if w in lexicon.missing:
+        return True
+    if any(w[:i] + w[i + 1 :] in lexicon.long for i in range(len(w))):
+        return True
+    return any(
+        w[:i] + w[i + 1] + w[i] + w[i + 2 :] in lexicon.long
+        for i in range(len(w) - 1)
+        if w[i] != w[i + 1]
+    )
 
 
 # A relationship word someone else has ("her girlfriend", "Tom's wife").
@@ -230,7 +278,8 @@ def _mine(sentence: str, words: set[str]) -> bool:
         return False
     for m in _WORD.finditer(sentence):
         low = m.group(0).lower()
-        if low in CUES["partner"] and _THEIRS.search(sentence[: m.end()]):
+        # The owner is in the three words before it: a window, not the whole sentence again.
+        if low in CUES["partner"] and _THEIRS.search(sentence[max(0, m.start() - 80) : m.end()]):
             return False
     return True
 
@@ -245,8 +294,8 @@ def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: st
     mood = reading.mood(a, b)
     if mood == ASSERTED:
         return True
-    if mood != REPORTED:
-        return False
+    if mood != REPORTED or reading.pasted(a):
+        return False  # a pasted email or chat line is its writer's, whatever it says
     # Reported, but by the user ("User mentioned they ..."), of the speaker ("Jo says I'm"),
     # or by a thing of the attribute's ("my new badge says ...", "the lease says ...").
     before = plain[start:a]
@@ -257,6 +306,8 @@ def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: st
     between = before[said[-1].end() :]
     if ":" in between[:3] or _DENIED.search(plain[a:]):
         return False  # direct speech ("Bob wrote: I ..."): its "I" is Bob; or denied
+    if reading.mood(start + said[-1].start(), start + said[-1].end(), reported=False) != ASSERTED:
+        return False  # the telling itself is asked or supposed ("if I told you my badge says")
     told = set(_WORD.findall(between.lower()))
     if "user" in reporter or reporter & CUES[attr]:
         return True
@@ -274,8 +325,8 @@ def _whose(sentence: str, a: int, b: int, attr: str) -> str:
         for m in tokens:
             word = m.group(0)
             low = word.lower()
-            if low.endswith(("'s", "’s")) and low[:-2] in _OTHERS:
-                return "other"  # "my uncle's car"
+            if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
+                return "other"  # "my uncle's car", "Dana's new badge"
             if low in _USER:
                 return "user"
             if low in _PRONOUN:
@@ -364,6 +415,8 @@ def _orgs(sentence: str) -> list[_Value]:
             continue
         if len(v.text.split()) == 1 and _NAME_VERB.match(sentence, v.end):
             continue  # "Jo says ...": a person
+        if sentence.startswith(("'s", "’s"), v.end):
+            continue  # "Dana's badge": its owner, no organisation
         out.append(v)
     prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
     return prep or out
