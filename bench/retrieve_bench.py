@@ -9,6 +9,10 @@ with 24 changing facts, the load time at restart, and peak RSS.
 
     .venv/bin/python bench/retrieve_bench.py [--beads 100000] [--quick] [--json]
 
+``--data-dir DIR`` keeps the memory in DIR: built there the first time (and timed), reused
+as it is on later runs with the same ``--beads`` (the write and build figures are then left
+out), so a change to recall can be measured before and after on the same memory.
+
 ``--workload moderate`` is Step 11's workload instead: the deterministic embedder embeds
 everything, the query included (no query vector given); each bead holds two words of a
 500-word "moderate" vocabulary (so each is in ~0.4 % of beads) among ten Zipf-spread filler
@@ -108,15 +112,21 @@ def add_graph(
         mem.add_edge(f"n{src}", f"n{dst}", "related_to", id=f"e{i}", evidence=[f"b{i % n_beads}"])
 
 
+def add_facts(mem: Memory) -> None:
+    """24 changing facts of the user: moves and jobs over the years, each superseding the one
+    before."""
+    for n in range(12):
+        at = 1_600_000_000.0 + n * 90 * 86400
+        mem.add_fact("user", "lives_in", f"{WORDS[n % len(WORDS)]} town {n}", valid_at=at)
+        mem.add_fact("user", "works_at", f"{WORDS[(n + 3) % len(WORDS)]} corp {n}", valid_at=at)
+
+
 def time_context(
     mem: Memory, embedder: TableEmbedder, qvecs: np.ndarray, picks: np.ndarray, texts: list[str]
 ) -> dict[str, Any]:
     """p50/p95 of ``context`` (800 tokens) for the same queries, asked in the first person
-    of a user with changing facts (so the facts are read too), and its mean items/tokens."""
-    for n in range(12):  # moves and jobs over the years: each supersedes the one before
-        at = 1_600_000_000.0 + n * 90 * 86400
-        mem.add_fact("user", "lives_in", f"{WORDS[n % len(WORDS)]} town {n}", valid_at=at)
-        mem.add_fact("user", "works_at", f"{WORDS[(n + 3) % len(WORDS)]} corp {n}", valid_at=at)
+    of a user with changing facts (`add_facts`: so the facts are read too), and its mean
+    items/tokens."""
     for pick in picks[:5]:  # warm
         mem.context("where do I live? " + " ".join(texts[pick].split()[2:5]))
     latencies, items, tokens = [], [], []
@@ -141,30 +151,39 @@ def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(n_beads: int, n_nodes: int, n_edges: int, queries: int) -> dict[str, Any]:
+def run(
+    n_beads: int, n_nodes: int, n_edges: int, queries: int, data_dir: Path | None = None
+) -> dict[str, Any]:
     rng = np.random.default_rng(42)
     vectors = clustered(n_beads, DIMS, rng)
     texts = [bead_text(i, rng) for i in range(n_beads)]
     table = {t: v for t, v in zip(texts, vectors, strict=True)}
     out: dict[str, Any] = {"beads": n_beads, "nodes": n_nodes, "edges": n_edges, "dims": DIMS}
     with tempfile.TemporaryDirectory(prefix="chrysalis-retrieve-") as tmp:
-        path = Path(tmp) / "m"
+        path = Path(tmp) / "m" if data_dir is None else data_dir
+        marker = path / "retrieve-bench.json"  # written once the memory is complete
+        built = {"beads": n_beads, "nodes": n_nodes, "edges": n_edges}
+        reuse = marker.exists()
+        if reuse and json.loads(marker.read_text()) != built:
+            raise SystemExit(f"{path} holds another bench memory: {marker.read_text()}")
         embedder = TableEmbedder(table)
         t0 = time.perf_counter()
         with Memory.open(path, sync=False, embedder=embedder) as mem:
-            for start in range(0, n_beads, 1000):
-                mem.append_beads(
-                    [
-                        {"id": f"b{i}", "content": texts[i], "session_id": f"s{i // 50}",
-                         "ts": 1_700_000_000.0 + i}
-                        for i in range(start, min(n_beads, start + 1000))
-                    ]
-                )  # fmt: skip
-            add_graph(mem, n_beads, n_nodes, n_edges, rng, graph_hits=False)
-            out["write_s"] = round(time.perf_counter() - t0, 1)
+            if not reuse:
+                for start in range(0, n_beads, 1000):
+                    mem.append_beads(
+                        [
+                            {"id": f"b{i}", "content": texts[i], "session_id": f"s{i // 50}",
+                             "ts": 1_700_000_000.0 + i}
+                            for i in range(start, min(n_beads, start + 1000))
+                        ]
+                    )  # fmt: skip
+                add_graph(mem, n_beads, n_nodes, n_edges, rng, graph_hits=False)
+                out["write_s"] = round(time.perf_counter() - t0, 1)
             t1 = time.perf_counter()
             mem.wait_indexed(timeout=3600)
-            out["index_build_s"] = round(time.perf_counter() - t1, 1)
+            if not reuse:
+                out["index_build_s"] = round(time.perf_counter() - t1, 1)
             out["index_kind"] = mem.indexer.status()["vectors"]["kind"]
 
             qrng = np.random.default_rng(7)
@@ -188,7 +207,11 @@ def run(n_beads: int, n_nodes: int, n_edges: int, queries: int) -> dict[str, Any
             out["retrieve_ms_p50"] = round(statistics.median(latencies), 2)
             out["retrieve_ms_p95"] = round(latencies[int(0.95 * len(latencies))], 2)
             out["ann_recall@10"] = round(hits / (10 * queries), 4)
+            if not reuse:
+                add_facts(mem)
             out.update(time_context(mem, embedder, qvecs, picks, texts))
+        if data_dir is not None and not reuse:
+            marker.write_text(json.dumps(built))
         t2 = time.perf_counter()
         with Memory.open(path, sync=False, embedder=embedder) as mem:
             mem.wait_indexed(timeout=3600)
@@ -338,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2k beads, 50 queries (the suite's)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--data-dir", type=Path, help="clustered: build the memory here once, reuse it"
+    )
     args = parser.parse_args(argv)
     if args.workload == "moderate":
         for n in (int(float(x)) for x in args.beads.split(",")):
@@ -354,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             print(flush=True)
         return 0
     n = 2_000 if args.quick else int(args.beads)
-    figures = run(n, n // 5, n // 2, 50 if args.quick else args.queries)
+    figures = run(n, n // 5, n // 2, 50 if args.quick else args.queries, args.data_dir)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -257,6 +257,58 @@ def test_hand_written_facts_and_another_memory(open_memory: Callable[..., Memory
     assert [(i.id, i.memory) for i in park.items] == [("t1", "team")]
 
 
+def test_facts_kept_between_contexts_follow_every_change_of_the_graph(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """The facts a context reads are kept while the graph is unchanged (`facts._Known`): a fact
+    added, superseded or removed after a context shows in the next one, and a bead written
+    meanwhile (no graph change) keeps what was read."""
+    mem = open_memory(embedder="deterministic")
+    q = "Where do I work these days?"
+    mem.add_fact("user", "works_at", "Tallow Ceramics", valid_at=_ts(2023, 9))
+    assert [f.object for f in mem.context(q, now=NOW).facts] == ["Tallow Ceramics"]
+    facts_mod = sys.modules["chrysalis.context.facts"]
+    read = []
+    real = mem.reader.facts_of
+    mem.reader.facts_of = lambda sid: read.append(sid) or real(sid)  # type: ignore[method-assign]
+    mem.append_bead("The dentist moved my check-up to Thursday.", ts=T0)
+    assert [f.object for f in mem.context(q, now=NOW).facts] == ["Tallow Ceramics"]
+    assert read == []  # beads written: the facts read before still count
+    mem.add_fact("user", "works_at", "Brightwater Labs", valid_at=_ts(2025, 2))
+    facts = mem.context(q, now=NOW).facts
+    assert [(f.object, f.current) for f in facts] == [
+        ("Brightwater Labs", True),
+        ("Tallow Ceramics", False),
+    ]
+    assert read == ["user"]
+    zoe = mem.add_fact(
+        "user", "works_at", "Brightwater Labs", valid_at=_ts(2025, 2)
+    )  # the same edge
+    mem.remove_edge(zoe.id)
+    after = mem.context(q, now=NOW).facts
+    assert [f.object for f in after] == ["Tallow Ceramics"] and read == ["user", "user"]
+    assert [(f.id, f.until) for f in after] == [(e.id, e.invalid_at) for e, _ in real("user")]
+    assert facts_mod._known(mem.reader) is facts_mod._known(mem.reader)  # one per memory
+
+
+def test_a_read_overtaken_by_a_graph_commit_is_not_kept(open_memory: Callable[..., Memory]) -> None:
+    """What was read while a commit of node or edge ops landed is used once and read again
+    next time: it is kept under the graph's version from before it was read."""
+    mem = open_memory()
+    known = sys.modules["chrysalis.context.facts"]._known(mem.reader)
+    reads = []
+
+    def read_while_the_graph_changes() -> str:
+        reads.append(1)
+        if len(reads) == 1:
+            mem.add_node("harbour", "place", name="Harbour")  # lands mid-read
+        return f"read {len(reads)}"
+
+    assert known.get("facts", "user", read_while_the_graph_changes) == "read 1"
+    assert known.get("facts", "user", read_while_the_graph_changes) == "read 2"
+    assert known.get("facts", "user", read_while_the_graph_changes) == "read 2"  # now kept
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -13,7 +13,7 @@ from chrysalis.core import vector_bytes
 from chrysalis.search import VectorIndex
 from chrysalis.search.embed import Embedder
 from chrysalis.search.indexer import text_hash
-from chrysalis.search.vectors import FORMAT
+from chrysalis.search.vectors import FORMAT, REFINE_MIN
 from chrysalis.store.keys import pack, unpack
 
 DIMS = 64
@@ -141,3 +141,61 @@ def test_an_index_saved_in_the_float32_format_is_rebuilt(tmp_path: Path) -> None
         ] == before
         assert mem.indexer.status()["vectors"]["items"] == 30
     assert unpack(meta_path.read_bytes())["format"] == FORMAT  # rebuilt, saved at close
+
+
+def test_only_the_best_exact_hits_read_their_stored_vectors(tmp_path: Path) -> None:
+    """``search(k, exact=m)``: the codes' ``m + REFINE_MIN`` best are re-ranked by their stored
+    vectors and the ``m`` best of those lead, scored exactly; the rest of the ``k`` keep their
+    codes' scores, close to the cosine, unread (a fused pool checks what it shows)."""
+    data = clustered(1500, seed=24)
+    store = {f"bead:{i}": data[i] for i in range(len(data))}
+    asked: list[int] = []
+
+    def stored(keys: Sequence[str]) -> dict[str, np.ndarray]:
+        asked.append(len(keys))
+        return {k: store[k] for k in keys if k in store}
+
+    index = VectorIndex(tmp_path, "m", DIMS, exact_limit=300, stored=stored)
+    index.upsert(list(store), data)
+    assert index.kind == "ivf"
+    rng = np.random.default_rng(9)
+    query = data[11] + 0.2 * rng.standard_normal(DIMS).astype(np.float32)
+    query /= np.linalg.norm(query)
+    truth = {f"bead:{i}": float(data[i] @ query) for i in range(len(data))}
+    best = sorted(truth, key=lambda k: -truth[k])
+
+    hits = index.search(query, 80, exact=5)
+    assert asked == [5 + REFINE_MIN] and len(hits) == 80
+    assert [h.key for h in hits[:5]] == best[:5]
+    assert all(abs(h.score - float(store[h.key] @ query)) < 1e-6 for h in hits[:5])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert max(abs(h.score - truth[h.key]) for h in hits[5:]) < 0.02  # codes: close, not exact
+    assert len({h.key for h in hits} & set(best[:80])) >= 72
+
+    asked.clear()
+    default = index.search(query, 30)  # exact=k: every hit read and scored exactly
+    assert asked == [30 + REFINE_MIN]
+    assert all(abs(h.score - float(store[h.key] @ query)) < 1e-6 for h in default)
+    assert [h.key for h in index.search(query, 30, exact=30)] == [h.key for h in default]
+
+
+def test_fused_recall_at_ivf_scale_scores_its_best_vector_hits_exactly(
+    open_memory: Callable[..., Memory],
+) -> None:
+    """Fusion asks the index for a pool of 5k but exact scores for k: the k nearest still
+    carry the cosine of their stored (float16) vectors as their emb signal."""
+    mem, data = loaded(open_memory, 2400, seed=25)
+    assert mem.indexer.vectors is not None and mem.indexer.vectors.kind == "ivf"
+    rng = np.random.default_rng(5)
+    for j in rng.integers(0, len(data), 10):
+        query = data[j] + 0.1 * rng.standard_normal(DIMS).astype(np.float32)
+        query /= np.linalg.norm(query)
+        stored = {
+            f"v{i}": float(vector_bytes.decode(vector_bytes.encode(data[i]), DIMS) @ query)
+            for i in range(len(data))
+        }
+        nearest = sorted(stored, key=lambda i: -stored[i])[:10]
+        got = mem.retrieve("anything", k=10, query_vector=query).items
+        emb = {i.id: i.signals["emb"] for i in got if "emb" in i.signals}
+        assert len(set(nearest) & set(emb)) >= 9
+        assert all(abs(emb[i] - stored[i]) < 1e-5 for i in set(nearest) & set(emb))

@@ -407,6 +407,30 @@ class Reader(GraphReads):
                     out[i] = self._with_vector(txn, rec)
         return out
 
+    def vector_bytes(
+        self, keys: Sequence[tuple[str, str]], model: str
+    ) -> dict[int, tuple[int, bytes]]:
+        """``{position: (dims, stored bytes)}`` of the live vectors of ``(kind, id)`` items
+        under a model (`chrysalis.core.vector_bytes` tells the width by length), read in one
+        transaction. What an IVF re-rank reads on every query: no record is made."""
+        out: dict[int, tuple[int, bytes]] = {}
+        store = self.store
+        emb, ops = store.dbs["emb"], store.dbs["ops"]
+        with store.read() as txn:
+            for i, (kind, item_id) in enumerate(keys):
+                raw = txn.get(emb_key(kind, item_id, model), db=emb)
+                if raw is None:
+                    continue
+                rec = unpack(raw)
+                if rec.get("erased"):
+                    continue
+                vector = rec.get("vector")  # a record written before vectors moved to ops
+                if vector is None:
+                    op = unpack(txn.get(op_key(*crdt.parse_dot(rec["dot"])), db=ops))
+                    vector = op["data"]["vector"]
+                out[i] = (rec["dims"], vector)
+        return out
+
     def model_vector_keys(
         self, model: str, dims: int
     ) -> tuple[dict[str, int], list[tuple[str, str]]]:

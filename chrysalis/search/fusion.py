@@ -222,7 +222,7 @@ class Retriever:
             else:
                 keyword = self._keyword_hits(query, pool, f)
         if strategy in ("fusion", "emb"):
-            for key, sim in self._vector_hits(query, pool, f, notes, query_vector).items():
+            for key, sim in self._vector_hits(query, pool, f, notes, query_vector, k).items():
                 signal(key, "emb", sim)
         if keyword is not None:
             hits = keyword if isinstance(keyword, dict) else keyword.result()
@@ -259,10 +259,13 @@ class Retriever:
     # ---- candidate sources ---------------------------------------------------------------
 
     def _vector_hits(
-        self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any
+        self, query: str, n: int, f: Filters, notes: list[str], query_vector: Any, k: int
     ) -> dict[str, float]:
         """Nearest items; with filters, a deeper search (FAISS cannot filter by bead fields).
-        During an embedder switch, those of the model recall still searches (`switch`)."""
+        During an embedder switch, those of the model recall still searches (`switch`).
+        The ``k`` nearest score exactly; the rest of the pool (``n`` of them, a candidate
+        source for the fused ranking) may keep the IVF codes' scores (`VectorIndex.search`):
+        every candidate is read and checked when described."""
         embedder, vectors, note = self.indexer.serving()
         if embedder is None:
             notes.append("emb: no embedder configured")
@@ -290,7 +293,7 @@ class Retriever:
                 notes.append(f"emb: {exc}")
                 return {}
         deep = _bead_filtered(f)
-        hits = vectors.search(vector, 10 * n if deep or f.kinds else n)
+        hits = vectors.search(vector, 10 * n if deep or f.kinds else n, exact=k)
         kinds = set(f.kinds)
         return {h.key: max(0.0, h.score) for h in hits if not kinds or split_key(h.key)[0] in kinds}
 

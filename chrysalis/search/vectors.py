@@ -33,9 +33,11 @@ log = logging.getLogger(__name__)
 # from LMDB at open (once), as a damaged one is. 2: float16 / IVF 8-bit codes (was float32).
 FORMAT = 2
 # IVF search takes k + REFINE_MIN candidates from its 8-bit codes and ranks them exactly by the
-# stored vectors: the codes misplace a neighbour by a few ranks, not by k (fusion asks for
-# k = 50-150, and reading 4k vectors from LMDB cost more than the search: 14 ms p95 at 100k)
-REFINE_MIN = 40
+# stored vectors: the codes misplace a neighbour by a few ranks, not by k (reading 4k vectors
+# from LMDB cost more than the search: 14 ms p95 at 100k). At 100k clustered 768-dim vectors,
+# k + 10 found the same top 10 and top 30 as k + 40 (recall 0.9995 / 0.9993 against float32
+# brute force, docs/benchmarks.md); 20 keeps a margin, and each one more is an LMDB read.
+REFINE_MIN = 20
 # Vectors a rebuild decodes at a time (30 MB at 384 dims)
 REBUILD_CHUNK = 20_000
 
@@ -212,17 +214,24 @@ class VectorIndex:
 
     # ---- queries -------------------------------------------------------------------------
 
-    def search(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+    def search(self, vector: np.ndarray, k: int, exact: int | None = None) -> list[VectorHit]:
         """The ``k`` nearest items, best first. Past ``exact_limit`` the candidates are ranked
         by their stored vectors, read outside the lock (a candidate no longer stored is
-        dropped: it was forgotten since)."""
+        dropped: it was forgotten since). ``exact`` (default ``k``) bounds how many of the
+        best are: the codes' ``exact + REFINE_MIN`` best are re-ranked and the ``exact`` best
+        of those lead; any further hits keep their codes' scores (within ~0.002 of the
+        cosine at 100k: docs/benchmarks.md) and are not checked against the store, so a
+        caller asking for fewer exact hits than ``k`` checks what it shows (fusion reads
+        every item it describes). A re-rank reads each vector from LMDB, ~10-20 us apiece:
+        a pool that only feeds a fused ranking need not read them all."""
         query = np.ascontiguousarray(vector, dtype=np.float32).reshape(1, self.dims)
         with self._lock:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return []
             refine = self.stored is not None and self._is_ivf()
-            fetch = min(n, k + REFINE_MIN if refine else k)
+            wanted = k if exact is None else max(0, min(k, exact))
+            fetch = min(n, max(k, wanted + REFINE_MIN) if refine else k)
             scores, ids = self._index.search(query, fetch)
             found = [
                 VectorHit(key, float(score))
@@ -230,13 +239,14 @@ class VectorIndex:
                 if (key := self._keys.get(i)) is not None
             ]
         if refine and self.stored is not None and found:
-            vectors = self.stored([h.key for h in found])
-            keys = [h.key for h in found if h.key in vectors]
-            if not keys:
-                return []
-            exact = np.vstack([vectors[key] for key in keys]) @ query[0]
-            found = [VectorHit(key, float(s)) for key, s in zip(keys, exact.tolist(), strict=True)]
+            head, tail = found[: wanted + REFINE_MIN], found[wanted + REFINE_MIN :]
+            vectors = self.stored([h.key for h in head])
+            keys = [h.key for h in head if h.key in vectors]
+            rows = [vectors[key] for key in keys]
+            exact_scores = (np.vstack(rows) @ query[0]).tolist() if rows else []
+            found = [VectorHit(key, s) for key, s in zip(keys, exact_scores, strict=True)]
             found.sort(key=lambda h: -h.score)
+            found = found[:wanted] + sorted(found[wanted:] + tail, key=lambda h: -h.score)
         return found[:k]
 
     def has(self, key: str) -> bool:
