@@ -113,6 +113,14 @@ def test_batches_and_order_do_not_change_a_vector(minilm: NumpyBertEmbedder) -> 
     assert np.allclose(whole, singles, atol=1e-5) and np.allclose(whole, small, atol=1e-5)
 
 
+def test_a_huge_text_is_cut_where_sentence_transformers_cuts_it(minilm: NumpyBertEmbedder) -> None:
+    """Whoever writes a bead can make it long: only its first 256 word pieces are read."""
+    assert minilm.max_tokens == 256
+    pattern = "the blue heron waited by the reservoir at dawn; "
+    huge, long = minilm.embed_documents([pattern * 20_000, pattern * 60])  # ~1 MB and ~3 kB
+    assert np.allclose(huge, long, atol=1e-5)
+
+
 def test_named_and_reopened_by_its_spec(minilm: NumpyBertEmbedder) -> None:
     assert (minilm.provider, minilm.model, minilm.dims) == ("numpy-bert", "all-MiniLM-L6-v2", 384)
     again = make_embedder(minilm.spec or "")

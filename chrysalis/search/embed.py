@@ -281,7 +281,7 @@ class NumpyBertEmbedder(Embedder):
     def __init__(self, path: str | None = None, *, batch_size: int | None = None) -> None:
         options = {} if batch_size is None else {"batch_size": batch_size}
         self._encoder = BertEncoder(Path(path) if path else None, **options)
-        self.dims = self._encoder.dims
+        self.dims, self.max_tokens = self._encoder.dims, self._encoder.max_tokens
         self.model = "all-MiniLM-L6-v2" if path is None else self._encoder.directory.resolve().name
         self.spec = "minilm" if path is None else f"minilm:{path}"
 
