@@ -8,6 +8,13 @@ one short text's latency (a query's path), on this machine's numpy threads.
 
 The texts are generated here (chat-like turns of 5 to 60 words, seeded), not read from a data
 set. An embedder that is not installed is reported as such and skipped.
+
+``--agreement FILE`` instead samples ``--texts`` turns and questions of a LoCoMo or LongMemEval
+JSON file and prints how far the numpy MiniLM's vectors are from sentence-transformers' on them
+(cosine: minimum, 0.1 % quantile, median): equal vectors rank every item alike, so the two
+give the same dev-set figures.
+
+    .venv/bin/python bench/embed_bench.py --agreement ../shared/eval/locomo/locomo-dev.json
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -48,6 +57,39 @@ def _spec(name: str) -> str:
 
         return f"sentence-transformers:{packaged_model_path()}"
     return name
+
+
+def dataset_texts(path: Path, count: int, seed: int = 7) -> list[str]:
+    """``count`` distinct turns and questions of a LoCoMo or LongMemEval file, seeded."""
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("content", "text", "question") and isinstance(value, str):
+                    found.add(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(path.read_text()))
+    return random.Random(seed).sample(sorted(found), min(count, len(found)))
+
+
+def agreement(path: Path, count: int) -> dict[str, float]:
+    """Cosines between the numpy MiniLM's vectors and sentence-transformers' on a data set."""
+    corpus = dataset_texts(path, count)
+    ours = make_embedder("minilm").embed_documents(corpus)
+    theirs = make_embedder(_spec("sentence-transformers")).embed_documents(corpus)
+    cosines = (ours * theirs).sum(axis=1)
+    return {
+        "texts": len(corpus),
+        "min": round(float(cosines.min()), 6),
+        "q0.001": round(float(np.quantile(cosines, 0.001)), 6),
+        "median": round(float(np.median(cosines)), 6),
+    }
 
 
 def measure(embedder: Embedder, corpus: list[str], singles: int) -> dict[str, float]:
@@ -79,8 +121,14 @@ def main() -> None:
         "--quick", action="store_true", help="24 texts, 4 singles, no torch (the suite)"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--agreement", type=Path, help="a LoCoMo or LongMemEval JSON: compare with torch's"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.agreement:
+        print(json.dumps({"data": args.agreement.name, **agreement(args.agreement, args.texts)}))
+        return
     count, singles = (24, 4) if args.quick else (args.texts, args.singles)
     names = args.embedders or (
         "deterministic,minilm" if args.quick else "deterministic,minilm,sentence-transformers"
