@@ -130,7 +130,7 @@ class Memory:
     ) -> Memory:
         """Open the memory in ``path``, creating it if missing.
 
-        ``embedder`` (``"auto"``, ``"deterministic"``, ``"ollama[:MODEL]"``,
+        ``embedder`` (``"auto"``, ``"deterministic"``, ``"ollama[:MODEL]"``, ``"minilm"``,
         ``"sentence-transformers:PATH"`` or an `Embedder`) turns on vectors: a background
         worker embeds every item and keeps a FAISS index per model. Without one, retrieval
         uses keywords, recency, importance and the graph. Raises `DataDirLocked` when another

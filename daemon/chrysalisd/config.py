@@ -95,9 +95,10 @@ class Settings(BaseSettings):
     socket: Path = Field(default_factory=default_socket_path)
     embedder: str = Field(
         "auto",
-        description='"auto" (Ollama if it answers, else deterministic), '
-        '"deterministic[:DIMS]", "ollama[:MODEL]" or "sentence-transformers:PATH"; changing it '
-        "and restarting re-embeds in the background while recall keeps the old vectors",
+        description='"auto" (Ollama if it answers, else all-MiniLM-L6-v2 in numpy if its '
+        'wheels are installed, else deterministic), "deterministic[:DIMS]", "ollama[:MODEL]", '
+        '"minilm[:PATH]" or "sentence-transformers:PATH"; changing it and restarting re-embeds '
+        "in the background while recall keeps the old vectors",
     )
     extractor: str = Field(
         "rules",

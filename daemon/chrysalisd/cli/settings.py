@@ -41,8 +41,8 @@ def daemon_options(f: F) -> F:
         ),
         click.option(
             "--embedder",
-            help='"auto", "deterministic", "ollama[:MODEL]" or "sentence-transformers:PATH" '
-            "[env CHRYSALIS_EMBEDDER].",
+            help='"auto", "deterministic", "ollama[:MODEL]", "minilm[:PATH]" or '
+            '"sentence-transformers:PATH" [env CHRYSALIS_EMBEDDER].',
         ),
         click.option(
             "--extractor",
