@@ -14,8 +14,10 @@ on import.
 
 An old function is matched to a new one by, in this order: the same code (its ``ast`` without
 positions, so moving or re-commenting it does not matter); the same file stem and qualified
-name, if unique on both sides; the same qualified name, if unique on both sides. An old
-function that was covered and matches nothing is listed as gone (removed or renamed).
+name, if unique on both sides; the same qualified name, if unique on both sides; else the new
+function that shares most of its words (names, attributes, arguments, string constants), at
+least ``SIMILAR`` (0.6) of them: a function renamed or lightly rewritten. An old function that
+was covered and matches nothing is listed as gone (removed, or rewritten past recognition).
 
 A function is listed as having lost coverage when the old run executed some of its lines and
 the new one none, or when its covered share fell by at least ``--drop`` (0.25) and it lost at
@@ -28,12 +30,15 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 import tempfile
 import textwrap
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+SIMILAR = 0.6  # share of words two functions must share to be one function renamed
 
 
 @dataclass
@@ -123,24 +128,54 @@ def _unique(fns: list[Function], attr: str) -> dict[str, Function]:
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
 
+def _words(code: str) -> frozenset[str]:
+    """The names, attributes and constants a function's code uses: what survives a rename."""
+    return frozenset(re.findall(r"(?:id|attr|arg|value)='([^']+)'", code))
+
+
+def _similar(
+    fn: Function, new: list[Function], words: dict[int, frozenset[str]]
+) -> Function | None:
+    """The new function sharing most of ``fn``'s words (Jaccard >= ``SIMILAR``), if any."""
+    mine = _words(fn.code)
+    best, score = None, SIMILAR
+    for other in new:
+        theirs = words[id(other)]
+        if not mine or abs(len(theirs) - len(mine)) > len(mine):
+            continue
+        s = len(mine & theirs) / len(mine | theirs)
+        if s >= score:
+            best, score = other, s
+    return best
+
+
+def _prefer(fn: Function, candidates: list[Function]) -> Function:
+    """Of several new functions with ``fn``'s code, the one keeping its name, then its stem."""
+    return max(candidates, key=lambda c: (c.qualname == fn.qualname, c.key == fn.key))
+
+
 def compare(old: list[Function], new: list[Function], drop: float, min_lines: int) -> list[Lost]:
     """The old functions that ran and that the new run covers less, most statements lost first."""
-    by_code: dict[str, Function] = {}
-    for fn in new:  # several identical bodies (trivial properties): any of them will do
-        by_code.setdefault(fn.code, fn)
+    by_code: dict[str, list[Function]] = {}
+    for fn in new:  # identical bodies (trivial properties) are common: keep them all
+        by_code.setdefault(fn.code, []).append(fn)
     new_keys, old_keys = _unique(new, "key"), _unique(old, "key")
     new_names, old_names = _unique(new, "qualname"), _unique(old, "qualname")
+    words = {id(fn): _words(fn.code) for fn in new}
     lost: list[Lost] = []
     for fn in old:
         if not fn.executed:
             continue
+        match: Function | None
         if fn.code in by_code:
-            match, how = by_code[fn.code], "code"
+            match, how = _prefer(fn, by_code[fn.code]), "code"
         elif fn.key in old_keys and fn.key in new_keys:
             match, how = new_keys[fn.key], "stem+name"
         elif fn.qualname in old_names and fn.qualname in new_names:
             match, how = new_names[fn.qualname], "name"
         else:
+            match, how = _similar(fn, new, words), "similar"
+        if match is None:
             lost.append(Lost(fn, None, "none"))
             continue
         fewer = fn.executed - match.executed
@@ -236,6 +271,12 @@ _OLD = {
 
         def retired():
             return 0
+
+        def tally(rows):
+            total = 0
+            for row in rows:
+                total += row.weight
+            return total
     """,
 }
 _NEW = {
@@ -265,10 +306,16 @@ _NEW = {
                 return 1
             return 2
     """,
-    # renamed file: push keeps its name and code; retired is gone
+    # renamed file: push keeps its name and code; retired is gone; tally is renamed weigh
     "pkg/sync/engine.py": """
         def push(a):
             return a
+
+        def weigh(rows):
+            total = 0
+            for row in rows:
+                total += row.weight
+            return total
     """,
 }
 
@@ -313,10 +360,20 @@ def _quick() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         old_root, new_root = Path(tmp, "old"), Path(tmp, "new")
         old_ran = dict.fromkeys(
-            ("put", "Store.get", "Store.drop", "helper", "helper.inner", "push", "retired"), every
+            (
+                "put",
+                "Store.get",
+                "Store.drop",
+                "helper",
+                "helper.inner",
+                "push",
+                "retired",
+                "tally",
+            ),
+            every,
         )
         old_json = _report(_OLD, old_root, "old.json", old_ran)
-        # inner no longer reached; retired gone
+        # inner and weigh (tally renamed) no longer reached; retired gone
         new_ran = dict.fromkeys(("put", "Store.get", "Store.drop", "helper", "push"), every)
         full = run(
             old_json, old_root, _report(_NEW, new_root, "all.json", new_ran), new_root, 0.25, 3
@@ -336,7 +393,7 @@ def _quick() -> dict[str, Any]:
     drops = {x["old"]["qualname"]: x for x in partial["lost"]}
     got = {k: (x["matched_by"], x["new"] and x["new"]["executed"]) for k, x in lost.items()}
     dropped = {k: (x["matched_by"], x["new"] and x["new"]["executed"]) for k, x in drops.items()}
-    want = {"helper.inner": ("code", 0), "retired": ("none", None)}
+    want = {"helper.inner": ("code", 0), "retired": ("none", None), "tally": ("similar", 0)}
     want_dropped = {**want, "Store.drop": ("code", 2), "put": ("stem+name", 0)}
     if got != want or dropped != want_dropped:
         print(
