@@ -372,3 +372,15 @@ def test_a_reported_unreadable_segment_is_rechecked_only_if_it_is_ours_and_pushe
         lo, hi = span
         assert lo == start and lo in firsts and lo <= pushed
         assert not any(lo < f <= hi for f in firsts)  # exactly that segment's span
+
+
+def test_the_last_segment_is_held_when_every_op_its_writer_pushed_is_here() -> None:
+    """A rejected last segment stops being reported once its ops arrived another way: its end
+    is what the writer's heartbeat says it pushed (no successor says where it ends)."""
+    firsts = [1, 20, 47]
+    assert not protocol.held(firsts, 2, have=93)  # no heartbeat: nothing says where it ends
+    assert protocol.held(firsts, 2, have=93, pushed=93)
+    assert not protocol.held(firsts, 2, have=92, pushed=93)  # the writer's last op is missing
+    assert not protocol.held(firsts, 2, have=93, pushed=40)  # a heartbeat older than the segment
+    assert protocol.held(firsts, 0, have=19, pushed=0)  # a successor still says it alone
+    assert not protocol.held(firsts, 0, have=18, pushed=93)

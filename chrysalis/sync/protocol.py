@@ -240,9 +240,13 @@ def read_from(firsts: Sequence[int], have: int) -> int:
     return max(0, bisect.bisect_right(firsts, have + 1) - 1)
 
 
-def held(firsts: Sequence[int], i: int, have: int) -> bool:
-    """Is every op of segment ``i`` already here? (Its successor starts by ``have + 1``.)"""
-    return i + 1 < len(firsts) and firsts[i + 1] <= have + 1
+def held(firsts: Sequence[int], i: int, have: int, pushed: int = 0) -> bool:
+    """Is every op of segment ``i`` already here? (Its successor starts by ``have + 1``; the
+    last one's end is what its writer's heartbeat says it ``pushed``: a lie there hides no more
+    than deleting the segment would.)"""
+    if i + 1 < len(firsts):
+        return firsts[i + 1] <= have + 1
+    return firsts[i] <= pushed <= have
 
 
 def idle(marker: bytes | None, seen: bytes | None, *, force: bool) -> bool:

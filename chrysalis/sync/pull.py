@@ -127,7 +127,8 @@ class Puller:
                 s.health.rejected.pop(key)  # no longer in the remote
                 continue
             i = firsts.index(first)
-            if protocol.held(firsts, i, vv.get(replica, 0)):
+            pushed = int(hbs.get(replica, {}).get("pushed", 0) or 0)
+            if protocol.held(firsts, i, vv.get(replica, 0), pushed):
                 s.health.rejected.pop(key)  # every op it should hold is here by now
 
     def _check_format(self) -> None:
