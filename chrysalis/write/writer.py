@@ -112,10 +112,6 @@ class Writer:
         """Durably set a named meta value (cursors and the like)."""
         self.store.put_meta(name, value)
 
-    def append_bead(self, content: str, **fields: Any) -> Bead:
-        """Append one bead (see `Memory.append_bead`)."""
-        return self.append_beads([{"content": content, **fields}])[0]
-
     def append_beads(self, rows: Iterable[Mapping[str, Any] | Bead]) -> list[Bead]:
         """Append many beads in one commit; all or nothing. Rows are dicts of append_bead's
         fields, or `Bead`s."""
