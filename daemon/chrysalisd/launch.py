@@ -17,6 +17,10 @@ HOOK = ["hooks", "claude-code"]
 
 
 def main() -> None:
+    # httpx imports its own command-line client (`httpx._main`: click's help formatting, rich
+    # and pygments, ~0.1 s of CPU) whenever those are installed. This process is ours and
+    # never runs httpx's CLI: a None entry makes that import fail, which httpx expects.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     args = sys.argv[1:]
     if args[:2] == HOOK and "-h" not in args and "--help" not in args:
         from .claude_hook import parse_args, run
