@@ -20,4 +20,7 @@ def test_retrieve_bench_quick_times_context() -> None:
     figures = json.loads(out.stdout)
     assert figures["beads"] == 2_000  # --quick (bench/retrieve_bench.py)
     assert figures["context_ms_p95"] > 0 and figures["context_items"] > 0
+    # CPU per call, what a recall costs a core (issue 33): a median is at most the p95
+    for name in ("retrieve", "context"):
+        assert 0 < figures[f"{name}_cpu_ms_p50"] <= figures[f"{name}_cpu_ms_p95"]
     assert 0 < figures["context_tokens"] <= 800

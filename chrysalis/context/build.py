@@ -34,7 +34,7 @@ from chrysalis.context import facts as facts_mod
 from chrysalis.context.frame import Frame, frame
 from chrysalis.core.checks import check_id
 from chrysalis.core.errors import EmbedderUnavailable, InvalidInput
-from chrysalis.core.models import Context, ContextFact, ContextItem, RetrievedItem
+from chrysalis.core.models import Bead, Context, ContextFact, ContextItem, RetrievedItem
 from chrysalis.core.validity import epoch
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
 from chrysalis.read.reader import Reader
@@ -141,7 +141,8 @@ def build(
         skip = set(excluded)
         if session_id is not None and recent:
             skip.update(b.id for b in source.reader.last_beads(recent, session_id))
-        found = _retrieve(source, query, at_now, notes)
+        beads: dict[str, Bead] = {}  # the beads retrieval read: not read again
+        found = _retrieve(source, query, at_now, notes, beads)
         direct = {i.id for i in found if _direct(i, query)}
         hits = {i.id: i.score for i in found if i.id in direct}
         subjects = facts_mod.subjects(source.reader, query)
@@ -152,11 +153,10 @@ def build(
             f.subject_id = _scoped(source.name, f.subject_id)
         groups.update({(_scoped(source.name, s), p): v for (s, p), v in bearing.items()})
         all_facts += read
-        beads = source.reader.beads_with_origin([i.id for i in found])
         for item in found:
             if item.id in skip or item.id not in beads:
                 continue
-            bead = beads[item.id][0]
+            bead = beads[item.id]
             if _normal(bead.content) == echo:
                 continue  # the turn being answered, written before the question was asked
             kind = "summary" if SUMMARY_TAG in bead.tags else "bead"
@@ -186,8 +186,11 @@ def build(
     )
 
 
-def _retrieve(source: Source, query: str, now: float, notes: list[str]) -> list[RetrievedItem]:
-    """The source's best beads and session summaries, best first."""
+def _retrieve(
+    source: Source, query: str, now: float, notes: list[str], beads: dict[str, Bead]
+) -> list[RetrievedItem]:
+    """The source's best beads and session summaries, best first; ``beads`` receives the
+    beads read to rank them (`Retriever.retrieve`'s ``described``)."""
     r = source.retriever
     wide = facts_mod.expand(query)
     vector = None
@@ -199,7 +202,7 @@ def _retrieve(source: Source, query: str, now: float, notes: list[str]) -> list[
     # No kinds filter: with one, the vector search reads ten times as deep (FAISS cannot
     # filter) and fusion scores every hit; at 100k beads that was most of a context's time.
     # The graph's items it ranks beside the beads are dropped here.
-    found = r.retrieve(wide, k=POOL, now=now, query_vector=vector, summaries=True)
+    found = r.retrieve(wide, k=POOL, now=now, query_vector=vector, summaries=True, described=beads)
     prefix = f"{source.name}: " if source.name else ""
     notes += [prefix + n for n in found.notes]
     return [i for i in found.items if i.kind == "bead"]
@@ -448,6 +451,7 @@ def _excerpt(text: str, wanted: set[str]) -> str:
     return ("… " if lo > 0 else "") + body + (" …" if hi < len(parts) - 1 else "")
 
 
+@functools.lru_cache(maxsize=4096)  # a context formats each item's day several times
 def _day(ts: float | None) -> str:
     return "?" if ts is None else datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 

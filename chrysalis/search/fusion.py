@@ -7,7 +7,6 @@ from (``provenance``: origin replica and op, source, span refs, edges walked).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import re
@@ -28,7 +27,7 @@ from chrysalis.core.errors import (
     from_pydantic,
 )
 from chrysalis.core.events import item_key, split_key
-from chrysalis.core.models import Filters, RetrievalResult, RetrievedItem
+from chrysalis.core.models import Bead, Filters, RetrievalResult, RetrievedItem
 from chrysalis.core.validity import epoch
 from chrysalis.core.vocab import STRATEGIES, Strategy
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
@@ -120,11 +119,13 @@ def count_tokens(text: str) -> int:
     return max(1, len(text) // 4, len(_WORDS.findall(text)) * 3 // 4)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Candidate:
     key: str
     signals: dict[str, float] = field(default_factory=dict)
-    edges: list[str] = field(default_factory=list)
+    # Set when a graph walk reaches it; () until then: a recall makes ~350 candidates and
+    # a list each was a third of what the garbage collector had to look at.
+    edges: Sequence[str] = ()
     via: str | None = None
     mentions: str | None = None  # the name of the entity the query named that it mentions
 
@@ -162,10 +163,15 @@ class Retriever:
         as_of: float | datetime | None = None,
         min_score: float | None = None,
         summaries: bool = False,
+        *,
+        described: dict[str, Bead] | None = None,
     ) -> RetrievalResult:
         """The best ``k`` items for ``query``; with ``min_score``, none scoring below it
         (fewer than ``k`` then: no padding). ``summaries`` lets session summaries in beside
-        the turns (by default only a ``summary`` tag filter lists them)."""
+        the turns (by default only a ``summary`` tag filter lists them). ``described``, when
+        given, receives the visible beads read to rank the candidates (every bead item
+        returned among them), by id: a caller needing more of a bead than its text has it
+        without reading it again."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be non-empty text")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
@@ -205,10 +211,12 @@ class Retriever:
 
         def signal(key: str, name: str, value: float) -> _Candidate:
             # get, then make: setdefault would build a throwaway _Candidate on every call
-            # (~190 calls a recall, most on keys already there).
+            # (~350 calls a context, most on new keys: those take the first value as it is).
             if (c := cands.get(key)) is None:
-                c = cands[key] = _Candidate(key)
-            c.signals[name] = max(value, c.signals.get(name, 0.0))
+                c = cands[key] = _Candidate(key, {name: max(value, 0.0)})
+                return c
+            signals = c.signals
+            signals[name] = max(value, signals.get(name, 0.0))
             return c
 
         keyword: Any = None
@@ -251,7 +259,7 @@ class Retriever:
         # Stable, as sorted() was: ties keep the order the candidates were found in.
         best = np.argsort(-prelim, kind="stable")[:keep]
         cands = {found[i].key: found[i] for i in best.tolist()}
-        items = self._score_and_explain(query, cands, f, strategy, span, summaries)
+        items = self._score_and_explain(query, cands, f, strategy, span, summaries, described)
         if min_score is not None:  # best first: the rest score lower still
             items = itertools.takewhile(lambda i: i.score >= min_score, items)
         return self.fit(query, strategy, items, k, token_budget, notes)  # type: ignore[arg-type]
@@ -402,6 +410,7 @@ class Retriever:
         strategy: str,
         span: tuple[float, float] | None = None,
         summaries: bool = False,
+        described: dict[str, Bead] | None = None,
     ) -> Iterator[RetrievedItem]:
         """The candidates as items, best first. Everything is read in two transactions (the
         beads, then the graph items); an item's provenance and tokens are made as it is
@@ -410,6 +419,8 @@ class Retriever:
         reader = self.reader
         keys = [(c, *split_key(c.key)) for c in cands.values()]
         beads = reader.beads_with_origin([item_id for _, kind, item_id in keys if kind == "bead"])
+        if described is not None:
+            described.update((bead_id, bead) for bead_id, (bead, _) in beads.items())
         nodes, edges = reader.graph_items(
             [item_id for _, kind, item_id in keys if kind == "node"],
             [item_id for _, kind, item_id in keys if kind == "edge"],
@@ -462,7 +473,7 @@ class Retriever:
 
         def items() -> Iterator[RetrievedItem]:
             for neg_score, kind, item_id, text, signals, provenance, c in scored:
-                prov = provenance()
+                prov = _provenance(provenance)
                 if c.edges:
                     prov["edges"] = c.edges
                 if c.via is not None:
@@ -488,28 +499,18 @@ class Retriever:
         beads: dict[str, Any],
         nodes: dict[str, Any],
         edges: dict[str, Any],
-    ) -> tuple[str, float, float | None, Any, Callable[[], dict[str, Any]]] | None:
-        """``(text, importance, ts, bead, provenance)`` of a visible item; ``provenance``
-        makes the dict when called."""
+    ) -> tuple[str, float, float | None, Any, _Provenance] | None:
+        """``(text, importance, ts, bead, provenance)`` of a visible item; `_provenance`
+        makes the dict from ``provenance``."""
         reader = self.reader
         if kind == "bead":
             if item_id not in beads:
                 return None
             bead, stamp = beads[item_id]
             text = f"{bead.source}: {bead.content}" if bead.source else bead.content
-
-            def bead_provenance() -> dict[str, Any]:
-                prov = {"source": bead.source, **reader.bead_origin(stamp)}
-                if bead.session_id:
-                    prov["session_id"] = bead.session_id
-                if bead.span_refs:  # an ingested chunk: its file and lines
-                    prov["span_refs"] = [r.model_dump() for r in bead.span_refs]
-                if bead.derived_by:  # a session summary: what wrote it, from how many turns
-                    prov["derived_by"] = bead.derived_by
-                    prov["derived_from"] = len(bead.derived_from)
-                return prov
-
-            return text, bead.importance, bead.ts, bead, bead_provenance
+            # The bead and its stamp, not a closure over them: a closure is five objects for
+            # the garbage collector, and a context describes ~90 beads to keep 30.
+            return text, bead.importance, bead.ts, bead, (bead, stamp)
         if kind == "node":
             if item_id not in nodes:
                 return None
@@ -554,11 +555,11 @@ class Retriever:
         budget: int | None,
         notes: list[str],
     ) -> RetrievalResult:
-        seen: set[str] = set()
+        seen: set[str] = set()  # texts taken, case and spacing folded
         chosen: list[RetrievedItem] = []
         used = 0
         for item in items:
-            digest = hashlib.sha1(" ".join(item.text.lower().split()).encode()).hexdigest()
+            digest = " ".join(item.text.lower().split())
             if digest in seen:
                 continue
             if budget is not None and used + item.tokens > budget:
@@ -582,6 +583,27 @@ def above(result: RetrievalResult, min_score: float | None) -> RetrievalResult:
     items = [i for i in result.items if i.score >= min_score]
     tokens = sum(i.tokens for i in items)
     return result.model_copy(update={"items": items, "tokens_used": tokens})
+
+
+# How an item's provenance is made when it is taken: a bead and the stamp of its add, or a
+# callable for the other kinds (rare in a recall).
+_Provenance = tuple[Any, tuple[int, str, int]] | Callable[[], dict[str, Any]]
+
+
+def _provenance(made: _Provenance) -> dict[str, Any]:
+    """The provenance dict of an item described as ``made`` (`Retriever._describe`)."""
+    if not isinstance(made, tuple):
+        return made()
+    bead, stamp = made
+    prov = {"source": bead.source, **Reader.bead_origin(stamp)}
+    if bead.session_id:
+        prov["session_id"] = bead.session_id
+    if bead.span_refs:  # an ingested chunk: its file and lines
+        prov["span_refs"] = [r.model_dump() for r in bead.span_refs]
+    if bead.derived_by:  # a session summary: what wrote it, from how many turns
+        prov["derived_by"] = bead.derived_by
+        prov["derived_from"] = len(bead.derived_from)
+    return prov
 
 
 def _epoch(now: float | datetime | None) -> float:

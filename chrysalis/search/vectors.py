@@ -45,7 +45,7 @@ REBUILD_CHUNK = 20_000
 StoredVectors = Callable[[Sequence[str]], dict[str, np.ndarray]]
 
 
-@dataclass
+@dataclass(slots=True)  # a context's search makes ~200: one object each, no __dict__
 class VectorHit:
     key: str
     score: float  # inner product of unit vectors: cosine similarity

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
 
 
@@ -18,7 +19,10 @@ class DecodedCache:
     def __init__(self, capacity: int = 8192) -> None:
         self.capacity = capacity
         self.epoch = 0
-        self._data: dict[bytes, dict[str, Any]] = {}
+        # Oldest first. A plain dict evicting with ``pop(next(iter(d)))`` scans the slots its
+        # earlier evictions left empty: ~19 us a put once full, a few hundred us a recall at
+        # 100k beads (each described bead a miss); OrderedDict pops its oldest in O(1).
+        self._data: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: bytes) -> dict[str, Any] | None:
@@ -29,7 +33,7 @@ class DecodedCache:
             if epoch != self.epoch:
                 return
             if len(self._data) >= self.capacity:
-                self._data.pop(next(iter(self._data)))
+                self._data.popitem(last=False)
             self._data[key] = data
 
     def invalidate(self, keys: list[bytes]) -> None:
