@@ -91,7 +91,11 @@ AGAINST: dict[str, frozenset[str]] = {
         """tried try trying whim gross hate hated stand sample taste once idk""".split()
     ),
     "drives": frozenset("""rented rent rental hire borrowed test holiday taxi uber fun""".split()),
-    "partner": frozenset("""ex broke split divorced engaged""".split()),
+    # ("a couple of weeks": a number, no pair)
+    "partner": frozenset(
+        """ex broke split divorced engaged couple_of couple_days couple_weeks couple_months
+        couple_years couple_hours couple_times couple_more""".split()
+    ),
 }
 # Phrases right before a value that say it is no longer (or never was) the current one.
 _NOT_NOW = re.compile(
