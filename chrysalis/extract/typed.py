@@ -484,13 +484,16 @@ def _drinks(sentence: str) -> list[_Value]:
             while last + 1 < len(tokens) and tokens[last + 1].group(0).lower() in DRINK_WORDS:
                 last += 1
             a, b = tokens[first].start(), tokens[last].end()
-            out.append(_Value(a, b, sentence[a:b]))
+            if not set(sentence[a:b].lower().split()) <= _PART_OF_A_DRINK:
+                out.append(_Value(a, b, sentence[a:b]))
             i = last + 1
         else:
             i += 1
     return out
 
 
+# Drink words that name a drink only beside another ("flat white"): alone, a flat is a home.
+_PART_OF_A_DRINK = frozenset({"flat", "white"})
 _MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
 
 
