@@ -232,3 +232,9 @@ def test_a_secret_in_a_mention_is_redacted_like_a_fact() -> None:
     ex = Extraction("b1", mentions=(Mention("works_at", f"Acme {key}", True),))
     (cleaned,) = redact_extraction(ex, "redact").mentions
     assert key not in cleaned.value
+
+
+def test_a_capitalised_opener_is_no_partner_told_without_i() -> None:
+    assert "partner" not in {p for p, _ in told("Love baking bread on rainy days")}
+    assert "partner" not in {p for p, _ in told("Stories about love and loss are the best")}
+    assert "partner" not in {p for p, _ in told("Dinner at Hana's parents was fun")}

@@ -317,8 +317,11 @@ def _mine(sentence: str, words: set[str]) -> bool:
         # The speaker's own, its subject left out ("X stayed over again, it's official"),
         # unless the sentence speaks of anyone else, or its one person is with someone
         # unnamed ("Amara from work is dating a drummer": her relationship).
+        # "love" and "parents" say too little without one ("Love the colours", "Themes like
+        # love").
         return (
             not words & (_PRONOUN | _OTHERS)
+            and _cued(words - {"love", "parents"}, CUES["partner"], typos=False)
             and len(_people(sentence)) == 1
             and _WITH_SOMEONE.search(sentence) is None
         )
@@ -513,8 +516,8 @@ def _people(sentence: str) -> list[_Value]:
     out = []
     for v in _names(sentence):
         words = v.text.split()
-        if len(words) > 2 or words[0].lower() in CAR_MAKES:
-            continue
+        if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
+            continue  # ("Love ..." opens a sentence: no one's name)
         if is_city(v.text) and re.search(r"\b(?:in|to|from|at)\s+$", sentence[: v.start]):
             continue  # "moved to Florence": a place (Florence is a name too)
         if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
