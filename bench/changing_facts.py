@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2] [--quick] [--json]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|held3] [--quick] [--json]
         [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -312,6 +312,98 @@ CHATTER_HELD2 = [
     "dropped off the recycling and got caught in the rain",
     "{partner} and her husband invited us to a barbecue",
 ]
+# A fifth family (`--wordings held3`), written for the typed-mention timeline before any code
+# changed and never looked at while tuning: terse shorthand, the value as the first word, a
+# statement inside a longer story, corrections ("scratch that, it's X", where {y} is a value
+# of the same kind the user never had), "since ..." dates, lists, British and American
+# spellings, other people speaking of the user, and the assistant summarising (a template
+# that starts with "A: " is the assistant's turn).
+SAY_HELD3: dict[str, list[str]] = {
+    "home": [
+        "addr change: {x}. done w/ the old place",
+        "{x}, finally! the van came at seven and we had the sofa up four flights by noon",
+        "we're off to {y} - actually scratch that, the {y} flat fell through, it's {x}",
+        "been living in {x} since the spring and I still get lost on the trams",
+        "mum came to see our new flat in {x} and cried at the view from the balcony, then "
+        "complained about the stairs for an hour",
+        "A: Noted - you've settled in {x} now, so I'll suggest places near there.",
+        "things to sort after the move to {x}: council tax, broadband, a new dentist",
+        "Sam keeps telling people we live in {x} these days, which I suppose is true now",
+        "neighborhood: loud. city: {x}. rent: ouch. still happy we made the move",
+    ],
+    "employer": [
+        "new gig: {x}. started tues",
+        "{x} it is - signed yesterday, start right after the holidays",
+        "job update: joining {y}... no wait, {y} pulled the offer, so I said yes to {x} instead",
+        "I've been with {x} since the autumn, mostly wrangling data pipelines",
+        "A: Congratulations on the new role at {x}! Tell me how the first weeks go.",
+        "todo: hand back old laptop, set up the {x} VPN, update my CV",
+        "my brother brags to his mates that I'm at {x} now, bless him",
+        "the organization I work for changed - {x} took me on as a designer",
+        "stood in the lift with the CEO of {x} this morning. my CEO now, which is weird",
+    ],
+    "drink": [
+        "{x} >> coffee. converted.",
+        "{x}, every morning, no exceptions - it has quietly become my whole routine",
+        "tried to get into {y}, scratch that, hated it; the thing I actually drink now is {x}",
+        "A: So your go-to these days is {x} - I'll keep that in mind.",
+        "grocery run: eggs, bread, {x}, more {x}",
+        "people at work call me the {x} person because it's all I drink now",
+        "favorite drink at present? easy. {x}",
+        "the flavour of every morning since I switched: {x}",
+    ],
+    "partner": [
+        "{x} & me, official since saturday",
+        "{x}! we got together at new year and it's been lovely",
+        "the date with {y} was a flop but then I met {x} and we're properly together now",
+        "A: It's lovely that you and {x} are a couple now.",
+        "mum keeps asking when she gets to meet {x}, my new boyfriend",
+        "Rosa told the whole office I'm with {x} now, so much for keeping it quiet",
+        "anniversary plans with {x}, my girlfriend: a cabin, no phones",
+    ],
+    "car": [
+        "car: {x}. finally",
+        "{x} in the driveway, all mine, bought it off a retired teacher",
+        "nearly went for a {y} but scratch that, came home with a {x}",
+        "A: Enjoy the new {x}! Good luck on the first long drive.",
+        "checklist for the {x}: mats, phone mount, residents' parking permit",
+        "my dad says my {x} is the nicest car I've ever owned, and he's right",
+        "been driving my own {x} since the summer, bye bye bus pass",
+    ],
+}
+ASK_NOW_HELD3: dict[str, list[str]] = {
+    "home": ["where am i based atm?", "my city today?", "Remind me where I live currently."],
+    "employer": ["who am i employed by as of now?", "which firm am I with today?",
+                 "Remind me who I work for."],
+    "drink": ["what's in my mug most mornings now?", "remind me of my usual drink today?"],
+    "partner": ["who's my person nowadays?", "remind me who I'm with at present"],
+    "car": ["what do i drive atm?", "remind me what car I've got now"],
+}  # fmt: skip
+ASK_THEN_HELD3: dict[str, list[str]] = {
+    "home": ["which city was I living in {t}?", "where was my flat {t}?"],
+    "employer": ["which firm was I with {t}?", "who was I employed by {t}?"],
+    "drink": ["what was in my mug {t}?", "what was I having every morning {t}?"],
+    "partner": ["who was I together with {t}?", "who was my person {t}?"],
+    "car": ["what was I driving around in {t}?", "what car had I got {t}?"],
+}  # fmt: skip
+# Its chatter: friends' jobs, trips, the assistant naming another city, lists, negations,
+# relatives' cars, people from the past.
+CHATTER_HELD3 = [
+    "my mate's just taken a job at {org}, good for him",
+    "stag do in {city} in june, dreading it",
+    "A: {city} sounds like a great trip! Want some restaurant ideas?",
+    "someone at the party was raving about {drink}, not my thing",
+    "list for the weekend: tidy up, call gran, look at {car} prices just for fun",
+    "we won't be moving to {city}, the schools there are not great",
+    "{org} turned me down years ago, still salty",
+    "my aunt drives a {car} and refuses to upgrade",
+    "{partner} from uni messaged out of the blue",
+    "sunday. did nothing. bliss.",
+    "the boiler is making that noise again",
+    "read that {org} is opening an office in {city}",
+    "grew up near {city}, haven't been back in ages",
+    "my friend painted her kitchen a very bold colour",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -431,13 +523,16 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
-    held-out third (``held``) or fourth (``held2``)."""
+    held-out third (``held``), fourth (``held2``) or fifth (``held3``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
     elif wordings == "held2":
         say, ask_now, ask_then = SAY_HELD2, ASK_NOW_HELD2, ASK_THEN_HELD2
         chatter = CHATTER_HELD2
+    elif wordings == "held3":
+        say, ask_now, ask_then = SAY_HELD3, ASK_NOW_HELD3, ASK_THEN_HELD3
+        chatter = CHATTER_HELD3
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -455,21 +550,29 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         for day, value in zip(days, values, strict=True):
             ts = (START + timedelta(days=day, hours=rng.randint(8, 21))).timestamp()
             history.append((ts, value))
-            events.append((ts, rng.choice(say[attr]).format(x=value)))
+            template = rng.choice(say[attr])
+            # {y}: a value of the same kind this user never has (a correction's first guess)
+            other = (
+                rng.choice([v for v in POOLS[attr] if v not in values]) if "{y}" in template else ""
+            )
+            events.append((ts, template.format(x=value, y=other)))
         u.history[attr] = history
     for _ in range(rng.randint(50, 80)):
         ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2"):
+        if wordings in ("held", "held2", "held3"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
     events.sort()
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
-        u.beads.append({"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"})
+        bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
+        if text.startswith("A: "):  # held3: the assistant's turn (a summary, a suggestion)
+            bead |= {"content": text[3:], "role": "assistant"}
+        u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
             u.beads.append({"content": "That sounds good, thanks for telling me.",
                             "ts": ts + 30, "session_id": session, "role": "assistant",
@@ -601,9 +704,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
-        "--wordings", choices=("old", "new", "all", "held", "held2"), default="old",
+        "--wordings", choices=("old", "new", "all", "held", "held2", "held3"), default="old",
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2: never used to tune)",
+        "SAY_HELD2, SAY_HELD3: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users

@@ -14,6 +14,7 @@ import pytest
 
 from chrysalis import InvalidInput, Memory
 from chrysalis.context import frame
+from tests.eventually import eventually
 
 build = sys.modules["chrysalis.context.build"]
 
@@ -373,3 +374,73 @@ def test_changing_facts_bench_meets_its_bar() -> None:
     assert out["context_now_n"] >= 15 and out["context_then_n"] >= 15
     assert out["context_now"] >= 0.95, out
     assert out["context_then"] >= 0.80, out
+
+
+@pytest.fixture
+def told(open_memory: Callable[..., Memory]) -> Memory:
+    """A user's homes told in words no sentence pattern reads, among beads that only name a
+    city (a sister's move, a trip), the rules extractor on."""
+    mem = open_memory(embedder="deterministic", extractor="rules", summary_after=None)
+    rows = [
+        ("home base is Tampere now, the flat even has a sauna", 0),
+        ("we signed for a loft in Ghent, keys on friday", 100),
+        ("my sister relocated to Oslo and her new flat is tiny", 150),
+        ("long weekend in Lyon, ate far too much", 200),
+    ]
+    mem.append_beads(
+        [{"id": f"h{n}", "content": text, "ts": T0 + day * DAY, "session_id": f"s{day}"}
+         for n, (text, day) in enumerate(rows)]
+    )  # fmt: skip
+    mem.wait_indexed(timeout=60)
+    assert mem.wait_learned(timeout=60)
+    return mem
+
+
+CITIES = ["Tampere", "Ghent", "Oslo", "Lyon"]
+
+
+def test_the_timeline_holds_the_users_own_statements_in_time_order(told: Memory) -> None:
+    latest = told.reader.latest_mentions
+    assert [b for _, b, _ in latest("lives_in", NOW, 5)] == ["h1", "h0"]  # no sister, no trip
+    assert latest("lives_in", T0 + 50 * DAY) == [(pytest.approx(T0), "h0", "Tampere")]
+    assert latest("lives_in", T0 + 100 * DAY)[0][1] == "h1"  # a statement at the moment counts
+    assert latest("lives_in", T0 - 1) == [] and latest("works_at", NOW) == []
+    seen = told.reader.mentions_of(["h2", "h3", "nope"])
+    assert seen == {"h2": [("lives_in", "Oslo", False)], "h3": [("lives_in", "Lyon", False)]}
+
+
+def test_the_users_latest_statement_comes_before_beads_that_only_name_a_city(
+    told: Memory,
+) -> None:
+    ctx = told.context("which city am I living in at the moment?", now=NOW)
+    assert _first(ctx.text, CITIES) == "Ghent", ctx.text
+    then = told.context("where was home in March 2025?", now=NOW)
+    assert _first(then.text, CITIES) == "Tampere", then.text
+
+
+def test_the_timeline_finds_a_statement_retrieval_did_not(told: Memory) -> None:
+    source = build.Source(None, told.reader, None)  # type: ignore[arg-type]  # not retrieved
+    found = build._timeline(source, ["lives_in"], NOW, [], set(), "")
+    assert [(i.item.id, i.pinned, i.direct) for i in found] == [("h1", True, True)]
+    # Excluded (the session's recent turns) or the question itself: not brought back.
+    assert build._timeline(source, ["lives_in"], NOW, [], {"h1"}, "") == []
+
+
+def test_a_question_about_someone_else_or_no_typed_attribute_reads_no_timeline() -> None:
+    assert build.timeline.asked("what did I have for breakfast?") == []
+    assert build.timeline.asked("which car am I driving these days?") == ["drives"]
+
+
+def test_forgetting_a_statement_takes_it_out_of_the_timeline(told: Memory) -> None:
+    told.forget("h1")
+    eventually(
+        lambda: told.reader.latest_mentions("lives_in", NOW),
+        until=lambda got: [b for _, b, _ in got] == ["h0"],
+        timeout=30,
+        what="the retraction to drop the forgotten statement",
+    )
+    store = told.reader.store
+    with store.read() as txn, txn.cursor(db=store.dbs["mentions"]) as cur:
+        assert not any(b"Ghent" in k + v or b"h1" in k for k, v in cur)
+    ctx = told.context("which city am I living in at the moment?", now=NOW)
+    assert "Ghent" not in ctx.text and _first(ctx.text, CITIES) == "Tampere"

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from chrysalis.core.models import Bead
+from chrysalis.extract import Extraction, Mention
 from chrysalis.extract.places import is_city
 from chrysalis.extract.rules import RulesExtractor
-from chrysalis.extract.typed import typed_facts
+from chrysalis.extract.typed import typed_facts, typed_mentions
+from chrysalis.secrets.scan import redact_extraction
 
 
 def told(text: str) -> set[tuple[str, str]]:
@@ -162,3 +164,77 @@ def test_odd_and_huge_input_give_nothing_wrong() -> None:
     assert told(big) == {("lives_in", "Utrecht")}
     # A credential next to a home cue is no place.
     assert told("my flat wifi password is Hunter2Lisbon, rent is due") == set()
+
+
+def verdicts(text: str) -> dict[tuple[str, str], bool]:
+    return {(m.predicate, m.value): m.own for m in typed_mentions(text)}
+
+
+def test_every_value_named_gets_a_verdict_for_the_timeline() -> None:
+    # The user's own, asserted: own. Someone else's, a trip, a plan: named, not own.
+    assert verdicts("we've settled into a terraced house in Sheffield") == {
+        ("lives_in", "Sheffield"): True
+    }
+    assert (
+        verdicts("my cousin relocated to Tampere, I stayed at her flat")[("lives_in", "Tampere")]
+        is False
+    )
+    assert (
+        verdicts("Vesna's new job at Orbital Dynamics sounds exhausting")[
+            ("works_at", "Orbital Dynamics")
+        ]
+        is False
+    )
+    assert (
+        verdicts("might apply to Orbital Dynamics next year, who knows")[
+            ("works_at", "Orbital Dynamics")
+        ]
+        is False
+    )
+    # A value with no word of its attribute is named, never own.
+    assert verdicts("ate lunch by the harbour in Aarhus")[("lives_in", "Aarhus")] is False
+
+
+def test_a_relationship_told_without_i_is_the_speakers_unless_it_is_someone_elses() -> None:
+    assert verdicts("Dorota stayed over the whole weekend, officially a couple now")[
+        ("partner", "Dorota")
+    ]
+    assert not any(v for (p, _), v in verdicts("Pedro and Lucia are a couple now").items())
+    assert not any(v for (p, _), v in verdicts("Lucia from the choir is seeing a pilot").items())
+    # "a couple of weeks" is a number, not a pair; a name owning a place is no partner.
+    assert ("partner", "Fernhill Studio") not in {
+        (p, v)
+        for (p, v), own in verdicts("I've been at Fernhill Studio a couple of weeks").items()
+        if own
+    }
+    assert ("partner", "Mirek") in told("dating Mirek since the barbecue at Ola's")
+    assert ("partner", "Ola") not in told("dating Mirek since the barbecue at Ola's")
+
+
+def test_not_doing_without_a_drink_is_a_habit_and_not_drinking_it_is_not() -> None:
+    assert ("drinks", "yerba mate") in told("honestly I can't face the morning without yerba mate")
+    assert ("drinks", "rooibos") in told("these days I never leave home without rooibos")
+    assert "drinks" not in {p for p, _ in told("I never drink rooibos these days")}
+    assert "drinks" not in {p for p, _ in told("I don't drink rooibos every morning")}
+
+
+def test_the_extractor_records_mentions_but_not_the_assistants() -> None:
+    bead = Bead(id="b1", content="My brother drives a Volvo XC40. I drive a Kia Ceed.", role="user",
+                ts=1.0, session_id="s")  # fmt: skip
+    got = {(m.predicate, m.value, m.own) for m in RulesExtractor().extract_one(bead).mentions}
+    assert ("drives", "Volvo XC40", False) in got and ("drives", "Kia Ceed", True) in got
+    said = bead.model_copy(update={"role": "assistant"})
+    assert RulesExtractor().extract_one(said).mentions == ()
+
+
+def test_a_secret_in_a_mention_is_redacted_like_a_fact() -> None:
+    key = "ghp_" + "Qw7eR9tY1u" * 4
+    ex = Extraction("b1", mentions=(Mention("works_at", f"Acme {key}", True),))
+    (cleaned,) = redact_extraction(ex, "redact").mentions
+    assert key not in cleaned.value
+
+
+def test_a_capitalised_opener_is_no_partner_told_without_i() -> None:
+    assert "partner" not in {p for p, _ in told("Love baking bread on rainy days")}
+    assert "partner" not in {p for p, _ in told("Stories about love and loss are the best")}
+    assert "partner" not in {p for p, _ in told("Dinner at Hana's parents was fun")}

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chrysalis.context import facts as facts_mod
+from chrysalis.context import timeline
 from chrysalis.context.frame import Frame, frame
 from chrysalis.core.checks import check_id
 from chrysalis.core.errors import EmbedderUnavailable, InvalidInput
@@ -89,6 +90,8 @@ class _Item:
     memory: str | None
     text: str
     direct: bool = False  # evidence by itself (`_direct`)
+    pinned: bool = False  # the user's latest own statement of a value asked (`timeline`)
+    aside: bool = False  # names a value of the type asked, not as the user's (`timeline`)
     stale: str | None = None
     # The beads shown with it as one passage, with their offsets from it in the session.
     joined: list[tuple[int, _Item]] = field(default_factory=list)
@@ -137,6 +140,7 @@ def build(
     readers = {source.name: source.reader for source in sources}
     all_facts: list[facts_mod.Fact] = []
     groups: dict[tuple[str, str], float] = {}
+    about_user: list[tuple[Source, set[str]]] = []  # sources whose user the question asks of
     for source in sources:
         skip = set(excluded)
         if session_id is not None and recent:
@@ -148,6 +152,8 @@ def build(
         subjects = facts_mod.subjects(source.reader, query)
         read = facts_mod.read_facts(source.reader, subjects)
         named = {sid for sid, name in subjects if name != facts_mod.USER}
+        if not named and any(name == facts_mod.USER for _, name in subjects):
+            about_user.append((source, skip))
         bearing = facts_mod.bearing(query, read, hits, named)
         for f in read:
             f.subject_id = _scoped(source.name, f.subject_id)
@@ -167,6 +173,9 @@ def build(
                 )
             )  # fmt: skip
     shown, at = facts_mod.order(all_facts, groups, fr, at_now)
+    attributes = timeline.asked(query)
+    for source, skip in about_user if attributes else ():
+        candidates += _timeline(source, attributes, min(at, at_now), candidates, skip, echo)
     items = _relevant(query, candidates)
     items = _collapse(items)
     items = _supersede(items, all_facts, shown, fr)
@@ -206,6 +215,45 @@ def _retrieve(
     prefix = f"{source.name}: " if source.name else ""
     notes += [prefix + n for n in found.notes]
     return [i for i in found.items if i.kind == "bead"]
+
+
+def _timeline(
+    source: Source,
+    attributes: list[str],
+    at: float,
+    candidates: list[_Item],
+    skip: set[str],
+    echo: str,
+) -> list[_Item]:
+    """Mark the source's candidates by the typed-mention timeline (`timeline`): the user's
+    latest own statements of the ``attributes`` by ``at`` pinned, beads naming such a value
+    only otherwise set aside; return the pinned statements retrieval did not find."""
+    mine = [c for c in candidates if c.memory == source.name]
+    pick = timeline.read(source.reader, attributes, at, [c.item.id for c in mine])
+    for c in mine:
+        c.aside = c.item.id in pick.aside
+        if c.item.id in pick.latest:
+            c.pinned = c.direct = True
+    have = {c.item.id for c in mine}
+    missing = [b for b in pick.latest if b not in have and b not in skip]
+    if not missing:
+        return []
+    score = max((c.item.score for c in mine), default=1.0)
+    out = []
+    for bead_id, (bead, _) in source.reader.beads_with_origin(missing).items():
+        if _normal(bead.content) == echo:
+            continue
+        found = RetrievedItem(
+            kind="bead", id=bead_id, text=bead.content, score=score,
+            signals={"timeline": 1.0}, provenance={}, tokens=count_tokens(bead.content),
+        )  # fmt: skip
+        out.append(
+            _Item(
+                found, "bead", bead.ts, bead.session_id, source.name, bead.content,
+                direct=True, pinned=True,
+            )
+        )  # fmt: skip
+    return out
 
 
 def _scoped(memory: str | None, item_id: str) -> str:
@@ -256,7 +304,8 @@ def _wanted(query: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _relevant(query: str, items: list[_Item]) -> list[_Item]:
-    """The items above the relevance floor, best first (see `RELATIVE_FLOOR`)."""
+    """The items above the relevance floor, best first (see `RELATIVE_FLOOR`), and the
+    timeline's pinned statements (`timeline`) whatever their score, before them."""
 
     def leans(i: _Item) -> bool:
         s = i.item.signals
@@ -269,7 +318,8 @@ def _relevant(query: str, items: list[_Item]) -> list[_Item]:
     if best is None:
         return []
     floor = RELATIVE_FLOOR * best.item.score
-    return [i for i in ranked if i.item.score >= floor and leans(i)]
+    kept = [i for i in ranked if i.pinned or (i.item.score >= floor and leans(i))]
+    return sorted(kept, key=lambda i: not i.pinned)  # the timeline's picks are shown first
 
 
 def _collapse(items: list[_Item]) -> list[_Item]:
@@ -511,7 +561,7 @@ def _compose(
     for i in items:
         if i.ts is not None and i.ts > at:
             later.append(i)
-        elif i.direct:
+        elif i.direct and not i.aside:
             timed.append((i.ts if i.ts is not None else float("-inf"), 1, i.item.id, i))
         else:
             beside.append(i)

@@ -29,6 +29,7 @@ __all__ = [
     "Extraction",
     "Extractor",
     "Fact",
+    "Mention",
     "make_extractor",
 ]
 
@@ -65,6 +66,19 @@ class Fact:
 
 
 @dataclass(frozen=True, slots=True)
+class Mention:
+    """A value of a typed attribute that a bead names (a city for ``lives_in``, a company for
+    ``works_at``, a drink, a car, a first name for ``partner``), and whether the bead asserts
+    it as its speaker's value now (``own``: the speaker's, cued, asserted, not past) or names
+    it otherwise (someone else's, a trip, an ad, a plan, a negation, no word of the
+    attribute). The typed-mention timeline (`chrysalis.read.mentions`) is made of these."""
+
+    predicate: str
+    value: str
+    own: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Extraction:
     """What an extractor found in one bead, and what finding it cost (for the budget)."""
 
@@ -74,6 +88,7 @@ class Extraction:
     calls: int = 0  # model calls made for this bead
     tokens: int = 0  # tokens the model read and wrote for it
     dropped: tuple[str, ...] = field(default=())  # what the quality gate refused, and why
+    mentions: tuple[Mention, ...] = ()  # typed values it names, each with its verdict
 
 
 @runtime_checkable

@@ -149,6 +149,12 @@ _COORDINATE = re.compile(
 )
 _AFTER_CONDITION = re.compile(r"(?<!even\s)\b(?:if|unless)\b", re.IGNORECASE)
 _AFTER_NEGATED = _words("no longer|no more|anymore|any more|not anymore")
+# A negation of doing without the span affirms it ("can't start my day without X", "never
+# leave home without X"): "without" in the two words before it, a negation before that.
+_DO_WITHOUT = re.compile(
+    r"(?:\b(?:not|never|cannot|\w+n't|\w+n’t)\b).*\bwithout(?:\s+\S+){0,2}\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
 _SPEECH = (
     "say|says|said|saying|tell|tells|told|telling|write|writes|wrote|written|writing|texted|"
     "emailed|ask|asks|asked|claim|claims|claimed|mention|mentions|mentioned|insist|insists|"
@@ -315,9 +321,11 @@ class Reading:
                 return mood
         if _AFTER_CONDITION.search(rest):
             return CONDITION
-        if _PLAN.search(clause):
-            return PLAN
-        if _NEGATED.search(clause) or _AFTER_NEGATED.search(rest):
+        if _PLAN.search(clause) and not _DO_WITHOUT.search(clause):
+            return PLAN  # ("couldn't get through a day without X": no plan, a habit)
+        if (_NEGATED.search(clause) or _AFTER_NEGATED.search(rest)) and not _DO_WITHOUT.search(
+            clause
+        ):
             return NEGATED
         if _SIMPLE_PAST.match(self.plain[start:end]):
             return PAST

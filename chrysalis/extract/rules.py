@@ -19,16 +19,17 @@ others restates the user or the encyclopaedia, neither dated by the bead.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import UTC, datetime
 
 from chrysalis.core.models import Bead
-from chrysalis.extract import Entity, Extraction
+from chrysalis.extract import Entity, Extraction, Fact, Mention
 from chrysalis.extract.entities import GREETINGS, entity_or_none, lower_words
+from chrysalis.extract.facts import DRINK_WORDS
 from chrysalis.extract.facts import facts as read_facts
 from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
-from chrysalis.extract.typed import typed_facts
+from chrysalis.extract.typed import TYPES, facts_from, typed_mentions
 
 VERSION = "rules/3"  # 2: third-person facts, the entity gate; 3: facts told by their value
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
@@ -185,24 +186,58 @@ class RulesExtractor:
         # An assistant is no person whose facts we keep: its "I" is itself, and what it says
         # of others is mostly what the user told it or what books say (not dated by the bead).
         said = [] if bead.role == "assistant" else read_facts(text, speaker)
+        mentions: list[Mention] = []
         if bead.role != "assistant":
             # What no sentence shape gave, a value of a known type may (`.typed`).
+            mentions = typed_mentions(text)
             told = {(f.subject, f.predicate) for f in said} | {f.object.lower() for f in said}
             said += [
                 f
-                for f in typed_facts(text, speaker)
+                for f in facts_from(mentions, speaker)
                 if (f.subject, f.predicate) not in told and f.object.lower() not in told
             ]
         # A fact stands only on entities that pass the gate (its subject is a speaker or a
         # name the patterns checked).
         facts = tuple(f for f in said if add(f.object, f.object_type))
+        mentions = _timeline(mentions, facts, speaker, lowered)
         for f in facts:
             if f.subject != speaker:
                 add(f.subject, "person")
         for name in _names(masked):
             add(name, "person" if bead.source and name == bead.source else "name")
         entities = tuple(found.values())[:MAX_ENTITIES]
-        return Extraction(bead.id, entities=entities, facts=facts)
+        return Extraction(bead.id, entities=entities, facts=facts, mentions=tuple(mentions))
+
+
+# The typed attribute a first-person fact's predicate tells (`prefers`: only of a drink).
+_TIMELINE = {
+    "lives_in": "lives_in", "works_at": "works_at", "drinks": "drinks", "prefers": "drinks",
+    "favourite_drink": "drinks", "drives": "drives", "partner": "partner",
+    "married_to": "partner",
+}  # fmt: skip
+
+
+def _timeline(
+    mentions: Sequence[Mention], facts: Sequence[Fact], speaker: str, lowered: Set[str]
+) -> list[Mention]:
+    """The typed mentions a bead adds to the timeline: its speaker's facts of a typed
+    attribute (whatever rule read them) as ``own``, then the typed reader's values, ``own``
+    only when the value also passes the entity gate; one per attribute and value."""
+    out: dict[tuple[str, str], Mention] = {}
+    for f in facts:
+        attr = _TIMELINE.get(f.predicate)
+        if f.subject != speaker or attr is None:
+            continue
+        if f.predicate == "prefers" and not set(f.object.lower().split()) & DRINK_WORDS:
+            continue  # "I prefer Python": no drink
+        out.setdefault((attr, f.object.lower()), Mention(attr, f.object, own=True))
+    for m in mentions:
+        key = (m.predicate, m.value.lower())
+        if key in out:
+            continue
+        own = m.own and entity_or_none(m.value, TYPES[m.predicate], lowered) is not None
+        out[key] = Mention(m.predicate, m.value, own)
+    return list(out.values())
 
 
 def _dates(text: str) -> list[tuple[str, str]]:

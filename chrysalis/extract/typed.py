@@ -28,16 +28,17 @@ X", "my dad's X") gives nothing here: `facts` reads those with their subject.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 
-from chrysalis.extract import Fact
+from chrysalis.extract import Fact, Mention
 from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
 from chrysalis.extract.mood import ASSERTED, REPORTED, Reading
 from chrysalis.extract.places import is_city
 
-__all__ = ["AGAINST", "CUES", "typed_facts"]
+__all__ = ["AGAINST", "CUES", "TYPES", "facts_from", "typed_facts", "typed_mentions"]
 
 # Words of each attribute (stems end in "*"). A sentence must hold one for its value to count.
 CUES: dict[str, frozenset[str]] = {
@@ -71,7 +72,7 @@ CUES: dict[str, frozenset[str]] = {
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
-        other_half going_out stayed_over""".split()
+        other_half going_out stayed_over couple""".split()
     ),
 }
 # Words that make the value something other than the attribute's current value.
@@ -90,7 +91,11 @@ AGAINST: dict[str, frozenset[str]] = {
         """tried try trying whim gross hate hated stand sample taste once idk""".split()
     ),
     "drives": frozenset("""rented rent rental hire borrowed test holiday taxi uber fun""".split()),
-    "partner": frozenset("""ex broke split divorced engaged""".split()),
+    # ("a couple of weeks": a number, no pair)
+    "partner": frozenset(
+        """ex broke split divorced engaged couple_of couple_days couple_weeks couple_months
+        couple_years couple_hours couple_times couple_more""".split()
+    ),
 }
 # Phrases right before a value that say it is no longer (or never was) the current one.
 _NOT_NOW = re.compile(
@@ -167,42 +172,69 @@ def typed_facts(text: str, speaker: str, reading: Reading | None = None) -> list
     """The facts about ``speaker`` that ``text`` tells by its values (see the module's doc):
     at most one per attribute, the first the text asserts among its first `MAX_VALUES`
     values of that attribute, in sentences of at most `MAX_SENTENCE` characters."""
-    words = _words(text)
-    wanted = [a for a in CUES if _cued(words, CUES[a])]
-    if not wanted:
-        return []
-    reading = reading or Reading(text)
-    plain = reading.plain
+    return facts_from(typed_mentions(text, reading), speaker)
+
+
+def facts_from(mentions: Sequence[Mention], speaker: str) -> list[Fact]:
+    """The facts ``mentions`` (of `typed_mentions`) give ``speaker``: per attribute, the
+    first value asserted as theirs."""
     found: dict[str, str] = {}
-    tries = dict.fromkeys(wanted, MAX_VALUES)
-    for start, end in reading.sentences():
-        sentence = plain[start:end]
-        if end - start > MAX_SENTENCE or _PAST.search(sentence):
-            continue
-        low_words = _words(sentence)
-        for attr in wanted:
-            if attr in found or tries[attr] <= 0:
-                continue
-            if not _cued(low_words, CUES[attr]) or _cued(low_words, AGAINST[attr], typos=False):
-                continue
-            if attr == "partner" and not _mine(sentence, low_words):
-                continue
-            for value in _values(attr, sentence):
-                tries[attr] -= 1
-                if tries[attr] < 0:
-                    break
-                a, b = start + value.start, start + value.end
-                if not _now(plain[start:a]) or not _asserted(reading, plain, start, a, b, attr):
-                    continue
-                if _whose(plain[start:end], a - start, b - start, attr) != "user":
-                    continue
-                found[attr] = value.text  # the first the text asserts
-                break
-    return [Fact(speaker, attr, obj, "person", _TYPE[attr], stated_by=speaker)
+    for m in mentions:
+        if m.own:
+            found.setdefault(m.predicate, m.value)
+    return [Fact(speaker, attr, obj, "person", TYPES[attr], stated_by=speaker)
             for attr, obj in found.items()]  # fmt: skip
 
 
-_TYPE = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "product",
+def typed_mentions(text: str, reading: Reading | None = None) -> list[Mention]:
+    """Every value of each attribute's type that ``text`` names (at most `MAX_VALUES` per
+    attribute, in sentences of at most `MAX_SENTENCE` characters), in text order, each
+    ``own`` when the text asserts it as its speaker's value now (the module's doc: cued, not
+    against, the speaker's, asserted, not past) and not ``own`` otherwise. A value named
+    twice is listed once, ``own`` if any naming asserts it."""
+    reading = reading or Reading(text)
+    plain = reading.plain
+    cued_text = {a for a in CUES if _cued(_words(text), CUES[a])}
+    out: dict[tuple[str, str], bool] = {}
+    tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
+    named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
+    for start, end in reading.sentences():
+        sentence = plain[start:end]
+        if end - start > MAX_SENTENCE:
+            continue
+        past = _PAST.search(sentence) is not None
+        low_words = _words(sentence)
+        for attr in CUES:
+            if named[attr] <= 0:
+                continue
+            weigh = (
+                not past
+                and attr in cued_text
+                and tries[attr] > 0
+                and _cued(low_words, CUES[attr])
+                and not _cued(low_words, AGAINST[attr], typos=False)
+                and (attr != "partner" or _mine(sentence, low_words))
+            )
+            for value in _values(attr, sentence):
+                named[attr] -= 1
+                if named[attr] < 0:
+                    break
+                own = False
+                if weigh and tries[attr] > 0:
+                    tries[attr] -= 1
+                    a, b = start + value.start, start + value.end
+                    own = (
+                        _now(plain[start:a])
+                        and _asserted(reading, plain, start, a, b, attr)
+                        and _whose(sentence, a - start, b - start, attr) == "user"
+                    )
+                key = (attr, value.text)
+                out[key] = out.get(key, False) or own
+    return [Mention(attr, value, own) for (attr, value), own in out.items()]
+
+
+# Each attribute's entity type (a fact's object type; the entity gate's type for a value).
+TYPES = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "product",
          "partner": "person"}  # fmt: skip
 
 
@@ -271,11 +303,28 @@ def _one_off(w: str, lexicon: _Lexicon) -> bool:
 _THEIRS = re.compile(r"\b(?:his|her|their|\w+['’]s)\s+(?:new\s+)?(?:\w+)$", re.IGNORECASE)
 
 
+_WITH_SOMEONE = re.compile(
+    r"\b(?:dating|dates|seeing|sees|married|engaged|with|to)\s+(?:a|an|the|some|someone|"
+    r"somebody|this|that|his|her|their|\w+['’]s)\b",
+    re.IGNORECASE,
+)
+
+
 def _mine(sentence: str, words: set[str]) -> bool:
     """Whether a sentence tells a relationship of the user's: it speaks in the first person
     (or of the user), and a relationship word in it is not someone else's ("her husband")."""
     if not words & _USER:
-        return False
+        # The speaker's own, its subject left out ("X stayed over again, it's official"),
+        # unless the sentence speaks of anyone else, or its one person is with someone
+        # unnamed ("Amara from work is dating a drummer": her relationship).
+        # "love" and "parents" say too little without one ("Love the colours", "Themes like
+        # love").
+        return (
+            not words & (_PRONOUN | _OTHERS)
+            and _cued(words - {"love", "parents"}, CUES["partner"], typos=False)
+            and len(_people(sentence)) == 1
+            and _WITH_SOMEONE.search(sentence) is None
+        )
     for m in _WORD.finditer(sentence):
         low = m.group(0).lower()
         # The owner is in the three words before it: a window, not the whole sentence again.
@@ -321,11 +370,13 @@ def _whose(sentence: str, a: int, b: int, attr: str) -> str:
     about_user = "user" in sentence.lower()
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
-    for tokens in (reversed(before), after):
+    for side, tokens in (("before", reversed(before)), ("after", after)):
         for m in tokens:
             word = m.group(0)
             low = word.lower()
             if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
+                if side == "after":
+                    continue  # "... with X since the party at Lena's": no owner of X
                 return "other"  # "my uncle's car", "Dana's new badge"
             if low in _USER:
                 return "user"
@@ -436,13 +487,16 @@ def _drinks(sentence: str) -> list[_Value]:
             while last + 1 < len(tokens) and tokens[last + 1].group(0).lower() in DRINK_WORDS:
                 last += 1
             a, b = tokens[first].start(), tokens[last].end()
-            out.append(_Value(a, b, sentence[a:b]))
+            if not set(sentence[a:b].lower().split()) <= _PART_OF_A_DRINK:
+                out.append(_Value(a, b, sentence[a:b]))
             i = last + 1
         else:
             i += 1
     return out
 
 
+# Drink words that name a drink only beside another ("flat white"): alone, a flat is a home.
+_PART_OF_A_DRINK = frozenset({"flat", "white"})
 _MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
 
 
@@ -462,9 +516,11 @@ def _people(sentence: str) -> list[_Value]:
     out = []
     for v in _names(sentence):
         words = v.text.split()
-        if len(words) > 2 or words[0].lower() in CAR_MAKES:
-            continue
+        if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
+            continue  # ("Love ..." opens a sentence: no one's name)
         if is_city(v.text) and re.search(r"\b(?:in|to|from|at)\s+$", sentence[: v.start]):
             continue  # "moved to Florence": a place (Florence is a name too)
+        if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
+            continue  # "the party at Lena's": her place, no one the speaker is with
         out.append(v)
     return out

@@ -14,6 +14,7 @@ from chrysalis.core.checks import check_id
 from chrysalis.core.errors import InvalidInput, NotFound
 from chrysalis.core.events import Committed
 from chrysalis.core.models import Bead, BlobRef, Embedding, Persona, Skill, SpanRef
+from chrysalis.read import mentions
 from chrysalis.read.graph import GraphReads, record_origin
 from chrysalis.store.env import Store, Txn
 from chrysalis.store.keys import RECORD_DBS, emb_key, op_key, record_key, time_key, u64, unpack
@@ -112,6 +113,20 @@ class Reader(GraphReads):
                 else:
                     out[bead_id] = "forgotten" if unpack(raw) == crdt.FORGOTTEN else "live"
         return out
+
+    def mentions_of(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, bool]]]:
+        """The typed values each of ``ids`` names, with their verdicts
+        (`chrysalis.read.mentions.of_beads`), read in one transaction."""
+        with self.store.read() as txn:
+            return mentions.of_beads(txn, self.store.dbs["mentions"], ids)
+
+    def latest_mentions(
+        self, predicate: str, at: float, n: int = 1
+    ) -> list[tuple[float, str, str]]:
+        """The latest statements of ``predicate``'s value made at or before ``at``
+        (`chrysalis.read.mentions.latest`)."""
+        with self.store.read() as txn:
+            return mentions.latest(txn, self.store.dbs["mentions"], predicate, at, n)
 
     def blob_users(self, sha256: str, limit: int = 10) -> list[str]:
         """Live beads whose content is blob ``sha256`` (at most ``limit``)."""

@@ -167,9 +167,9 @@ def scan_bead(row: Mapping[str, Any], policy: Policy) -> tuple[dict[str, Any], l
 
 
 def redact_extraction(ex: Extraction, policy: Policy) -> Extraction:
-    """An extraction's entity names and fact ends with secrets redacted (``"off"``: as is):
-    what an extractor read from a bead stored before this scan, or under ``"off"`` and
-    scanned now, never names a node after a secret."""
+    """An extraction's entity names, fact ends and typed mentions with secrets redacted
+    (``"off"``: as is): what an extractor read from a bead stored before this scan, or under
+    ``"off"`` and scanned now, never names a node or a timeline entry after a secret."""
     if policy == "off":
         return ex
 
@@ -183,4 +183,5 @@ def redact_extraction(ex: Extraction, policy: Policy) -> Extraction:
             dataclasses.replace(f, subject=clean(f.subject), object=clean(f.object))
             for f in ex.facts
         ),
+        mentions=tuple(dataclasses.replace(m, value=clean(m.value)) for m in ex.mentions),
     )

@@ -15,6 +15,7 @@ Named databases (keys are bytes; ``\\0`` separates variable parts, ints are 8-by
     emb        kind\\0item\\0model -> record        embedding vectors as float32 bytes
     blobrefs   sha256\\0bead -> b""                 which live beads use a blob
     bead_from  evidence\\0bead -> b""               live summaries by the beads they stand on
+    mentions   the typed-mention timeline, local and derived (`chrysalis.read.mentions`)
     scrub      b"op\\0" replica\\0seq -> done       ops a forget erased, and blobs it left
                b"blob\\0" sha256 -> done           unused: the remote's to-do (sync/scrub.py;
                                                   ``done``: per remote id, what is finished)
@@ -31,7 +32,7 @@ import msgpack
 DB_NAMES = (
     "meta", "ops", "pending", "beads", "bead_time", "bead_sess",
     "nodes", "edges", "adj", "persona", "skills", "emb", "blobrefs", "forgets", "scrub",
-    "bead_from",
+    "bead_from", "mentions",
 )  # fmt: skip
 STATE_DBS = ("beads", "nodes", "edges", "persona", "skills", "emb")  # what state_digest() hashes
 SNAPSHOT_DBS = (

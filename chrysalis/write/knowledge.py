@@ -39,6 +39,7 @@ from chrysalis.core.models import Bead, OpKind
 from chrysalis.extract import Extraction
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
 from chrysalis.extract.summary import Summary
+from chrysalis.read import mentions as timeline
 from chrysalis.secrets.scan import Policy, redact_extraction, scan_bead
 from chrysalis.store.env import WriteContext
 from chrysalis.store.keys import RECORD_DBS, unpack
@@ -136,6 +137,9 @@ class KnowledgeWriter:
                 if entry is None or entry == crdt.FORGOTTEN:
                     continue
                 learned.beads += 1
+                timeline.put(
+                    ctx.txn, ctx.dbs["mentions"], ex.bead_id, bead_times[ex.bead_id], ex.mentions
+                )
                 for entity in ex.entities:
                     self._plan_node(ctx, nodes, entity.name, entity.type, ex.bead_id)
                 for fact in ex.facts:
@@ -421,15 +425,16 @@ class KnowledgeWriter:
     def retract(
         self, bead_ids: Iterable[str], cursor: Mapping[str, Any] | None = None
     ) -> Retracted:
-        """Take the forgotten ``bead_ids`` out of every node's and edge's evidence, in one
-        commit with the ``cursor`` meta values; remove the derived items left with no
-        evidence (edges first, then nodes no remaining edge names). Idempotent: a second
-        call finds nothing to do."""
+        """Take the forgotten ``bead_ids`` out of every node's and edge's evidence and out of
+        the typed-mention timeline (`chrysalis.read.mentions`), in one commit with the
+        ``cursor`` meta values; remove the derived items left with no evidence (edges first,
+        then nodes no remaining edge names). Idempotent: a second call finds nothing to do."""
         gone = set(bead_ids)
 
         def write(ctx: WriteContext) -> Retracted:
             _put_metas(ctx, cursor)
             out = Retracted()
+            timeline.drop(ctx.txn, ctx.dbs["mentions"], sorted(gone))
             for bead_id in sorted(gone):  # a summary goes with any bead it stands on
                 for summary_id in _summaries_citing(ctx, bead_id):
                     if _live(ctx, summary_id):
