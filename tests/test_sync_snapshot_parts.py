@@ -386,3 +386,28 @@ def test_the_s3_endpoints_owner_is_read_once_a_second_and_a_refusal_never_kept(
         assert len(calls) == 4  # each refused request asked again
     finally:
         remote.close()
+
+
+def test_through_s3_a_truncated_part_is_refused_and_a_good_snapshot_loads(
+    open_memory: Opener, tmp_path: Path, s3_server: Any
+) -> None:
+    """End to end on moto's S3 server on 127.0.0.1, with a sync key: the bucket's writer cuts
+    a part short; a new laptop refuses the snapshot and replays the segments; the next
+    snapshot (the tampering did not touch it) is what a second new laptop loads."""
+    bucket = s3_server.new_bucket()
+    url, kf = s3_server.url(bucket), _key_file(tmp_path, True)
+    a, sa, key = _published(open_memory, url, kf)
+    part = snapshot_part_key(key, 1)
+    s3 = s3_server.client()
+    whole = s3.get_object(Bucket=bucket, Key=f"team/{part}")["Body"].read()
+    s3.put_object(Bucket=bucket, Key=f"team/{part}", Body=whole[: len(whole) // 2])
+    c, sc = _join(open_memory, url, kf)
+    assert sc.pull()["snapshot"] is None
+    assert "not the part its manifest names" in sc.status()["rejected"][0]["error"]
+    assert c.state_digest() == a.state_digest()
+    a.append_bead("written after the tampering")
+    sa.push()
+    fresh = sa.snapshot()["key"]
+    d, sd = _join(open_memory, url, kf, name="d")
+    assert sd.pull()["snapshot"] == fresh
+    assert d.state_digest() == a.state_digest()
