@@ -222,8 +222,9 @@ class RemoteScrubber:
                 mine = snapshots.publish(s, self.heartbeats, force=True, keep=1)
                 if not protocol.covers(mine.get("vv") or {}, held):
                     continue  # we do not hold all it holds yet: a later run
-            for o in s.remote.list(snapshots_of(r)):
-                s.remote.delete(o.key)
+            listed = [o.key for o in s.remote.list(snapshots_of(r))]
+            for key in protocol.snapshots_to_delete(listed, keep=0):  # manifests first
+                s.remote.delete(key)
                 deleted += 1
             self.heartbeats.rewrite_other(r, {**hb, "snapshot": None})
         return deleted
