@@ -209,6 +209,7 @@ def join(path: Path, tmp: Path, tail: int, seed: int, index_wait: float) -> dict
             finally:
                 sc.close()
             converged = c.state_digest() == digest
+            log(f"   joined in {join_s:.1f} s ({join_cpu_s:.1f} s CPU) from {pulled['snapshot']}")
             rng = random.Random(seed + 11)
             t = time.perf_counter()
             answer = c.retrieve(query(rng), k=10)
