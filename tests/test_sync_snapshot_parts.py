@@ -411,38 +411,3 @@ def test_through_s3_a_truncated_part_is_refused_and_a_good_snapshot_loads(
     d, sd = _join(open_memory, url, kf, name="d")
     assert sd.pull()["snapshot"] == fresh
     assert d.state_digest() == a.state_digest()
-
-
-def test_a_joined_laptop_builds_its_vector_index_from_the_snapshots_vectors(
-    open_memory: Opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """After the load its vector index is empty and the whole log behind: it is built in one
-    pass from the stored vectors (IVF trained once, for its size), nothing is embedded again,
-    and vector search answers."""
-    from chrysalis.search import VectorIndex
-
-    url = _folder(tmp_path)
-    a = open_memory("a", embedder="deterministic", exact_limit=100)
-    sa = Sync(a, url)
-    a.append_beads({"content": f"harbour log entry {i}: crates of {i % 9} kinds"}
-                   for i in range(300))  # fmt: skip
-    a.wait_indexed(30)
-    sa.push()
-    sa.snapshot()
-    rebuilt: list[int] = []
-    real = VectorIndex.rebuild
-
-    def counting(self: VectorIndex, keys: Any, read: Any) -> None:
-        rebuilt.append(len(keys))
-        real(self, keys, read)
-
-    monkeypatch.setattr(VectorIndex, "rebuild", counting)
-    c = open_memory("c", embedder="deterministic", exact_limit=100)
-    sc = Sync(c, url)
-    assert sc.pull()["snapshot"]
-    c.wait_indexed(30)
-    assert rebuilt == [0, 300]  # at open (an empty store), then once from the snapshot
-    assert c.indexer.status()["vectors"]["items"] == 300
-    assert c.version_vector() == a.version_vector()  # no embedding op of its own
-    hits = c.retrieve("harbour log entry 42", k=3, strategy="emb").items
-    assert hits and all(h.kind == "bead" and "harbour" in h.text for h in hits)

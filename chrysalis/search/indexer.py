@@ -379,13 +379,6 @@ class Indexer:
         return None if rec is None else str(rec["text_hash"])
 
     def _catch_up_vectors(self, embedder: Embedder, vectors: VectorIndex) -> bool:
-        if not len(vectors) and self._behind(vectors.watermark) > self.exact_limit:
-            # An empty index far behind (a data dir that just loaded a snapshot): build it
-            # from the stored vectors in one pass, IVF trained once for its final size,
-            # instead of replaying every op (which trained it at `exact_limit` vectors).
-            self._rebuild_vectors(embedder, vectors)
-            vectors.dirty += 1
-            return True
         ops = self._ops_after(vectors.watermark)
         if not ops:
             return False
@@ -403,11 +396,6 @@ class Indexer:
         vectors.watermark = self._advance(vectors.watermark, ops)
         vectors.dirty += 1
         return len(ops) >= BATCH_OPS
-
-    def _behind(self, watermark: dict[str, int]) -> int:
-        """Ops in the log past ``watermark``."""
-        vv = self.reader.version_vector()
-        return sum(max(0, seq - watermark.get(r, 0)) for r, seq in vv.items())
 
     def _vectors_of(self, embedder: Embedder, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``keys`` under the model (what IVF search re-ranks by, for
