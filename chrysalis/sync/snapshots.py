@@ -45,7 +45,7 @@ PART_BYTES = 16 << 20  # keys + values a part holds: it closes at the first row 
 # A part inflates to its rows plus msgpack's framing; one row may be a whole bead of
 # MAX_CONTENT_CHARS (up to 32 MiB of UTF-8) past PART_BYTES. Anything larger is a bomb.
 PART_INFLATED = 128 << 20
-PART_LEVEL = 1  # zlib level of parts: 3-4x faster than 6 for a few % more bytes
+PART_LEVEL = 1  # zlib level of parts: 2.5-3x faster than 6 for 3-15 % more bytes (benchmarks.md)
 PREFETCH = 3  # parts fetched and verified ahead of the one being written
 MAX_PARTS = 1 << 20
 FORMAT = 2  # the manifest's "format": 2 = parts (a payload with "dbs" is the older, whole one)
