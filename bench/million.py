@@ -24,9 +24,11 @@
 5. Compaction: ``Store.compact`` (the op log and every record copied live pages only).
 6. Join (skipped with ``--no-join``): the memory pushes to a fresh bucket on moto's S3 server
    on 127.0.0.1 and publishes a snapshot; ``--tail`` more beads are written and pushed after
-   it; then an empty replica (a new laptop) pulls: the snapshot whole, then the tail. Its
-   pull is timed and its state digest must equal the source's. moto runs in threads of this
-   process: its CPU competes with the replica's, so the figure is a floor for real S3.
+   it; then an empty replica (a new laptop) pulls: the snapshot's parts, then the tail. Its
+   pull is timed (wall and CPU), its state digest must equal the source's, and it must have
+   loaded the snapshot (the bench fails if it replayed the op log instead). moto runs in a
+   process of its own, so its CPU is not the joiner's (reported apart). Then a recall at the
+   moment the join returned, and how long its indexes take to catch up (``--index-wait``).
 
 Goals (DESIGN §18, issue 33): recall p95 <= 15 ms in-process, RSS <= 1.5 GB, open <= 3 s,
 join <= 120 s, at 1,000,000 beads. Progress goes to stderr.
@@ -35,6 +37,7 @@ join <= 120 s, at 1,000,000 beads. Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -43,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +54,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from load_bench import bead_count, build, log, own_cpu_s, percentile, query, rss_mb, sentence
-from sync_bench import S3
+from sync_bench import S3Process
 
 from chrysalis import Memory
 from chrysalis.sync import Sync
@@ -166,10 +170,13 @@ def compaction(path: Path) -> dict[str, Any]:
     }
 
 
-def join(path: Path, tmp: Path, tail: int, seed: int) -> dict[str, Any]:
-    """Push the memory to moto's S3, snapshot, write and push ``tail`` more beads; then an
-    empty replica pulls (the snapshot, then the tail) and must end with the same digest."""
-    s3 = S3()
+def join(path: Path, tmp: Path, tail: int, seed: int, index_wait: float) -> dict[str, Any]:
+    """Push the memory to moto's S3 (its own process), snapshot, write and push ``tail`` more
+    beads; then an empty replica (a new laptop) pulls: the snapshot's parts, then the tail. It
+    must end with the same digest, and must have loaded the snapshot (not replayed the op
+    log). Then, up to ``index_wait`` seconds: how long until its indexes caught up, and what a
+    recall answers at the moment the join returned."""
+    s3 = S3Process()
     try:
         url = s3.new_url()
         with Memory.open(path, sync=False) as a:
@@ -179,7 +186,7 @@ def join(path: Path, tmp: Path, tail: int, seed: int) -> dict[str, Any]:
                 pushed = sa.push()
                 push_s = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                sa.snapshot()
+                snap = sa.snapshot()
                 snapshot_s = time.perf_counter() - t0
                 rng = random.Random(seed + 7)
                 a.append_beads(
@@ -189,26 +196,73 @@ def join(path: Path, tmp: Path, tail: int, seed: int) -> dict[str, Any]:
                 digest = a.state_digest()
             finally:
                 sa.close()
-        with Memory.open(tmp / "new-laptop", sync=False) as c:
+        moto_cpu0 = s3.cpu_s()
+        with Memory.open(tmp / "new-laptop", sync=False, embedder=EMBEDDER) as c:
             sc = Sync(c, url)
             try:
-                t0 = time.perf_counter()
+                # The peak RSS from here on is the joiner's, not the source's push before it
+                # (Linux: writing 5 to clear_refs resets VmHWM).
+                with contextlib.suppress(OSError):
+                    Path("/proc/self/clear_refs").write_text("5")
+                cpu0, t0 = own_cpu_s(), time.perf_counter()
                 pulled = sc.pull()
                 join_s = time.perf_counter() - t0
+                join_cpu_s = own_cpu_s() - cpu0
+                moto_cpu_s = s3.cpu_s() - moto_cpu0
+                _, join_peak = rss_mb()
             finally:
                 sc.close()
             converged = c.state_digest() == digest
+            log(f"   joined in {join_s:.1f} s ({join_cpu_s:.1f} s CPU) from {pulled['snapshot']}")
+            rng = random.Random(seed + 11)
+            t = time.perf_counter()
+            answer = c.retrieve(query(rng), k=10)
+            hits = len(answer.items)
+            first_recall_ms = (time.perf_counter() - t) * 1000
+            # Indexes catching up, timed in a thread, while this one asks what the laptop
+            # answers at the goal's mark (120 s after the join started; not in --quick).
+            mark: dict[str, Any] | None = None
+            index_s: list[float] = []
+
+            def wait() -> None:
+                with contextlib.suppress(TimeoutError):
+                    c.wait_indexed(timeout=index_wait)
+                    index_s.append(time.perf_counter() - t0 - join_s)
+
+            waiter = threading.Thread(target=wait)
+            if index_wait > 0:
+                waiter.start()
+                time.sleep(max(0.0, t0 + GOALS["join_s"] - time.perf_counter()))
+                at_mark = c.retrieve(query(rng), k=10)
+                status = c.indexer.status()
+                mark = {"hits": len(at_mark.items), "notes": at_mark.notes,
+                        "behind": status["behind"], "keyword_items": status["keyword"]["items"],
+                        "vector_items": (status["vectors"] or {}).get("items", 0)}  # fmt: skip
+                waiter.join()
     finally:
         s3.stop()
     if not converged:
         raise RuntimeError("the new laptop's state differs from the source's after the join")
+    if not pulled.get("snapshot"):
+        raise RuntimeError("the new laptop replayed the op log: no snapshot was loaded")
     return {
         "push_s": push_s,
         "push_ops": pushed["ops"],
         "snapshot_s": snapshot_s,
+        "snapshot_mb": snap.get("bytes", 0) / 2**20,
+        "snapshot_parts": snap.get("parts"),
         "tail_beads": tail,
         "join_s": join_s,
+        "join_cpu_s": join_cpu_s,
+        "join_moto_cpu_s": moto_cpu_s,
+        "join_peak_rss_mb": join_peak,
         "join_ops": pulled["ops"],
+        "join_from": pulled["snapshot"],
+        "recall_hits_at_join": hits,
+        "recall_ms_at_join": first_recall_ms,
+        "recall_notes_at_join": answer.notes,
+        "indexed_after_join_s": index_s[0] if index_s else None,
+        "at_goal_mark": mark,
         "converged": converged,
     }
 
@@ -227,6 +281,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-join", action="store_true", help="skip the S3 join")
     parser.add_argument("--no-rebuild", action="store_true", help="skip the index rebuild")
     parser.add_argument("--no-exchange", action="store_true", help="skip export and import")
+    parser.add_argument("--index-wait", type=float, default=None,
+                        help="after the join, wait this long for the indexes (default: 0 "
+                        "with --quick, else 600 s)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rebuild", type=Path, help=argparse.SUPPRESS)
@@ -237,6 +294,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.beads = args.beads or (10_000 if args.quick else 1_000_000)
     args.queries = args.queries or (30 if args.quick else 300)
     args.tail = args.tail if args.tail is not None else (200 if args.quick else 1000)
+    if args.index_wait is None:
+        args.index_wait = 0.0 if args.quick else 600.0
     return args
 
 
@@ -278,7 +337,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log(f"   {json.dumps(out['compaction'])}")
         if not args.no_join:
             log("6. a new laptop joins through S3 (moto) from a snapshot ...")
-            out["join"] = join(path, tmp, args.tail, args.seed)
+            out["join"] = join(path, tmp, args.tail, args.seed, args.index_wait)
             log(f"   {json.dumps(out['join'])}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -346,7 +405,20 @@ def main(argv: list[str] | None = None) -> int:
             ("push (all ops) to S3", j["push_s"], "s", None),
             ("snapshot", j["snapshot_s"], "s", None),
             (f"new laptop joins (snapshot + {j['tail_beads']} tail)", j["join_s"], "s", "join_s"),
+            ("  its CPU (all threads)", j["join_cpu_s"], "s", None),
+            ("  moto's CPU meanwhile (own process)", j["join_moto_cpu_s"], "s", None),
+            ("  RSS peak of the process", j["join_peak_rss_mb"], "MB", None),
         ]
+        if j["indexed_after_join_s"] is not None:
+            rows.append(("indexes caught up, after the join", j["indexed_after_join_s"], "s", None))
+    if "join" in out:
+        j = out["join"]
+        if j["at_goal_mark"] is not None:
+            at = json.dumps(j["at_goal_mark"])
+            print(f"{GOALS['join_s']:.0f} s after the join started: {at}")
+        print(f"join loaded {j['join_from']} ({j['snapshot_parts']} parts, "
+              f"{j['snapshot_mb']:,.0f} MB); a recall at that moment: {j['recall_hits_at_join']}"
+              f" hits in {j['recall_ms_at_join']:.0f} ms")  # fmt: skip
     print(f"{'figure':<44} {'value':>10} {'unit':<4} {'goal':>9}  met")
     for label, value, unit, goal_key in rows:
         goal = "" if goal_key is None else f"<= {GOALS[goal_key]:g}"

@@ -199,6 +199,48 @@ class S3:
         self.server.stop()
 
 
+class S3Process(S3):
+    """moto's S3 server on a free loopback port, in a process of its own (niced like us): its
+    CPU does not compete with the measured replica's threads for our GIL, and `cpu_s` tells
+    what it used."""
+
+    _SERVE = (
+        "import logging, sys\n"
+        "from moto.server import ThreadedMotoServer\n"
+        "logging.getLogger('werkzeug').setLevel(logging.ERROR)\n"
+        "s = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
+        "s.start()\n"
+        "print(s._server.server_address[1], flush=True)\n"
+        "sys.stdin.read()  # until the bench closes our stdin\n"
+        "s.stop()\n"
+    )
+
+    def __init__(self) -> None:
+        os.environ.update(AWS_ENV)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self._SERVE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        port = int(self.proc.stdout.readline())
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.buckets = 0
+
+    def cpu_s(self) -> float:
+        """The server process's CPU seconds so far (user + system, from /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 # ---- replication, in-process ----------------------------------------------------------------
 
 

@@ -63,6 +63,8 @@ class Remote:
         for name, raw in objects.items():
             plain = raw
             kind = next((k for p, k in kinds.items() if name.startswith(p)), None)
+            if name.endswith(".part"):  # a snapshot's part
+                kind = Kind.SNAPSHOT_PART
             if kind is not None:
                 payload = decode(raw, kind=kind, object_key=name, key=data_key)
                 plain = payload if isinstance(payload, bytes) else msgpack.packb(payload)

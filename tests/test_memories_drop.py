@@ -83,6 +83,8 @@ def _remote_holding(folder: Path, data_key: bytes) -> list[str]:
         name, raw = str(path.relative_to(folder)), path.read_bytes()
         plain = raw
         kind = next((k for p, k in KINDS.items() if name.startswith(p)), None)
+        if name.endswith(".part"):  # a snapshot's part
+            kind = Kind.SNAPSHOT_PART
         if kind is not None:
             try:
                 payload = decode(raw, kind=kind, object_key=name, key=data_key)

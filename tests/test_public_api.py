@@ -145,6 +145,8 @@ def test_million_bench_quick_run_prints_its_figures() -> None:
     assert exchanged["export_lines"] >= 3_001 and exchanged["import_added"]["bead"] == 3_000
     joined = report["join"]
     assert joined["converged"] and joined["join_ops"] == joined["push_ops"] + 100
+    assert joined["join_from"].startswith("snapshots/") and joined["snapshot_parts"] >= 1
+    assert joined["join_cpu_s"] > 0 and joined["join_moto_cpu_s"] > 0
     assert set(report["met"]) == {"recall_p95_ms", "rss_mb", "open_s", "join_s"}
 
 

@@ -61,6 +61,8 @@ def _holding(url: str, key: bytes | None, mark: bytes = MARK.encode()) -> list[s
         raw = remote.get(obj.key)
         plain = raw
         kind = next((k for p, k in KINDS.items() if obj.key.startswith(p)), None)
+        if obj.key.endswith(".part"):  # a snapshot's part
+            kind = Kind.SNAPSHOT_PART
         if kind is None and obj.key.startswith("replicas/") and raw[:4] == MAGIC:
             kind = Kind.HEARTBEAT
         if kind is not None:

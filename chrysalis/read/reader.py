@@ -6,7 +6,8 @@ outside this module and the write side touches LMDB databases by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from chrysalis.core import crdt, vector_bytes
@@ -17,8 +18,18 @@ from chrysalis.core.models import Bead, BlobRef, Embedding, Persona, Skill, Span
 from chrysalis.read import mentions
 from chrysalis.read.graph import GraphReads, record_origin
 from chrysalis.store.env import Store, Txn
-from chrysalis.store.keys import RECORD_DBS, emb_key, op_key, record_key, time_key, u64, unpack
+from chrysalis.store.keys import (
+    RECORD_DBS,
+    SNAPSHOT_DBS,
+    emb_key,
+    op_key,
+    record_key,
+    time_key,
+    u64,
+    unpack,
+)
 
+Pairs = Iterable[tuple[bytes, bytes]]
 _BEAD_FIELD_COUNT = len(Bead.model_fields)
 _set_attr = object.__setattr__
 
@@ -541,6 +552,22 @@ class Reader(GraphReads):
             if unchanged(vv):
                 return vv, None, None
             return vv, self.store.dump(txn), self.store.state_digest(txn)
+
+    @contextlib.contextmanager
+    def dump_stream(
+        self, unchanged: Callable[[dict[str, int]], bool]
+    ) -> Iterator[tuple[dict[str, int], Iterator[tuple[str, Pairs]] | None]]:
+        """``(vv, stream)`` of the replicated databases at one read transaction, held open
+        while the caller consumes ``stream`` (``(name, key-ordered pairs)`` in SNAPSHOT_DBS
+        order, each read lazily): a snapshot written part by part, never held whole. When
+        ``unchanged(vv)`` is true, ``(vv, None)``."""
+        with self.store.read() as txn:
+            vv = self.store.version_vector(txn)
+            if unchanged(vv):
+                yield vv, None
+                return
+            dbs = self.store.dbs
+            yield vv, ((name, txn.cursor(db=dbs[name])) for name in SNAPSHOT_DBS)
 
     def log_op(self, replica: str, seq: int) -> dict[str, Any] | None:
         """One op as this replica logs it (erased content stays erased), or None."""

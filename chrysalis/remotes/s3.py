@@ -9,6 +9,7 @@ ignores it would silently overwrite, so `Sync` checks ``format.json`` once at fi
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,6 +27,10 @@ from chrysalis.remotes import (
 
 _OPTIONS = ("endpoint_url", "region", "profile", "addressing_style", "timeout", "retries")
 _TAKEN = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+# How long a loopback endpoint found served by us (or root) is not asked again: the window in
+# which another user who takes the port after the real server stopped still gets requests.
+# Our own server stopping makes requests fail for seconds anyway; a second adds little.
+OWNER_CHECKED_FOR = 1.0
 
 
 def parse(url: str) -> tuple[str, str, dict[str, str]]:
@@ -74,14 +79,20 @@ class S3Remote(Remote):
 
         self._client_error = ClientError
         self._boto_error = BotoCoreError
+        self._owner_checked_at = float("-inf")
 
     def _start(self, verb: str) -> None:
         """Count the call; first, when the endpoint is on loopback, make sure another local
         user has not taken its port (they would get every object, and without a sync key the
-        text itself)."""
+        text itself). The answer "it is ours" is trusted for `OWNER_CHECKED_FOR` seconds:
+        reading ``/proc/net/tcp`` costs ~10 ms here, per request it dominated a push of many
+        small objects. A refusal is never remembered (each request asks again)."""
         self.count(verb)
         if self.endpoint is not None:
-            check_loopback_service(self.endpoint, "the S3 endpoint", RemoteUnavailable)
+            now = time.monotonic()
+            if now - self._owner_checked_at > OWNER_CHECKED_FOR:
+                check_loopback_service(self.endpoint, "the S3 endpoint", RemoteUnavailable)
+                self._owner_checked_at = now
 
     def _key(self, key: str) -> str:
         return self.prefix + check_key(key)

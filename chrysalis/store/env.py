@@ -87,15 +87,44 @@ def _out_of_space(exc: BaseException) -> bool:
 
 def digest_of(dbs: Mapping[str, Iterable[tuple[bytes, bytes]]]) -> str:
     """The state digest of ``{name: key-ordered (key, value) pairs}`` for each of STATE_DBS."""
-    h = hashlib.blake2b(digest_size=16)
+    d = StateDigest()
     for name in STATE_DBS:
-        h.update(name.encode() + b"\0")
-        for k, v in dbs.get(name, ()):
-            h.update(u64(len(k)))
-            h.update(k)
-            h.update(u64(len(v)))
-            h.update(v)
-    return h.hexdigest()
+        d.feed(name, dbs.get(name, ()))
+    return d.hexdigest()
+
+
+class StateDigest:
+    """`digest_of`, fed a database's pairs at a time as a snapshot streams them (databases in
+    the order of STATE_DBS, each in key order; names outside STATE_DBS are skipped)."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.blake2b(digest_size=16)
+        self._next = 0  # index in STATE_DBS of the first database not yet started
+
+    def feed(self, name: str, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+        """Hash ``pairs`` of database ``name``; raises ValueError if ``name`` comes before a
+        database already fed (the order the digest fixes)."""
+        if name not in STATE_DBS:
+            return
+        at = STATE_DBS.index(name)
+        if at < self._next - 1:
+            raise ValueError(f"database {name!r} comes after {STATE_DBS[self._next - 1]!r}")
+        self._start(at)
+        update = self._h.update
+        for k, v in pairs:
+            update(u64(len(k)))
+            update(k)
+            update(u64(len(v)))
+            update(v)
+
+    def _start(self, upto: int) -> None:
+        while self._next <= upto:
+            self._h.update(STATE_DBS[self._next].encode() + b"\0")
+            self._next += 1
+
+    def hexdigest(self) -> str:
+        self._start(len(STATE_DBS) - 1)
+        return self._h.hexdigest()
 
 
 class _ResizeLock:
@@ -574,20 +603,52 @@ class Store:
 
         Raises `StoreError` (writing nothing) if the store already holds ops or views.
         """
+        self.load_parts(lambda: ((n, dbs.get(n, ())) for n in SNAPSHOT_DBS))
+
+    def load_parts(
+        self, parts: Callable[[], Iterable[tuple[str, Iterable[tuple[bytes, bytes]]]]], *,
+        reserve: int = 0,
+    ) -> None:  # fmt: skip
+        """Fill an empty store from a stream of ``(database, key-ordered pairs)``, databases in
+        SNAPSHOT_DBS order (one may come in several slices), all in ONE write transaction: a
+        failure, or a crash, leaves the store empty. ``parts()`` is called for a fresh stream
+        (again if the map had to grow mid-way); it may raise a `ChrysalisError` (a part that
+        fails to verify) to abort. ``reserve``: the bytes the pairs hold, so the map is grown
+        once up front instead of mid-way.
+
+        Raises `StoreError` (writing nothing) if the store already holds ops or views, or if
+        a slice's keys are not in order after what came before them.
+        """
+        self._reserve(reserve)
 
         def fill(ctx: WriteContext) -> None:
             for name in SNAPSHOT_DBS:
-                if ctx.txn.stat(self.dbs[name])["entries"]:
+                if ctx.txn.stat(ctx.dbs[name])["entries"]:
                     raise StoreError("a snapshot loads only into an empty data dir")
-            for name in SNAPSHOT_DBS:
-                db = self.dbs[name]
-                with ctx.txn.cursor(db=db) as cur:
-                    cur.putmulti(dbs.get(name, ()), append=True)
-            for _, hlc in oplog.last_ops(ctx.txn, self.dbs["ops"]).values():
+            for name, pairs in parts():
+                if name not in SNAPSHOT_DBS:
+                    raise StoreError(f"a snapshot holds no database {name!r}")
+                with ctx.txn.cursor(db=ctx.dbs[name]) as cur:
+                    given, added = cur.putmulti(pairs, append=True)
+                if given != added:  # append refuses a key not after the last one
+                    raise StoreError(f"snapshot database {name!r}: keys out of order")
+            for _, hlc in oplog.last_ops(ctx.txn, ctx.dbs["ops"]).values():
                 self.clock.observe(hlc)
             ctx.after_commit.append(self._notify_all)
 
-        self.write(fill)
+        self.write(fill, atomic=True)
+
+    def _reserve(self, extra: int) -> None:
+        """Grow the map now so that ``extra`` more bytes (B-tree overhead included) fit."""
+        if extra <= 0:
+            return
+        info = self.env.info()
+        used = (info["last_pgno"] + 1) * self.env.stat()["psize"]
+        want = int((used + 2 * extra) / GROW_AT)
+        if want > info["map_size"]:
+            with self._resize.exclusive():
+                self.env.set_mapsize(want)
+            log.info("LMDB map grown to %d MiB for a snapshot", want >> 20)
 
     def _notify_all(self) -> None:
         everything = Committed()

@@ -3,7 +3,9 @@
     format.json                          format, id, created_at, encryption (salt, key check)
     replicas/<replica>.json              heartbeat: host, generation, pushed, vv, snapshot, time
     ops/<replica>/<first:016x>.seg       consecutive ops of one replica, written once
-    snapshots/<replica>-<hlc:016x>.snap  the replicated databases + their version vector
+    snapshots/<replica>-<hlc:016x>.snap  a snapshot's manifest: version vector, digest, parts
+    snapshots/<replica>-<hlc:016x>.<n:06x>.part   its parts, each a bounded slice of the
+                                         replicated databases, written before the manifest
     blobs/<sha256>                       large bead content, content-addressed
     changed                              a token rewritten after each push; idle pulls GET it
     dropped/<format id>                  the memory under that format was dropped (drop.py)
@@ -62,6 +64,28 @@ def snapshots_of(replica: str) -> str:
 
 def snapshot_key(replica: str, hlc: int) -> str:
     return f"{snapshots_of(replica)}{hlc:016x}.snap"
+
+
+SNAP, PART = ".snap", ".part"
+
+
+def is_snapshot_key(key: str) -> bool:
+    """A snapshot's manifest (the object heartbeats announce), not one of its parts."""
+    return key.endswith(SNAP)
+
+
+def snapshot_part_key(snapshot: str, n: int) -> str:
+    """The key of part ``n`` of snapshot ``snapshot`` (a manifest key). It sorts before the
+    manifest, so "a newer snapshot" is never one's own part."""
+    return f"{snapshot[: -len(SNAP)]}.{n:06x}{PART}"
+
+
+def snapshot_of(key: str) -> str:
+    """The manifest key a snapshot part belongs to (a manifest key is its own)."""
+    if key.endswith(PART):
+        stem = key[: -len(PART)].rpartition(".")[0]
+        return stem + SNAP
+    return key
 
 
 def blob_key(sha256: str) -> str:

@@ -7,10 +7,12 @@ Sync needs these from the core, and nothing else:
   durable values (``lineage``, our cursors per remote)
 - the read side, ``memory.reader``: ``last_seqs(replicas) -> dict[str, int]``,
   ``ops_range(replica, after, limit) -> list[op]`` (ops of ``replica`` after seq ``after``, in
-  order, at most ``limit``) and ``dump_unless(unchanged) -> (vv, dbs | None, digest | None)``
-  (the replicated databases and their digest, read in one transaction)
+  order, at most ``limit``), ``dump_unless(unchanged) -> (vv, dbs | None, digest | None)``
+  (the replicated databases and their digest, read in one transaction) and
+  ``dump_stream(unchanged)`` (the same, streamed from one open read transaction)
 - ``memory.store.clock.now() -> int`` (an HLC)
-- ``memory.store.is_empty() -> bool`` and ``memory.store.load(dbs)``: a snapshot written whole
+- ``memory.store.is_empty() -> bool``, ``memory.store.load(dbs)`` (a snapshot written whole)
+  and ``memory.store.load_parts(parts, reserve=)`` (one streamed, in one transaction)
 - ``memory.store.blobs``: ``has(sha) -> bool``, ``get(sha) -> bytes`` (raises a
   ``ChrysalisError`` if absent), ``put(data) -> sha``
 - ``memory.version_vector() -> dict[str, int]`` and ``memory.apply_ops(ops) -> ApplyResult``
@@ -19,7 +21,8 @@ Sync needs these from the core, and nothing else:
   ``memory.store.blob_in_use(txn, sha)``, and the ``scrub`` database forget fills (the remote's
   to-do: ``keys.SCRUB_OP`` / ``keys.SCRUB_BLOB`` keys), read and marked here
 - from ``chrysalis.store.keys``: ``pack`` / ``unpack`` (the op encoding), ``same_op`` (equal but for
-  erasure); from ``chrysalis.store.env``: ``digest_of(dbs)`` (the state digest of dumped pairs);
+  erasure); from ``chrysalis.store.env``: ``digest_of(dbs)`` (the state digest of dumped pairs)
+  and ``StateDigest`` (the same, fed as pairs stream);
   the key layout of the dumped ``ops`` (``<replica>\\0<seq>``) and ``blobrefs``
   (``<sha>\\0...``) databases.
 
@@ -28,10 +31,11 @@ A reshaped core only needs this file edited.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from chrysalis.store.env import digest_of
+from chrysalis.store.env import StateDigest, digest_of
 from chrysalis.store.keys import SCRUB_BLOB, SCRUB_OP, pack, same_op, unpack
 
 if TYPE_CHECKING:
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 
 Op = dict[str, Any]
 Dump = dict[str, list[tuple[bytes, bytes]]]
+Pairs = Iterable[tuple[bytes, bytes]]
 
 APPLY_BATCH = 4096  # ops per apply_ops call
 
@@ -147,6 +152,26 @@ class Local:
         """``(vv, dbs, digest)`` of the replicated databases, read in one transaction; when
         ``unchanged(vv)`` is true, ``(vv, None, None)`` without dumping."""
         return self._memory.reader.dump_unless(unchanged)
+
+    @contextlib.contextmanager
+    def dump_stream(
+        self, unchanged: Callable[[dict[str, int]], bool]
+    ) -> Iterator[tuple[dict[str, int], Iterator[tuple[str, Pairs]] | None]]:
+        """``(vv, stream)``: the replicated databases as ``(name, key-ordered pairs)``, read
+        lazily from one read transaction held while the caller is inside; ``(vv, None)`` when
+        ``unchanged(vv)`` is true."""
+        with self._memory.reader.dump_stream(unchanged) as got:
+            yield got
+
+    @staticmethod
+    def state_digest() -> StateDigest:
+        """A state digest to feed pairs as they stream (equal to `digest_of` of them all)."""
+        return StateDigest()
+
+    def load_parts(self, parts: Callable[[], Iterable[tuple[str, Pairs]]], reserve: int) -> None:
+        """Write a streamed snapshot into an empty store in one transaction (nothing if
+        ``parts()`` raises); ``reserve``: the bytes its pairs hold."""
+        self._store.load_parts(parts, reserve=reserve)
 
     def hlc_now(self) -> int:
         return self._store.clock.now()

@@ -15,6 +15,7 @@ from typing import Any
 
 from chrysalis.core.errors import SegmentError
 from chrysalis.core.models import OpKind
+from chrysalis.sync.layout import is_snapshot_key, snapshot_of
 
 Op = dict[str, Any]
 Heartbeats = Mapping[str, Mapping[str, Any]]  # replica -> its heartbeat
@@ -279,8 +280,14 @@ def snapshot_current(last: Mapping[str, Any] | None, vv: Mapping[str, int]) -> b
 
 
 def snapshots_to_delete(ours: Sequence[str], keep: int = KEEP_SNAPSHOTS) -> list[str]:
-    """Of our snapshot keys (sorted, so oldest first), all but the newest ``keep``."""
-    return list(ours[:-keep])
+    """Of our snapshot objects' keys (manifests and parts, sorted), what goes: every manifest
+    but the newest ``keep``, then every part no kept manifest names (an older snapshot's, or a
+    publish cut short before its manifest). Manifests first: a reader never finds a manifest
+    whose parts were deleted before it, only (racing) one that is itself gone."""
+    manifests = [k for k in ours if is_snapshot_key(k)]
+    kept = set(manifests[-keep:]) if keep > 0 else set()
+    gone = [k for k in manifests if k not in kept]
+    return gone + [k for k in ours if not is_snapshot_key(k) and snapshot_of(k) not in kept]
 
 
 # ---- compaction (§11) ------------------------------------------------------------------------

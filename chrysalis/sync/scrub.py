@@ -32,7 +32,14 @@ from chrysalis.core.errors import SegmentError, SyncKeyError
 from chrysalis.remotes import RemoteError, RemoteNotFound, RemoteUnavailable
 from chrysalis.sync import objects, protocol, snapshots
 from chrysalis.sync.heartbeats import Heartbeats
-from chrysalis.sync.layout import SNAPSHOTS, blob_key, parse_seg_key, segments_of, snapshots_of
+from chrysalis.sync.layout import (
+    SNAPSHOTS,
+    blob_key,
+    parse_seg_key,
+    segments_of,
+    snapshot_of,
+    snapshots_of,
+)
 from chrysalis.sync.session import Outcome, Session
 
 log = logging.getLogger(__name__)
@@ -215,8 +222,9 @@ class RemoteScrubber:
                 mine = snapshots.publish(s, self.heartbeats, force=True, keep=1)
                 if not protocol.covers(mine.get("vv") or {}, held):
                     continue  # we do not hold all it holds yet: a later run
-            for o in s.remote.list(snapshots_of(r)):
-                s.remote.delete(o.key)
+            listed = [o.key for o in s.remote.list(snapshots_of(r))]
+            for key in protocol.snapshots_to_delete(listed, keep=0):  # manifests first
+                s.remote.delete(key)
                 deleted += 1
             self.heartbeats.rewrite_other(r, {**hb, "snapshot": None})
         return deleted
@@ -381,7 +389,8 @@ def _snapshot_places(
     """Snapshots that may hold the content: each one whose version vector holds one of the ops
     but not the forget (unannounced ones: their vector is not known without reading them)."""
     try:
-        keys = [o.key for o in p.call(s.remote.list, SNAPSHOTS)]
+        # a snapshot's parts hold what its manifest does: one entry per snapshot
+        keys = sorted({snapshot_of(o.key) for o in p.call(s.remote.list, SNAPSHOTS)})
     except RemoteError as exc:
         return {SNAPSHOTS: {"state": "unknown", "why": f"the remote did not answer ({exc})"}}
     announced = {

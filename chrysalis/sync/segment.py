@@ -4,7 +4,8 @@
     0       4     magic  b"CHRS"
     4       1     format version (1)
     5       1     flags: bit 0 zlib-compressed, bit 1 AES-256-GCM encrypted
-    6       1     kind: 1 segment, 2 snapshot, 3 blob, 4 key check, 5 heartbeat
+    6       1     kind: 1 segment, 2 snapshot, 3 blob, 4 key check, 5 heartbeat, 6 drop,
+                  7 snapshot part
     7       1     reserved, 0
     8       n     body: msgpack of the payload, compressed if flagged; if encrypted,
                   a 12-byte random nonce + AES-GCM(ciphertext || 16-byte tag)
@@ -53,11 +54,14 @@ class Kind(IntEnum):
     KEY_CHECK = 4
     HEARTBEAT = 5  # with a sync key only: a plaintext remote's heartbeats are JSON
     DROP = 6  # a memory's drop marker (sync/drop.py)
+    SNAPSHOT_PART = 7  # one bounded slice of a snapshot's databases (sync/snapshots.py)
 
 
-def encode(kind: Kind, payload: Any, *, object_key: str, key: bytes | None) -> bytes:
-    """The bytes to store under ``object_key`` for ``payload``."""
-    body = zlib.compress(msgpack.packb(payload, use_bin_type=True), 6)
+def encode(
+    kind: Kind, payload: Any, *, object_key: str, key: bytes | None, level: int = 6
+) -> bytes:
+    """The bytes to store under ``object_key`` for ``payload`` (zlib at ``level``)."""
+    body = zlib.compress(msgpack.packb(payload, use_bin_type=True), level)
     flags = COMPRESSED
     if key is not None:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -71,8 +75,16 @@ def encode(kind: Kind, payload: Any, *, object_key: str, key: bytes | None) -> b
     return blob + hashlib.blake2b(blob, digest_size=CHECKSUM).digest()
 
 
-def decode(data: bytes, *, kind: Kind, object_key: str, key: bytes | None) -> Any:
-    """The payload stored under ``object_key``; `SegmentError` if it cannot be trusted."""
+def decode(
+    data: bytes,
+    *,
+    kind: Kind,
+    object_key: str,
+    key: bytes | None,
+    max_inflated: int | None = None,
+) -> Any:
+    """The payload stored under ``object_key``; `SegmentError` if it cannot be trusted or
+    inflates past ``max_inflated`` bytes (default `MAX_INFLATED`)."""
     where = f"{object_key}:"
     if len(data) < HEADER.size + CHECKSUM or data[:4] != MAGIC:
         raise SegmentError(f"{where} not a Chrysalis object (bad magic or too short)")
@@ -112,7 +124,7 @@ def decode(data: bytes, *, kind: Kind, object_key: str, key: bytes | None) -> An
     if flags & COMPRESSED:
         inflater = zlib.decompressobj()
         try:
-            body = inflater.decompress(body, MAX_INFLATED)
+            body = inflater.decompress(body, max_inflated or MAX_INFLATED)
         except zlib.error as exc:
             raise SegmentError(f"{where} does not decompress: {exc}") from None
         if inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:

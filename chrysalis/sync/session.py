@@ -19,6 +19,7 @@ class Outcome:
     objects: int = 0
     bytes: int = 0
     error: str | None = None
+    snapshot: str | None = None  # a pull that joined: the snapshot it loaded (else segments)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -28,6 +29,7 @@ class Outcome:
             "objects": self.objects,
             "bytes": self.bytes,
             "error": self.error,
+            "snapshot": self.snapshot,
         }
 
 
