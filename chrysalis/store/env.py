@@ -639,9 +639,14 @@ class Store:
         self.write(fill, atomic=True)
 
     def _reserve(self, extra: int) -> None:
-        """Grow the map now so that ``extra`` more bytes (B-tree overhead included) fit."""
+        """Grow the map now so that ``extra`` more bytes (B-tree overhead included) fit;
+        `StoreError` (the map untouched) if the disk has not ``extra`` bytes free: the size
+        comes from a snapshot's manifest, and a map grown to a forged one fails in LMDB."""
         if extra <= 0:
             return
+        free = self.free_bytes()
+        if extra > free:
+            raise StoreError(f"a snapshot of {extra:,} bytes does not fit: {free:,} bytes free")
         info = self.env.info()
         used = (info["last_pgno"] + 1) * self.env.stat()["psize"]
         want = int((used + 2 * extra) / GROW_AT)

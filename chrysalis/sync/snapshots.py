@@ -35,7 +35,13 @@ from chrysalis.remotes import RemoteNotFound
 from chrysalis.store.keys import SNAPSHOT_DBS
 from chrysalis.sync import objects, protocol
 from chrysalis.sync.heartbeats import Heartbeats
-from chrysalis.sync.layout import is_snapshot_key, snapshot_key, snapshot_part_key, snapshots_of
+from chrysalis.sync.layout import (
+    is_snapshot_key,
+    snapshot_key,
+    snapshot_of,
+    snapshot_part_key,
+    snapshots_of,
+)
 from chrysalis.sync.segment import Kind, decode, encode
 from chrysalis.sync.session import Outcome, Session
 
@@ -79,7 +85,9 @@ def publish(
     size = len(data) + sum(p["bytes"] for p in parts)
     s.local.set_last_snapshot(s.fid, {"key": key, "vv": vv, "bytes": size})
     heartbeats.beat()
-    ours = [o.key for o in s.remote.list(snapshots_of(s.me))]
+    # Our HLC only grows: a name after the one just written is not ours (planted by whoever
+    # writes the bucket); counted among "the newest", it would make us delete ours.
+    ours = [o.key for o in s.remote.list(snapshots_of(s.me)) if snapshot_of(o.key) <= key]
     for old in protocol.snapshots_to_delete(ours, keep):
         s.remote.delete(old)
     return {"key": key, "written": True, "bytes": size, "parts": len(parts),
@@ -296,6 +304,7 @@ def _entries(key: str, manifest: dict[str, Any]) -> list[Entry]:
             isinstance(e, dict)
             and e.get("db") in SNAPSHOT_DBS
             and all(isinstance(e.get(f), int) and e[f] >= 0 for f in ("rows", "raw", "bytes"))
+            and e["raw"] <= PART_INFLATED  # the joiner reserves map space for it up front
             and isinstance(e.get("hash"), str)
             and all(isinstance(e.get(f), bytes) for f in ("first", "last"))
         )
@@ -360,6 +369,9 @@ def _part(s: Session, key: str, n: int, e: Entry) -> list[bytes]:
         raise SegmentError(f"{pkey}: holds other rows than its manifest says")
     if not all(type(x) is bytes for x in kv):
         raise SegmentError(f"{pkey}: a key or value is not bytes")
+    if sum(map(len, kv)) != e["raw"]:
+        raise SegmentError(f"{pkey}: holds other rows than its manifest says (not {e['raw']:,} "
+                           "bytes of keys and values)")  # fmt: skip
     return kv
 
 
