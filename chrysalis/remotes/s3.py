@@ -86,7 +86,8 @@ class S3Remote(Remote):
         user has not taken its port (they would get every object, and without a sync key the
         text itself). The answer "it is ours" is trusted for `OWNER_CHECKED_FOR` seconds:
         reading ``/proc/net/tcp`` costs ~10 ms here, per request it dominated a push of many
-        small objects. A refusal is never remembered (each request asks again)."""
+        small objects. A refusal is never remembered (each request asks again), and a failed
+        request forgets the answer (the server may have stopped and its port be free)."""
         self.count(verb)
         if self.endpoint is not None:
             now = time.monotonic()
@@ -98,6 +99,8 @@ class S3Remote(Remote):
         return self.prefix + check_key(key)
 
     def _fail(self, verb: str, key: str, exc: Exception) -> RemoteError:
+        # The server may have stopped: whoever binds its port next is asked about first.
+        self._owner_checked_at = float("-inf")
         code = _code(exc)
         if code == "NoSuchBucket":
             return RemoteUnavailable(f"{self.url}: bucket {self.bucket!r} does not exist")
