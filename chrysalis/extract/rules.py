@@ -209,6 +209,9 @@ class RulesExtractor:
         return Extraction(bead.id, entities=entities, facts=facts, mentions=tuple(mentions))
 
 
+# The speaker whose statements are the user's (`chrysalis.context.facts.USER`): a bead with
+# no ``source`` and the role "user".
+_THE_USER = "user"
 # The typed attribute a first-person fact's predicate tells (`prefers`: only of a drink).
 _TIMELINE = {
     "lives_in": "lives_in", "works_at": "works_at", "drinks": "drinks", "prefers": "drinks",
@@ -222,8 +225,14 @@ def _timeline(
 ) -> list[Mention]:
     """The typed mentions a bead adds to the timeline: its speaker's facts of a typed
     attribute (whatever rule read them) as ``own``, then the typed reader's values, ``own``
-    only when the value also passes the entity gate; one per attribute and value."""
+    only when the value also passes the entity gate; one per attribute and value. The
+    timeline is the user's and has no speaker of its own: a bead of anyone else (a tool's
+    output, another ``source``, an ingested file) names values, none ``own``."""
     out: dict[tuple[str, str], Mention] = {}
+    if speaker != _THE_USER:
+        for m in mentions:
+            out.setdefault((m.predicate, m.value.lower()), Mention(m.predicate, m.value, False))
+        return list(out.values())
     for f in facts:
         attr = _TIMELINE.get(f.predicate)
         if f.subject != speaker or attr is None:
