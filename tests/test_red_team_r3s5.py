@@ -217,20 +217,15 @@ def test_another_voice_is_not_pinned_as_where_the_user_lives(voices: Memory) -> 
     assert _first(ctx.text, CITIES) == "Tampere", ctx.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the typed reader takes a first-person clause after a colon for the user's own "
-    "when the label before it is not a bare name: a chat log's '[10:02] Name:', 'Message "
-    "from Name:', 'Her reply was:' (reported speech, docs/security.md); not fixed this round",
-)
 @pytest.mark.parametrize(
     "text",
     [
         "pasted from the family chat\n[18:40] Noor: home base is Bergen now, the flat is cold",
         "Message from Ilse: I live in Bergen now, come and visit the flat",
         "His answer was: I live in Bergen now, in a flat by the harbour.",
+        "Sample story for the class: I live in Kyoto now and my flat faces a temple",
     ],
-    ids=["chat-log", "message-from", "answer-was"],
+    ids=["chat-log", "message-from", "answer-was", "sample-story"],
 )
 def test_a_pasted_message_in_the_users_bead_is_not_their_own_statement(text: str) -> None:
     from chrysalis.core.models import Bead

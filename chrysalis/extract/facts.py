@@ -191,7 +191,8 @@ _SAID = [
 _OTHER = re.compile(
     r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
     + _RELATIONS
-    + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children)\b",
+    + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children|flatmates?|roommates?|"
+    r"housemates?|spouse)\b",
     re.IGNORECASE,
 )
 _LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")

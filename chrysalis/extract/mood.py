@@ -33,6 +33,7 @@ __all__ = [
     "ASSERTED",
     "BLANK",
     "CONDITION",
+    "EXAMPLE",
     "MOODS",
     "NEGATED",
     "PAST",
@@ -40,6 +41,7 @@ __all__ = [
     "QUESTION",
     "QUOTED",
     "REPORTED",
+    "RETRACTED",
     "UNREAD",
     "WISH",
     "Reading",
@@ -56,6 +58,8 @@ PLAN = "plan"
 NEGATED = "negated"
 PAST = "past"
 UNREAD = "unread"
+RETRACTED = "retracted"
+EXAMPLE = "example"
 # Each read costs a pass over the sentence; a text made to ask for thousands of them (20,000
 # characters of "in Lisbon, in Lisbon, ...") took minutes. A sentence longer than
 # `MAX_SENTENCE` is a list or a paste, and past `READ_BUDGET` characters read for one text, the
@@ -74,6 +78,8 @@ MOODS = {
     NEGATED: "in a negation",
     PAST: "as something past",
     UNREAD: "in a sentence too long to read for it",
+    EXAMPLE: "in an example or a story",
+    RETRACTED: "and then taken back",
 }
 
 # ---- quotes: blanked, offsets kept -----------------------------------------------------------
@@ -148,7 +154,23 @@ _COORDINATE = re.compile(
     r";|\b(?:and|but|so|or|yet|because|since|although|though|whereas|while)\b", re.IGNORECASE
 )
 _AFTER_CONDITION = re.compile(r"(?<!even\s)\b(?:if|unless)\b", re.IGNORECASE)
-_AFTER_NEGATED = _words("no longer|no more|anymore|any more|not anymore")
+_AFTER_NEGATED = _words(
+    "no longer|no more|anymore|any more|not anymore|",
+    # A plan that came to nothing ("the move to Tallinn fell through").
+    "fell through|falls through|fallen through|is off|was off|is cancelled|was cancelled|",
+    "got cancelled|is canceled|was canceled|got canceled|called off|collapsed|",
+    "never happened|didn't happen|did not happen|not happening|went nowhere",
+)
+# "may" is a plan only in lower case ("we may move"; "in May I moved" is a month).
+_MAY = re.compile(r"\bmay\b")
+# The speaker taking back what they just said ("Graz. Scratch that, it's Linz").
+_RETRACT = _words(
+    "scratch that|strike that|correction|i mean|i meant|no wait|wait no|my mistake|my bad|",
+    "typo|i misspoke|ignore that|disregard that|not true|that's wrong|that’s wrong",
+)
+# Words a retraction may open with ("oh wait, scratch that", "sorry, I mean ...").
+_FILLER = re.compile(r"^(?:(?:oh|ah|um|uh|er|sorry|wait|ok|okay|actually)\W+)+", re.IGNORECASE)
+_RETRACT_REACH = 40  # characters into the next clause or sentence a retraction opens in
 # A negation of doing without the span affirms it ("can't start my day without X", "never
 # leave home without X"): "without" in the two words before it, a negation before that.
 _DO_WITHOUT = re.compile(
@@ -194,10 +216,17 @@ _EMAIL_HEADER = re.compile(
     r"|^[ \t>]*on\b[^\n]{0,200}\bwrote:[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
-_LABEL = re.compile(
-    r"^[ \t]*(?:[\[(<]?([A-Z][\w.'’-]*(?:[ \t][A-Z][\w.'’-]*)?)[\])>]?[ \t]*:(?!//)"
-    r"|\[([A-Z][\w.'’-]*(?:[ \t][A-Z][\w.'’-]*)?)\])"
+# A chat log's time stamp before its speaker ("[18:40] Noor:", "2024-05-02 09:15 - Ravi:").
+_STAMP = re.compile(
+    r"[ \t]*[\[(]?(?:\d{4}-\d{2}-\d{2}[ \tT,]*)?\d{1,2}[:.]\d{2}(?::\d{2})?(?:[ \t]*[ap]\.?m\.?)?"
+    r"[\])]?[ \t,–—-]*",
+    re.IGNORECASE,
 )
+# A head: a line's opening words up to a colon (not a URL's), introducing what follows.
+_HEAD = re.compile(r"[^\n:]{1,120}?:(?!//)")
+# A bare speaker's label: one or two capitalised words ("Noor", "Aunt Rosa"), maybe bracketed.
+_LABEL = re.compile(r"[\[(<]?([A-Z][\w.'’-]*(?:[ \t][A-Z][\w.'’-]*)?)[\])>]?")
+_HEAD_PARTS = re.compile(r"\s(?:-{1,2}|[–—])\s|[\])>|]")
 # Labels that head the speaker's own line, not another speaker's.
 _OWN_LABELS = frozenset(
     """user me i myself note notes update updates edit ps pps summary reminder fyi btw also
@@ -223,20 +252,118 @@ def _who(text: str, start: int, end: int) -> str:
     return who.lower()
 
 
-def _pasted(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text`` that are someone else's words pasted in (`_EMAIL_HEADER`,
-    `_LABEL`): an email from its header to the end, a labelled chat line to its line's end."""
-    spans = []
+# Words that say the text is made up or someone's lines, not the speaker's life: an example,
+# an exercise, a story ("sample story for the class: I live in Kyoto now"). Not the idioms that
+# open the speaker's own account ("for example, I ...", "long story short", "true story").
+_FRAME = _words(
+    "example|examples|sample|samples|exercise|exercises|homework|template|prompt|prompts|",
+    "story|stories|novel|novels|fiction|fictional|narrator|protagonist|character|characters|",
+    "screenplay|script|scene|roleplay|role-play|role play|dialogue|dialog|poem|lyrics|",
+    "made-up|made up|imaginary|invented|translate|translation|rewrite|paraphrase|",
+    "for the class|for class|my students|practice sentence|practise sentence",
+)
+# Not a word of an address ("example.org/flat", "docs/sample"): only a word of prose frames.
+_FRAME = re.compile(r"(?<![./@#])" + _FRAME.pattern + r"(?![./@]\w)", re.IGNORECASE)
+_FRAME_IDIOM = _words(
+    "for example|for instance|long story short|true story|story time|to cut a long story short|",
+    "same story|different story|the story of my life",
+)
+# What others say, second-hand ("rumour has it", "word is"; "apparently" hedges, own words).
+_HEARSAY = _words(
+    "rumour|rumours|rumor|rumors|rumoured|rumored|gossip|allegedly|",
+    "word is|word has it|people say|they say",
+)
+# A head naming someone else as the writer: a message, a reply or a letter from or by someone,
+# someone's message, his/her/their answer, what someone sent or said.
+_MEDIUM = (
+    "message|messages|msg|text|texts|sms|dm|dms|email|e-mail|mail|voicemail|voice note|note|"
+    "letter|card|reply|replies|answer|answers|response|comment|comments|post|tweet|review|"
+    "whatsapp|chat|thread|transcript|quote|words|status|caption|bio|profile"
+)
+_OTHER_WORDS = (
+    "he|she|they|him|his|her|hers|them|their|theirs|"
+    "sister|brother|mum|mom|mother|dad|father|parents|aunt|uncle|cousin|grandma|grandpa|"
+    "wife|husband|partner|girlfriend|boyfriend|friend|friends|flatmate|roommate|housemate|"
+    "neighbour|neighbor|colleague|coworker|boss|landlord|landlady|client|customer|someone|"
+    "somebody|everyone|everybody|stranger|guy|girl|woman|man"
+)
+_OTHER_WRITER = re.compile(
+    # "message from Ilse", "from Noor", "Kemal's message", "his answer", "what Dad sent"
+    rf"\b(?i:{_MEDIUM})\s+(?i:from|by|of)\s+\S"
+    rf"|(?:\b(?i:from|by)\s+(?:(?i:the|my|our|a|an)\s+)?(?:(?i:{_OTHER_WORDS})\b|[A-Z]))"
+    rf"|\b(?:[A-Z][\w’-]*|(?i:{_OTHER_WORDS}))['’]s?\s+(?:\w+\s+)?(?i:{_MEDIUM})\b"
+    rf"|\b(?i:{_OTHER_WORDS})\b"  # "his answer was", "what she sent"
+    rf"|\b[A-Z][\w’-]*\s+(?:said|says|wrote|writes|sent|texted|replied|answered|posted|"
+    rf"asked|forwarded|shared|messaged)\b",  # "what Dad sent"
+)
+_FIRST_PERSON_HEAD = re.compile(r"^\W*(?:I|I['’]\w+|my|me|we|our|us)\b", re.IGNORECASE)
+
+
+def _head_voice(head: str) -> str | None:
+    """Whose words follow a line's head (the words before its colon): `REPORTED` when it names
+    another writer ("Noor", "[18:40] Noor", "Message from Ilse", "His answer was", "what Dad
+    sent"), `EXAMPLE` when it frames them as made up ("Sample story for the class"), None when
+    they are the speaker's own ("Update", "Note to self", "My reply to Ilse", "Big news")."""
+    if _FRAME.search(head) and not _FRAME_IDIOM.search(head):
+        return EXAMPLE
+    last = [p for p in _HEAD_PARTS.split(head) if p.strip()]
+    label = _LABEL.fullmatch(last[-1].strip()) if last else None
+    if label:  # a bare speaker's name, maybe after a stamp or a dash ("chat -- Ravi:")
+        words = label.group(1).lower().rstrip(".").split()
+        return None if words[0] in _OWN_LABELS or _common_label(words) else REPORTED
+    if _FIRST_PERSON_HEAD.match(head) and not re.search(r"\b(?:from|by)\b|['’]s\b", head):
+        return None  # "My reply to Ilse:", "I texted Mum:": the speaker's own words
+    return REPORTED if _OTHER_WRITER.search(head) else None
+
+
+# Common words that, capitalised, head a line as a topic, not a speaker ("New job:", "Big news:").
+_COMMON_LABEL = frozenset(
+    """new big good bad great quick small huge job home work life news car drink coffee tea
+    house flat move moving plan plans goal goals question answer reply thought thoughts idea
+    ideas week month year day status progress random fun personal private""".split()
+)
+
+
+def _common_label(words: list[str]) -> bool:
+    return all(w in _COMMON_LABEL for w in words)
+
+
+def _pasted(text: str) -> list[tuple[int, int, str]]:
+    """The spans of ``text`` that are not the speaker's own words, each with its mood: an
+    email from its header to the end (`REPORTED`); the rest of a line after a head naming
+    another writer or an example (`_head_voice`), and the paragraph under it when the head
+    ends its line; a line opening with a bracketed name ("[Noor] ...")."""
+    spans: list[tuple[int, int, str]] = []
     header = _EMAIL_HEADER.search(text)
     if header:
-        spans.append((header.start(), len(text)))
+        spans.append((header.start(), len(text), REPORTED))
         text = text[: header.start()]
     at = 0
-    for line in text.splitlines(keepends=True):
-        m = _LABEL.match(line)
-        if m and (m.group(1) or m.group(2)).lower().rstrip(".") not in _OWN_LABELS:
-            spans.append((at, at + len(line)))
-        at += len(line)
+    lines = text.splitlines(keepends=True)
+    until = -1  # a head ending its line governs the lines after it, to a blank line
+    under, governed = REPORTED, False  # governed: the head's paragraph has begun
+    for n, line in enumerate(lines):
+        end = at + len(line)
+        if n <= until:
+            if not line.strip() and governed:
+                until = -1
+            else:
+                governed = governed or bool(line.strip())
+                spans.append((at, end, under))
+                at = end
+                continue
+        stamp = _STAMP.match(line)
+        body = stamp.end() if stamp and stamp.end() > 0 and ":" in line[: stamp.end()] else 0
+        head = _HEAD.match(line, body)
+        bracketed = re.match(r"[ \t]*\[([A-Z][\w.'’-]*(?:[ \t][A-Z][\w.'’-]*)?)\]", line)
+        voice = _head_voice(line[body : head.end() - 1]) if head else None
+        if voice is None and bracketed and bracketed.group(1).lower() not in _OWN_LABELS:
+            voice = REPORTED
+        if voice is not None:
+            spans.append((at, end, voice))
+            if head and not line[head.end() :].strip():
+                until, under, governed = len(lines), voice, False
+        at = end
     return spans
 
 
@@ -262,7 +389,26 @@ class Reading:
     def pasted(self, at: int) -> bool:
         """Whether ``text[at]`` is in someone else's words pasted in (an email from its
         header on, a chat line under another's label): `mood` calls it `REPORTED`."""
-        return any(a <= at < b for a, b in self._pasted)
+        return self._voice(at) is not None
+
+    def _voice(self, at: int) -> str | None:
+        return next((mood for a, b, mood in self._pasted if a <= at < b), None)
+
+    def _retracted(self, i: int, end: int) -> bool:
+        """Whether the speaker takes back the clause ending at ``end`` (in sentence ``i``):
+        the next clause or sentence opens with a retraction ("..., I mean Linz", "Scratch
+        that, ...")."""
+        b = self._ends[i]
+        rest = self.plain[end:b]
+        tail = _BOUNDARY.search(rest)
+        if tail is not None:
+            at = end + tail.end()
+        elif i + 1 < len(self._starts):
+            at = self._starts[i + 1]
+        else:
+            return False
+        opening = _FILLER.sub("", self.plain[at : at + _RETRACT_REACH].lstrip(" ,;:—–-"))
+        return _RETRACT.match(opening) is not None
 
     def sentences(self) -> list[tuple[int, int]]:
         """Each sentence as ``(start, end)`` offsets (quotes blanked in `plain`)."""
@@ -280,8 +426,9 @@ class Reading:
         a telling itself ("if I told you ...", "does the lease say ...")."""
         if self.plain[start:end] != self.text[start:end]:
             return QUOTED
-        if self.pasted(start):
-            return REPORTED
+        voice = self._voice(start)
+        if voice is not None:
+            return voice
         i = bisect_right(self._starts, start) - 1
         if i < 0 or start >= self._ends[i]:
             return ASSERTED  # between sentences: only blanks
@@ -303,8 +450,14 @@ class Reading:
                 speech or not noun_phrase  # "Do you think my cat Luna ...": still my cat
             ):
                 return REPORTED
+        if reported and _HEARSAY.search(before):
+            return REPORTED  # "rumour has it I'm moving to Lille": someone else's word
         if noun_phrase:
             return ASSERTED
+        if _FRAME.search(before) and not _FRAME_IDIOM.search(before):
+            return EXAMPLE  # "in the story I'm drafting, the narrator lives in Tbilisi"
+        if self._retracted(i, end):
+            return RETRACTED
         bounds = list(_BOUNDARY.finditer(before))
         clause = before[bounds[-1].end() :] if bounds else before
         tail = _BOUNDARY.search(after)
@@ -321,7 +474,7 @@ class Reading:
                 return mood
         if _AFTER_CONDITION.search(rest):
             return CONDITION
-        if _PLAN.search(clause) and not _DO_WITHOUT.search(clause):
+        if (_PLAN.search(clause) or _MAY.search(clause)) and not _DO_WITHOUT.search(clause):
             return PLAN  # ("couldn't get through a day without X": no plan, a habit)
         if (_NEGATED.search(clause) or _AFTER_NEGATED.search(rest)) and not _DO_WITHOUT.search(
             clause

@@ -118,7 +118,13 @@ _OTHERS = frozenset(
     """friend friends flatmate flatmates roommate roommates housemate sister sisters brother
     brothers mum mom dad father mother parents cousin cousins neighbour neighbor neighbours
     neighbors aunt uncle grandma grandpa wife husband son daughter kids children someone
-    somebody everyone everybody nobody""".split()
+    somebody everyone everybody nobody partner girlfriend boyfriend fiancé fiancée fiance
+    fiancee spouse""".split()
+)
+# Of `_OTHERS`, the words that name the user's partner: for the attribute "partner" they are
+# the user's own relationship ("my partner Sam"), for the others someone else's home or job.
+_PARTNER_WORDS = frozenset(
+    "parents partner girlfriend boyfriend fiancé fiancée fiance fiancee spouse".split()
 )
 # A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said").
 _NAME_VERB = re.compile(
@@ -382,7 +388,7 @@ def _whose(sentence: str, a: int, b: int, attr: str) -> str:
                 return "user"
             if low in _PRONOUN:
                 return "user" if about_user else "other"
-            if low in _OTHERS and not (attr == "partner" and low in {"parents"}):
+            if low in _OTHERS and not (attr == "partner" and low in _PARTNER_WORDS):
                 return "other"
             if (
                 word[0].isupper()
@@ -435,7 +441,8 @@ def _plain_word(word: str, opener: bool = False) -> bool:
 
 _COMMON = frozenset(
     """lol haha omg new big per note summary user first last day got just finally honestly
-    ok okay so yeah yes sorry thanks picked bought had things sold""".split()
+    ok okay so yeah yes sorry thanks picked bought had things sold correction rumour
+    rumor update""".split()
 )
 
 
@@ -445,6 +452,8 @@ def _places(sentence: str) -> list[_Value]:
         words = v.text.split()
         if words[0].lower() in CAR_MAKES:
             continue  # "a Honda Civic": a car (Honda is a city too)
+        if sentence.startswith(("'s", "’s"), v.end):
+            continue  # "Sam's new flat": its owner, no place
         for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
             if is_city(" ".join(words[:n])):
                 name = " ".join(words[:n])
@@ -518,8 +527,10 @@ def _people(sentence: str) -> list[_Value]:
         words = v.text.split()
         if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
             continue  # ("Love ..." opens a sentence: no one's name)
-        if is_city(v.text) and re.search(r"\b(?:in|to|from|at)\s+$", sentence[: v.start]):
-            continue  # "moved to Florence": a place (Florence is a name too)
+        if re.search(r"\b(?:in|to|from|at|for)\s+$", sentence[: v.start]) and (
+            is_city(v.text) or len(words) > 1
+        ):
+            continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
         if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
             continue  # "the party at Lena's": her place, no one the speaker is with
         out.append(v)
