@@ -31,7 +31,9 @@ from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
 from chrysalis.extract.typed import TYPES, facts_from, typed_mentions
 
-VERSION = "rules/3"  # 2: third-person facts, the entity gate; 3: facts told by their value
+# 2: third-person facts, the entity gate; 3: facts told by their value; 4: whose words they
+# are (pasted messages, stories, hearsay, values taken back)
+VERSION = "rules/4"
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
 MAX_ENTITIES = 24  # per bead: past this it is a list or a table, not prose about things
 
