@@ -486,3 +486,42 @@ def test_json_log_lines_hold_their_fields_only() -> None:
     got = json.loads(fmt.format(failed))
     assert list(got) == ["ts", "level", "logger", "msg", "exc"]
     assert got["exc"].startswith("Traceback") and got["exc"].endswith("ZeroDivisionError: no")
+
+
+def test_only_a_daemon_of_its_own_freezes_what_start_up_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`main` (a daemon process) hides its start-up heap from the cyclic GC; a daemon served
+    on a thread of another program (a test's) leaves that program's collector alone."""
+    import functools
+    import gc
+
+    from chrysalisd import server
+    from chrysalisd.config import Settings
+
+    asked: list[bool] = []
+    monkeypatch.setattr(server, "configure_logging", lambda *a: None)  # this process's logs
+    monkeypatch.setattr(
+        server, "run", lambda settings, stop=None, *, freeze=False: asked.append(freeze)
+    )
+    assert server.main(Settings(data_dir=tmp_path / "unused")) == 0
+    assert asked == [True]
+    monkeypatch.undo()
+
+    assert gc.get_freeze_count() == 0
+    plain = DaemonThread(tmp_path / "plain").start()
+    try:
+        with plain.client() as c:
+            assert c.ping()
+        assert gc.get_freeze_count() == 0
+    finally:
+        plain.stop()
+    monkeypatch.setattr(server, "run", functools.partial(server.run, freeze=True))
+    frozen = DaemonThread(tmp_path / "frozen").start()
+    try:
+        assert gc.get_freeze_count() > 1000  # modules, schemas, the memory's indexes
+        with frozen.client() as c:
+            assert c.remember("still serving after the freeze").content
+    finally:
+        frozen.stop()
+        gc.unfreeze()  # this process's collector as it was
