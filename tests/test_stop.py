@@ -51,6 +51,11 @@ class FakeDaemon(threading.Thread):
                 while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
                     data += chunk
                 body = json.dumps({"pid": self.pid, "data_dir": "/nowhere"}).encode()
+                # Gone before the answer, not after it: a `stop` quick enough to ask the
+                # kernel who listens while this thread was still closing got its own answer
+                # (this test's pid), which it refuses too but in other words.
+                self.path.unlink(missing_ok=True)
+                self.listener.close()
                 conn.sendall(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
                     b"content-length: %d\r\n\r\n%s" % (len(body), body)
