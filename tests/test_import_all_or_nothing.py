@@ -17,6 +17,7 @@ from chrysalis.store.env import WriteContext
 from chrysalisd.exchange import FORMAT, FORMAT_VERSION, import_lines
 
 from .daemon_process import DaemonProcess
+from .eventually import eventually
 
 HEADER = json.dumps({"kind": "header", "format": FORMAT, "version": FORMAT_VERSION}).encode()
 
@@ -122,7 +123,10 @@ def test_the_cli_streams_an_import_and_a_cut_file_changes_nothing(tmp_path: Path
     d = DaemonProcess(tmp_path / "data").start()
     try:
         d.once("remember", "here before", id="before")
-        digest = d.once("status")["state_digest"]
+        # the digest once the indexer has written the bead's vector (an op of the state too)
+        status = eventually(lambda: d.once("status"), timeout=30, what="the bead's vector",
+                            until=lambda s: s["counts"]["embeddings"] == 1)  # fmt: skip
+        digest = status["state_digest"]
         cut_file = tmp_path / "cut.jsonl"
         # the CLI's path (200,000 lines cut short: the test above)
         cut_file.write_bytes(cut(export_of(20_000)))
