@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.daemon_process import DaemonProcess
 from tests.eventually import eventually
-from tests.test_inspector import page, ready, sign_in  # noqa: F401 - `page` is a fixture
+from tests.test_inspector import browser, page, ready, sign_in  # noqa: F401 - fixtures
 
 NOTES = [
     "the tide tables are pinned above the chart desk",

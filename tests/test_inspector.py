@@ -131,20 +131,27 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def page() -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for a module's page tests (a launch costs ~1 s of CPU); each test's page
+    is in a browser context of its own, so no cookie, storage or cache passes between them."""
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1200, "height": 800})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.dialogs = []  # type: ignore[attr-defined]
-        page.errors = []  # type: ignore[attr-defined]
-        page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-        page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
-        yield page
-        context.close()
+        yield browser
         browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.errors = []  # type: ignore[attr-defined]
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+    yield page
+    context.close()
 
 
 def ready(page: Any, view: str) -> None:

@@ -26,9 +26,9 @@ import httpx
 import pytest
 
 from .daemon_process import DaemonProcess
-from .test_inspector import NODE_SPOTS, page, ready, shots, sign_in
+from .test_inspector import NODE_SPOTS, browser, page, ready, shots, sign_in
 
-__all__ = ["page", "shots"]  # fixtures, used by name
+__all__ = ["browser", "page", "shots"]  # fixtures, used by name
 
 # Building the 10,000-bead memory takes half a minute per worker that runs one of these: they
 # run in CI's second step (`pytest -m slow`, .ci/run), beside the soak and the S3 copies.

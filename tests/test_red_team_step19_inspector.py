@@ -20,9 +20,9 @@ import httpx
 import pytest
 
 from .daemon_process import DaemonProcess
-from .test_inspector import page, ready, sign_in
+from .test_inspector import browser, page, ready, sign_in
 
-__all__ = ["page"]  # a fixture, used by name
+__all__ = ["browser", "page"]  # fixtures, used by name
 
 VENDOR = Path(__file__).resolve().parent.parent / "daemon" / "chrysalisd" / "static" / "vendor"
 SIZE = 200_000  # characters: a pasted log, well under a bead's 8 MiB
