@@ -13,6 +13,7 @@ back to someone who hashes a list of candidate names: without the key, it cannot
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -62,10 +63,18 @@ def graph_key(secret: bytes | str) -> bytes:
     readable where the graph is, must not make guessing the passphrase any cheaper than the
     data key's scrypt does."""
     if isinstance(secret, str):
-        secret = hashlib.scrypt(
-            secret.encode(), salt=_PASSPHRASE_SALT, dklen=32, maxmem=64 << 20, **_SCRYPT
-        )
+        secret = _stretched(secret)
     return hashlib.blake2b(secret, digest_size=GRAPH_KEY_BYTES, person=b"chrysalis-graph").digest()
+
+
+@functools.lru_cache(maxsize=16)
+def _stretched(passphrase: str) -> bytes:
+    """scrypt of a passphrase, once a process: ~0.2 s of CPU by design, and a memory's open
+    asked for it twice (its entity names, its graph secret), each memory of a daemon sharing
+    a team passphrase again. The process holds the passphrase anyway (its sync key file)."""
+    return hashlib.scrypt(
+        passphrase.encode(), salt=_PASSPHRASE_SALT, dklen=32, maxmem=64 << 20, **_SCRYPT
+    )
 
 
 def derived_node_id(name: str, key: bytes) -> str:

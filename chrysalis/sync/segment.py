@@ -22,6 +22,7 @@ object is refused (fail closed); without one, an encrypted object is refused wit
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -174,7 +175,14 @@ def derive_key(secret: bytes | str, salt: bytes) -> bytes:
     """A 32-byte key: ``secret`` itself if it is one, else scrypt(passphrase, salt)."""
     if isinstance(secret, bytes):
         return secret
+    return _scrypt(secret, salt)
+
+
+@functools.lru_cache(maxsize=16)
+def _scrypt(passphrase: str, salt: bytes) -> bytes:
+    """Once a process per passphrase and salt (~0.2 s of CPU each by design): a daemon
+    connecting again, or several memories on one team passphrase, derive it once."""
     return hashlib.scrypt(
-        secret.encode(), salt=salt, n=SCRYPT["n"], r=SCRYPT["r"], p=SCRYPT["p"], dklen=32,
+        passphrase.encode(), salt=salt, n=SCRYPT["n"], r=SCRYPT["r"], p=SCRYPT["p"], dklen=32,
         maxmem=64 << 20,
     )  # fmt: skip
