@@ -41,7 +41,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from chrysalis import Memory, Replica
 from chrysalis.client import default_socket_path
-from chrysalis.client.transport import check_socket_owner, peer_uid, who
+from chrysalis.client.local_socket import check_socket_owner, peer_uid, who
 from chrysalis.core.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror

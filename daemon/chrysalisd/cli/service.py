@@ -5,17 +5,20 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import click
 
-from chrysalis.client import Client, Routes
+from chrysalis.client import Routes
 from chrysalis.core.errors import ChrysalisError
 
 from ..words import counted
-from .common import ago, client_for, json_option, print_json
+from .common import ago, client_for, connect, json_option, print_json
 from .settings import daemon_options, explain
+
+if TYPE_CHECKING:
+    from chrysalis.client import Client
 
 
 @click.command()
@@ -255,7 +258,7 @@ def _memory_checks(client: Client, memory: str | None) -> list[dict[str, str]]:
         if name == "default":  # its checks as ever, unprefixed
             out += client.doctor()["checks"]
             continue
-        with Client(client.socket, timeout=client.timeout, memory=name) as one:
+        with connect(client.socket, timeout=client.timeout, memory=name) as one:
             out += [{**c, "check": f"{name}: {c['check']}"} for c in one.doctor()["checks"]]
     return out
 
