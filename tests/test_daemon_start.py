@@ -385,14 +385,20 @@ def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) 
     """A daemon of its own starts, answers each kind of request and stops without importing
     httpx (the client's library, ~0.1 s of CPU) or pydantic.v1 (FastAPI's check for v1
     models, ~40 ms): every start paid for both before. What needs v1 later still gets it (a
-    zep-python mirror: test_zep_daemon)."""
+    zep-python mirror: test_zep_daemon). The cyclic collector, off while it starts, is on
+    while it serves (left off, the garbage cycles of every request would pile up)."""
     d = DaemonProcess(tmp_path / "data")
-    said = tmp_path / "modules.json"
+    said = tmp_path / "said.json"
     watch = (
-        "import atexit, json, pathlib, runpy, sys;"
+        "import atexit, gc, json, pathlib, runpy, sys;"
         "said = pathlib.Path(sys.argv[1]);"
-        "atexit.register(lambda: said.write_text(json.dumps("
-        "sorted(m for m, v in sys.modules.items() if v and (m.split('.')[0] == 'httpx' or m == 'pydantic.v1')))));"
+        "seen = {};"
+        "atexit.register(lambda: said.write_text(json.dumps({**seen, 'modules': sorted("
+        "m for m, v in sys.modules.items() if v and (m.startswith('httpx') or m == 'pydantic.v1')"
+        ")})));"
+        # a collection of its own, once the start-up heap is frozen: it is on again
+        "gc.callbacks.append(lambda phase, info: gc.get_freeze_count() and gc.isenabled()"
+        " and seen.update(collected=True));"
         "sys.argv = ['chrysalis', *sys.argv[2:]];"
         "runpy.run_module('chrysalisd', run_name='__main__')"
     )
@@ -403,11 +409,12 @@ def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) 
     try:
         d.wait_ready()
         with d.client() as c:
-            c.remember("the courier comes on Thursdays", session_id="s1")
+            for i in range(300):  # enough new objects for the collector to run on its own
+                c.remember(f"parcel {i} comes on Thursday", session_id="s1")
             assert c.recall("when does the courier come?")
             c.status()
             assert c.raw(Routes.memories)["memories"]  # a router mounted late
         assert d.stop() == 0
     finally:
         d.close()
-    assert json.loads(said.read_text()) == []
+    assert json.loads(said.read_text()) == {"modules": [], "collected": True}
