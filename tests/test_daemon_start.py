@@ -409,7 +409,7 @@ def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) 
     try:
         d.wait_ready()
         with d.client() as c:
-            for i in range(300):  # enough new objects for the collector to run on its own
+            for i in range(40):  # enough new objects for the collector to run on its own
                 c.remember(f"parcel {i} comes on Thursday", session_id="s1")
             assert c.recall("when does the courier come?")
             c.status()

@@ -51,10 +51,11 @@ def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flag
       CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
     """
     if not detach:
-        # What a start makes (modules, schemas, the indexes) lives as long as the daemon: the
-        # collector's ~230 passes over it as it grew were ~0.13 s of CPU a start, and found
-        # nothing to free. Off until the server has collected once and frozen what is there,
-        # before it serves (`server.run`'s ``freeze``); a start that fails ends the process.
+        # Most of what a start makes (modules, schemas, the indexes) lives as long as the
+        # daemon: the collector's ~230 passes over it as it grew cost ~0.1 s of CPU a start
+        # more than one full collection at the end. Off until the server has collected once
+        # and frozen what is left, before it serves (`server.run`'s ``freeze``), then on; a
+        # start that fails ends the process.
         gc.disable()
     explained = explain(ctx, config_file, flags)
     settings = explained.settings
