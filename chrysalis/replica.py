@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from chrysalis.core.errors import ChrysalisError, Conflict
 from chrysalis.core.models import Filters, RetrievalResult
@@ -36,9 +36,11 @@ from chrysalis.memory import Memory
 from chrysalis.mirrors import Mirror, assisted_retrieve
 from chrysalis.remotes import Remote
 from chrysalis.search import above
-from chrysalis.sync import Sync
 from chrysalis.sync.protocol import BLOB_GRACE
 from chrysalis.sync.segment import read_key_file
+
+if TYPE_CHECKING:
+    from chrysalis.sync import Sync
 
 WEAK_BELOW = 0.5  # a best local hit under this score asks the mirror too
 BUDGET_S = 0.4  # how long a recall waits for the mirror's hits
@@ -99,6 +101,8 @@ class Replica:
         try:
             engine = None
             if remote is not None:
+                from chrysalis.sync import Sync  # here: a replica without a remote never syncs
+
                 engine = Sync(
                     memory, remote, key_file=sync_key_file, host=host, blob_grace=blob_grace
                 )

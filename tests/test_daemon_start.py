@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from chrysalis.client import Routes
 from chrysalisd.config import known_variables
 from tests.daemon_process import DaemonProcess, run_cli
 
@@ -375,3 +376,47 @@ def test_detach_prints_the_start_warnings_on_the_terminal(tmp_path: Path, form: 
     finally:
         d.cli("stop")
         d.close()
+
+
+# ---- 10. what a start costs ------------------------------------------------------------------
+
+
+def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) -> None:
+    """A daemon of its own starts, answers each kind of request and stops without importing
+    httpx (the client's library, ~0.1 s of CPU) or pydantic.v1 (FastAPI's check for v1
+    models, ~40 ms): every start paid for both before; nor, without a remote, the sync engine.
+    What needs v1 later still gets it (a zep-python mirror: test_zep_daemon). The cyclic
+    collector, off while it starts, is on while it serves (left off, the garbage cycles of
+    every request would pile up)."""
+    d = DaemonProcess(tmp_path / "data")
+    said = tmp_path / "said.json"
+    watch = (
+        "import atexit, gc, json, pathlib, runpy, sys;"
+        "said = pathlib.Path(sys.argv[1]);"
+        "seen = {};"
+        "atexit.register(lambda: said.write_text(json.dumps({**seen, 'modules': sorted("
+        "m for m, v in sys.modules.items()"
+        " if v and (m.startswith('httpx') or m in ('pydantic.v1', 'chrysalis.sync.engine'))"
+        ")})));"
+        # a collection of its own, once the start-up heap is frozen: it is on again
+        "gc.callbacks.append(lambda phase, info: gc.get_freeze_count() and gc.isenabled()"
+        " and seen.update(collected=True));"
+        "sys.argv = ['chrysalis', *sys.argv[2:]];"
+        "runpy.run_module('chrysalisd', run_name='__main__')"
+    )
+    d.proc = subprocess.Popen(
+        [sys.executable, "-c", watch, str(said), "daemon", "--data-dir", str(d.data_dir)],
+        env=d.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        d.wait_ready()
+        with d.client() as c:
+            for i in range(40):  # enough new objects for the collector to run on its own
+                c.remember(f"parcel {i} comes on Thursday", session_id="s1")
+            assert c.recall("when does the courier come?")
+            c.status()
+            assert c.raw(Routes.memories)["memories"]  # a router mounted late
+        assert d.stop() == 0
+    finally:
+        d.close()
+    assert json.loads(said.read_text()) == {"modules": [], "collected": True}

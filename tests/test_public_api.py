@@ -66,6 +66,13 @@ def test_async_client_has_every_route_of_the_sync_client() -> None:
     assert routes(chrysalis.Client) == routes(chrysalis.AsyncClient)
 
 
+def test_every_name_chrysalis_sync_exports_resolves() -> None:
+    import chrysalis.sync
+
+    # its names load on first use: a name listed where it does not live fails here
+    assert all(getattr(chrysalis.sync, name) is not None for name in chrysalis.sync.__all__)
+
+
 def test_the_client_imports_no_storage_module() -> None:
     code = "import sys; from chrysalis.client import AsyncClient, Client; print(sorted(m for m in sys.modules if m.startswith('chrysalis')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -46,16 +46,49 @@ The modules:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from chrysalis.core.errors import (  # re-exported: they live in errors.py
     CloneDetected,
     Decommissioned,
 )
-from chrysalis.sync.engine import Sync
-from chrysalis.sync.layout import seg_key
-from chrysalis.sync.local import APPLY_BATCH
-from chrysalis.sync.protocol import HEARTBEAT_EVERY, KEEP_SNAPSHOTS, SEGMENT_BYTES, SEGMENT_OPS
-from chrysalis.sync.remote_format import FORMAT
-from chrysalis.sync.session import Outcome
+
+if TYPE_CHECKING:
+    from chrysalis.sync.engine import Sync
+    from chrysalis.sync.layout import seg_key
+    from chrysalis.sync.local import APPLY_BATCH
+    from chrysalis.sync.protocol import (
+        HEARTBEAT_EVERY,
+        KEEP_SNAPSHOTS,
+        SEGMENT_BYTES,
+        SEGMENT_OPS,
+    )
+    from chrysalis.sync.remote_format import FORMAT
+    from chrysalis.sync.session import Outcome
+
+# Loaded on first use (PEP 562): a replica without a remote reads a constant or two of
+# `protocol` and `segment` and never the engine (~30 ms of every daemon's start).
+_LAZY = {
+    "Sync": "chrysalis.sync.engine",
+    "seg_key": "chrysalis.sync.layout",
+    "APPLY_BATCH": "chrysalis.sync.local",
+    "HEARTBEAT_EVERY": "chrysalis.sync.protocol",
+    "KEEP_SNAPSHOTS": "chrysalis.sync.protocol",
+    "SEGMENT_BYTES": "chrysalis.sync.protocol",
+    "SEGMENT_OPS": "chrysalis.sync.protocol",
+    "FORMAT": "chrysalis.sync.remote_format",
+    "Outcome": "chrysalis.sync.session",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chrysalis.sync' has no attribute {name!r}")
+
 
 __all__ = [
     "APPLY_BATCH",

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chrysalis.client.transport import who
+from chrysalis.client.local_socket import who
 from chrysalis.core.errors import ChrysalisError, FormatTampered
 
 from .words import counted

@@ -41,7 +41,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from chrysalis import Memory, Replica
 from chrysalis.client import default_socket_path
-from chrysalis.client.transport import check_socket_owner, peer_uid, who
+from chrysalis.client.local_socket import check_socket_owner, peer_uid, who
 from chrysalis.core.errors import ChrysalisError, Conflict, Forbidden, InvalidInput
 from chrysalis.extract.worker import Budget
 from chrysalis.mirrors import Mirror
@@ -224,7 +224,8 @@ def run(settings: Settings, stop: threading.Event | None = None, *, freeze: bool
     message for people) when it cannot start, having removed the data dir and socket dir if
     this start made them (never one that was there before, nor anything in it). ``freeze``
     (a daemon in a process of its own: `main`) hides what start-up made from the cyclic
-    garbage collector (`gc.freeze`)."""
+    garbage collector (`gc.freeze`), then turns the collector on (the `daemon` command starts
+    with it off)."""
     path = settings.socket.expanduser().absolute()
     data_dir = settings.data_dir.expanduser().absolute()
     check_data_dir(data_dir)  # a mistyped --data-dir: refused, not a new empty memory
@@ -301,6 +302,7 @@ def _run(
             # walks it again (at 100k, up to ~110 ms a pause; ~35 ms frozen: benchmarks.md).
             gc.collect()
             gc.freeze()
+            gc.enable()  # the `daemon` command turns it off while the daemon starts
         asyncio.run(_serve(server, sock, memories.jobs, app))
     finally:
         memories.close()

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -21,10 +21,12 @@ from chrysalis.core.errors import Conflict, InsufficientStorage
 from chrysalis.core.events import Committed
 from chrysalis.forget.receipt import ForgetReceipt
 from chrysalis.mirrors import Mirror
-from chrysalis.sync import Sync
 
 from .config import DEFAULT_MEMORY, Settings
 from .jobs import JobGroup, Jobs
+
+if TYPE_CHECKING:
+    from chrysalis.sync import Sync
 
 log = logging.getLogger("chrysalisd")
 

@@ -9,10 +9,8 @@ from typing import Any
 
 import click
 
-from chrysalis.client import Client
-
 from ..words import counted
-from .common import client_for, json_option, print_json
+from .common import client_for, connect, json_option, print_json
 
 IMPORT_CHUNK_BYTES = 1024 * 1024
 IMPORT_TIMEOUT = 3600.0  # the daemon answers once every line is checked and written
@@ -76,7 +74,7 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
         if file == "-":
             raise click.UsageError(f"--from {format_} reads a file or folder, not stdin")
         obj = ctx.ensure_object(dict)
-        with Client(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as c:
+        with connect(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as c:
             importer.run(c, format_, file, as_json=as_json)
         return
     if Path(file).is_dir():
@@ -101,7 +99,7 @@ def import_(ctx: click.Context, file: str, format_: str, as_json: bool) -> None:
     obj = ctx.ensure_object(dict)
     with (
         stream,
-        Client(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as slow,
+        connect(obj.get("socket"), timeout=IMPORT_TIMEOUT, memory=obj.get("memory")) as slow,
     ):
         got = slow.import_lines(_chunks(stream))
     if as_json:

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import click
 
-from chrysalis.client import Client
 from chrysalis.core.errors import Conflict, NotFound
 from chrysalis.importers import Export, Row, Source, export_lines
 
 from ..words import counted
 from .common import print_json
+
+if TYPE_CHECKING:
+    from chrysalis.client import Client
 
 WHAT = {"chatgpt": "conversations", "claude": "conversations", "claude-code": "transcripts"}
 

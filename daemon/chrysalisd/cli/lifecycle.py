@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from chrysalis.client import Client, default_socket_path
-from chrysalis.client.transport import who
+from chrysalis.client import default_socket_path
+from chrysalis.client.local_socket import who
 from chrysalis.core.errors import DaemonNotRunning
 
 from .. import holders
+from .common import connect
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -149,7 +150,7 @@ def _warnings(said: list[str]) -> list[str]:
 def _answering(path: Path) -> dict[str, Any] | None:
     """The status of the daemon answering on ``path``, or None."""
     try:
-        with Client(path, timeout=5.0) as client:
+        with connect(path, timeout=5.0) as client:
             return client.status()
     except DaemonNotRunning:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from chrysalis.client import Client, Routes
+from chrysalis.client import Routes
 from chrysalis.client.routes import bead_body
 from chrysalis.core.errors import InvalidInput, PayloadTooLarge
 from chrysalis.core.limits import MAX_CONTENT_CHARS
@@ -23,7 +23,7 @@ from chrysalis.core.vocab import DEFAULT_ROLE, DEFAULT_STRATEGY, ROLES, STRATEGI
 
 from ..words import counted
 from . import forget_where
-from .common import client_for, json_option, memory_names, print_json, shown, span_text
+from .common import client_for, connect, json_option, memory_names, print_json, shown, span_text
 from .receipts import show_receipt, wait_option
 
 
@@ -304,7 +304,7 @@ def ingest(
       git log -5 | chrysalis ingest - --source git-log
     """
     obj = ctx.ensure_object(dict)
-    client = ctx.with_resource(Client(obj.get("socket"), timeout=600, memory=obj.get("memory")))
+    client = ctx.with_resource(connect(obj.get("socket"), timeout=600, memory=obj.get("memory")))
     opts = {"kind": kind, "session_id": session}
     replies = []
     for arg in paths:

@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from chrysalis.client import Client
-
 from ..words import counted
 
 if TYPE_CHECKING:  # pydantic is not loaded for a client command
+    from chrysalis.client import Client
     from chrysalis.forget.receipt import ForgetReceipt
 
 from .common import F, print_json

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import click
 
-from chrysalis.client import Client
-
 from ..words import counted
-from .common import json_option, print_json
+from .common import connect, json_option, print_json
 
 
 @click.command()
@@ -49,7 +47,7 @@ def sync(
       chrysalis sync --repair-format
     """
     obj = ctx.ensure_object(dict)
-    client = ctx.with_resource(Client(obj.get("socket"), timeout=600, memory=obj.get("memory")))
+    client = ctx.with_resource(connect(obj.get("socket"), timeout=600, memory=obj.get("memory")))
     result = client.sync(
         push=only != "pull",
         pull=only != "push",
