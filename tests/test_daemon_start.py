@@ -381,13 +381,11 @@ def test_detach_prints_the_start_warnings_on_the_terminal(tmp_path: Path, form: 
 # ---- 10. what a start costs ------------------------------------------------------------------
 
 
-def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) -> None:
+def test_a_daemon_serves_without_the_http_client(tmp_path: Path) -> None:
     """A daemon of its own starts, answers each kind of request and stops without importing
-    httpx (the client's library, ~0.1 s of CPU) or pydantic.v1 (FastAPI's check for v1
-    models, ~40 ms): every start paid for both before; nor, without a remote, the sync engine.
-    What needs v1 later still gets it (a zep-python mirror: test_zep_daemon). The cyclic
-    collector, off while it starts, is on while it serves (left off, the garbage cycles of
-    every request would pile up)."""
+    httpx (the client's library, ~0.1 s of CPU, which every start paid before) nor, without
+    a remote, the sync engine. The cyclic collector, off while it starts, is on while it
+    serves (left off, the garbage cycles of every request would pile up)."""
     d = DaemonProcess(tmp_path / "data")
     said = tmp_path / "said.json"
     watch = (
@@ -396,7 +394,7 @@ def test_a_daemon_serves_without_the_http_client_or_pydantic_v1(tmp_path: Path) 
         "seen = {};"
         "atexit.register(lambda: said.write_text(json.dumps({**seen, 'modules': sorted("
         "m for m, v in sys.modules.items()"
-        " if v and (m.startswith('httpx') or m in ('pydantic.v1', 'chrysalis.sync.engine'))"
+        " if v and (m.startswith('httpx') or m == 'chrysalis.sync.engine')"
         ")})));"
         # a collection of its own, once the start-up heap is frozen: it is on again
         "gc.callbacks.append(lambda phase, info: gc.get_freeze_count() and gc.isenabled()"

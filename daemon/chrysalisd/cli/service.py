@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import sys
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,28 +65,9 @@ def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flag
                 args += [f"--{key.replace('_', '-')}", str(value)]
         start_detached(ctx, settings, args)
         return
-    with _without_pydantic_v1():
-        from ..server import main as serve
+    from ..server import main as serve
 
     ctx.exit(serve(settings, explained.sources))
-
-
-@contextlib.contextmanager
-def _without_pydantic_v1() -> Iterator[None]:
-    """Makes ``import pydantic.v1`` fail while the server's modules load. FastAPI imports it
-    as each route is registered, only to refuse pydantic v1 models (no route here has one):
-    ~40 ms of CPU on every start. Lifted before the daemon opens anything, so what needs v1
-    later (the zep-python SDK of a mirror) imports it as ever; so does FastAPI when it
-    renders the OpenAPI document. Only here, in the daemon's own process, before any thread."""
-    if "pydantic.v1" in sys.modules:
-        yield
-        return
-    sys.modules["pydantic.v1"] = None  # type: ignore[assignment]  # None: "not importable"
-    try:
-        yield
-    finally:
-        if sys.modules.get("pydantic.v1", ...) is None:
-            del sys.modules["pydantic.v1"]
 
 
 @click.command()
