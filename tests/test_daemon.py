@@ -195,6 +195,8 @@ def test_errors_come_back_as_library_classes(daemon: DaemonProcess) -> None:
 
 
 def test_status_reports_what_the_issue_lists(daemon: DaemonProcess) -> None:
+    # a bead of its own: the module's other tests may run on another worker (xdist)
+    daemon.once("remember", "a bead for the status's counts", session_id="status")
     out = daemon.cli("status", "--json")
     s = json.loads(out.stdout)
     assert {"replica_id", "state_digest", "counts", "index", "embedder", "jobs", "sync"} <= set(s)
