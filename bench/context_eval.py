@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1, help="only every Nth question/sample")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
-        "--quick", action="store_true", help="every 25th question, LongMemEval only"
+        "--quick", action="store_true", help="every 50th question, LongMemEval only"
     )
     parser.add_argument(
         "--const", dest="consts", action="append", default=[], metavar="NAME=VALUE",
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.quick:
-        args.set, args.every = "lme", max(args.every, 25)
+        args.set, args.every = "lme", max(args.every, 50)  # two memories: a smoke run
     sets = ["lme", "locomo"] if args.set == "both" else [args.set]
     data = {
         "lme": _load("longmemeval_eval").DEFAULT_DATA,

@@ -12,7 +12,7 @@ to the count asked). Prints:
   while the worker is busy: extraction is off the write path, so it should not move.
 
     .venv/bin/python bench/extract_bench.py [--beads 100000] [--json]
-    .venv/bin/python bench/extract_bench.py --quick    # 300 beads, 30 remembers (the suite's)
+    .venv/bin/python bench/extract_bench.py --quick    # 100 beads, 10 remembers (the suite's)
 
 Exits 77 (skipped) when the dev set is not there.
 """
@@ -119,12 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--beads", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="300 beads (the suite's)")
+    parser.add_argument(
+        "--quick", action="store_true", help="100 beads, 10 remembers (the suite's)"
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"skipped: {DATA} is not there (LongMemEval dev)", file=sys.stderr)
         return SKIPPED
-    figures = run(300, 30) if args.quick else run(args.beads)
+    figures = run(100, 10) if args.quick else run(args.beads)
     if args.json:
         print(json.dumps(figures))
     else:

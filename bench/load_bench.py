@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chrysalis import AsyncClient, Client, Memory
+from chrysalis.client import AsyncClient, Client
 from chrysalis.core.errors import DaemonNotRunning
 
 GOAL_P95_MS = 25.0
@@ -172,6 +172,8 @@ def bead_count(path: Path) -> int:
     """Beads in a data dir (0 when there is none), without starting its indexer."""
     if not path.exists() or not any(path.iterdir()):
         return 0
+    from chrysalis import Memory  # here, not at the top: see `build`
+
     with Memory.open(path, sync=False) as mem:
         return mem.stats()["beads"]
 
@@ -188,6 +190,10 @@ def build(path: Path, n_beads: int, sessions: int, seed: int) -> dict[str, float
     Progress every ``PROGRESS_S`` on stderr: beads appended and their rate, ops each index is
     behind, this process's CPU time and resident set. Returns wall and CPU seconds per stage
     and the peak resident set."""
+    # Imported here: the client worker processes (spawned, so they import this module afresh)
+    # need only the client, and the storage stack would cost each of them ~0.7 s of CPU.
+    from chrysalis import Memory
+
     rng = random.Random(seed)
     start_ts = time.time() - n_beads * TURN_SPACING_S
     t0, c0 = time.perf_counter(), own_cpu_s()

@@ -142,8 +142,26 @@ def import_(source: Path, into: Path) -> dict[str, Any]:
             "import_peak_rss_mb": rss_mb()[1]}  # fmt: skip
 
 
+def phase(what: str, path: Path, queries: int, seed: int, file: Path | None) -> dict[str, Any]:
+    """Run ``what`` (probe, rebuild, export, import) in this process; its figures."""
+    if what == "probe":
+        return probe(path, queries, seed)
+    if what == "rebuild":
+        return rebuild(path)
+    assert file is not None, f"--{what} needs --file"
+    return export(path, file) if what == "export" else import_(file, path)
+
+
 def in_child(what: str, path: Path, args: argparse.Namespace, *extra: str) -> dict[str, Any]:
-    """Run ``what`` (probe, rebuild, export, import) in a fresh interpreter; its figures."""
+    """Run ``what`` (probe, rebuild, export, import) in a fresh interpreter; its figures.
+
+    With ``--quick`` it runs in this process instead: the smoke run checks that the phase
+    works and prints its figures, and a fresh interpreter would cost more CPU (its imports)
+    than the phase itself. Its open time and RSS are then this process's, not a cold start's:
+    the full run's figures are the ones that measure a laptop after a boot."""
+    if args.quick:
+        file = Path(extra[extra.index("--file") + 1]) if "--file" in extra else None
+        return phase(what, path, args.queries, args.seed, file)
     cmd = [sys.executable, __file__, f"--{what}", str(path), "--queries", str(args.queries)]
     cmd += extra
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -314,7 +332,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"1. building {args.beads:,} beads in {path} ...")
             sessions = max(1, args.beads // 50)
             out["build"] = {"built": True, **build(path, args.beads, sessions, args.seed)}
-        log("2. open and recall in a fresh process ...")
+        where = "in this process (--quick)" if args.quick else "in a fresh process"
+        log(f"2. open and recall {where} ...")
         out["open"] = in_child("probe", path, args)
         log(f"   {json.dumps(out['open'])}")
         if not args.no_rebuild:
@@ -348,18 +367,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.probe is not None:
-        print(json.dumps(probe(args.probe, args.queries, args.seed)))
-        return 0
-    if args.rebuild is not None:
-        print(json.dumps(rebuild(args.rebuild)))
-        return 0
-    if args.export is not None:
-        print(json.dumps(export(args.export, args.file)))
-        return 0
-    if args.import_ is not None:
-        print(json.dumps(import_(args.file, args.import_)))
-        return 0
+    for what, path in [("probe", args.probe), ("rebuild", args.rebuild),
+                       ("export", args.export), ("import", args.import_)]:  # fmt: skip
+        if path is not None:  # a phase run by `in_child` in a fresh interpreter
+            print(json.dumps(phase(what, path, args.queries, args.seed, args.file)))
+            return 0
     out = run(args)
     env = {"python": platform.python_version(), "cpu_count": os.cpu_count()}
     if args.json:

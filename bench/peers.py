@@ -1,7 +1,7 @@
 """Chrysalis against what people pick instead for a local agent memory: ChromaDB and SQLite FTS5.
 
     .venv/bin/python bench/peers.py            # full run: 100,000 items, 1,000 queries (minutes)
-    .venv/bin/python bench/peers.py --quick    # 2,000 items, 50 queries (seconds; the suite's)
+    .venv/bin/python bench/peers.py --quick    # 1,000 items, 50 queries (seconds; the suite's)
     .venv/bin/python bench/peers.py --json     # the figures as JSON on stdout
     .venv/bin/python bench/peers.py --no-durable --no-chroma   # leave parts out
 
@@ -11,7 +11,7 @@ under /tmp, in this one process, removed afterwards; nothing listens on a socket
 
 The data, the same for every system (fixed seeds):
 
-- ``--items`` items (100,000; 2,000 with ``--quick``), each a 768-dim float32 unit vector,
+- ``--items`` items (100,000; 1,000 with ``--quick``), each a 768-dim float32 unit vector,
   clustered (200 centres plus noise, as real embeddings are), and an English-ish text of 20-40
   words: about 40 % function words ("the", "of", ...) and the rest drawn Zipf-like from 20,000
   made-up content words ending in a, o or u (so that Porter stemming leaves them as they are
@@ -110,7 +110,7 @@ from chrysalis.search.keyword import COMMON, STOP_WORDS
 
 DIMS = 768
 K = 10
-BATCH = 1000
+BATCH = 1000  # items per add call (500 with --quick: two calls still)
 WARMUP = 20
 RECALL_SAMPLE = 200
 CONTENT_WORDS = 20_000
@@ -712,7 +712,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=1_000)
-    parser.add_argument("--quick", action="store_true", help="2,000 items, 50 queries")
+    parser.add_argument("--quick", action="store_true", help="1,000 items, 50 queries")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--no-durable", action="store_true", help="skip the sync=True load")
     parser.add_argument("--no-chroma", action="store_true", help="skip ChromaDB")
@@ -724,12 +724,14 @@ def main(argv: list[str] | None = None) -> int:
         import faiss
 
         faiss.omp_set_num_threads(args.faiss_threads)
-    global SETTLE
+    global SETTLE, BATCH
     SETTLE = not args.quick
-    n = 2_000 if args.quick else args.items
+    if args.quick:  # the suite's smoke run: every phase, each load still in two add calls
+        BATCH = 500
+    n = 1_000 if args.quick else args.items
     q = 50 if args.quick else args.queries
     if n < 2 * BATCH or q < 1:
-        parser.error("need at least 2,000 items and one query")
+        parser.error(f"need at least {2 * BATCH:,} items and one query")
 
     chroma_skip: str | None = "--no-chroma" if args.no_chroma else None
     chroma_version = None

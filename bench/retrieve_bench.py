@@ -368,12 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-vectors", action="store_true", help="moderate: keyword only")
     parser.add_argument("--graph-hits", action="store_true", help="moderate: queries find nodes")
     parser.add_argument("--quick", action="store_true", help="2k beads, 50 queries (the suite's)")
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--queries", type=int, help="queries timed (200; 50 with --quick)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--data-dir", type=Path, help="clustered: build the memory here once, reuse it"
     )
     args = parser.parse_args(argv)
+    if args.queries is None:
+        args.queries = 50 if args.quick else 200
     if args.workload == "moderate":
         for n in (int(float(x)) for x in args.beads.split(",")):
             figures = run_moderate(n, args.queries, not args.no_vectors, args.graph_hits)
@@ -389,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
             print(flush=True)
         return 0
     n = 2_000 if args.quick else int(args.beads)
-    figures = run(n, n // 5, n // 2, 50 if args.quick else args.queries, args.data_dir)
+    figures = run(n, n // 5, n // 2, args.queries, args.data_dir)
     if args.json:
         print(json.dumps(figures))
     else:

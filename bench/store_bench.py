@@ -1,7 +1,7 @@
 """Store benchmark: write, replication and read figures for `chrysalis.Memory`.
 
     .venv/bin/python bench/store_bench.py            # full run (100k beads; about 30 s)
-    .venv/bin/python bench/store_bench.py --quick    # smoke run (10k beads; a few seconds)
+    .venv/bin/python bench/store_bench.py --quick    # smoke run (2k beads; a few seconds)
     .venv/bin/python bench/store_bench.py --json     # the figures as JSON on stdout
 
 Every benchmark works in a fresh data dir under /tmp, removed afterwards. Writes are
@@ -198,9 +198,10 @@ def environment() -> dict[str, Any]:
 
 
 def run(quick: bool, seconds: float) -> list[Figure]:
-    n = 10_000 if quick else 100_000
-    batch_calls = 10 if quick else 50
-    read_calls = 500 if quick else 2_000
+    # --quick is the suite's smoke run (tests/test_public_api.py): every phase, small sizes
+    n = 2_000 if quick else 100_000
+    batch_calls = 2 if quick else 50
+    read_calls = 200 if quick else 2_000
     k = f"{n // 1000}k"
 
     log("append_bead, durable ...")
@@ -239,7 +240,7 @@ def print_table(figures: list[Figure]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller run (10k beads, 1 s appends)")
+    parser.add_argument("--quick", action="store_true", help="smaller run (2k beads, 1 s appends)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--seconds", type=float, help="duration of each append_bead run")
     parser.add_argument(

@@ -64,7 +64,8 @@ def recall_for(mem: Memory, qs: list[str], seconds: float) -> list[float]:
     return out
 
 
-def run(n: int, timeout: float, to: str = TO) -> dict[str, Any]:
+def run(n: int, timeout: float, to: str = TO, recalls: int = 300) -> dict[str, Any]:
+    """``recalls`` timed before and after the switch (one in fifteen of them first, to warm up)."""
     rng = np.random.default_rng(42)
     qs = queries(2000)
     out: dict[str, Any] = {"beads": n, "from": FROM, "to": to}
@@ -81,8 +82,8 @@ def run(n: int, timeout: float, to: str = TO) -> dict[str, Any]:
                 )  # fmt: skip
             mem.wait_indexed(timeout=timeout)
             out["build_s"] = round(time.perf_counter() - t0, 1)
-            recall_for(mem, qs[:20], 5)  # warm
-            out["before"] = percentiles(recall_for(mem, qs[:300], 30))
+            recall_for(mem, qs[: max(1, recalls // 15)], 5)  # warm
+            out["before"] = percentiles(recall_for(mem, qs[:recalls], 30))
 
         t1 = time.perf_counter()
         with Memory.open(path, sync=False, embedder=to, extractor="none") as mem:
@@ -106,7 +107,7 @@ def run(n: int, timeout: float, to: str = TO) -> dict[str, Any]:
             out["switch_beads_per_s"] = round(n / max(1e-9, time.perf_counter() - t1))
             out["during"] = percentiles(during)
             out["during_answers"] = answered
-            out["after"] = percentiles(recall_for(mem, qs[:300], 30))
+            out["after"] = percentiles(recall_for(mem, qs[:recalls], 30))
             out["searching_after"] = mem.indexer.serving()[1].model  # type: ignore[union-attr]
     return out
 
@@ -114,14 +115,19 @@ def run(n: int, timeout: float, to: str = TO) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--beads", type=int, default=100_000)
-    parser.add_argument("--quick", action="store_true", help="3,000 beads: a smoke run")
+    parser.add_argument(
+        "--quick", action="store_true", help="3,000 beads, 50 recalls before and after: a smoke run"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--to", default=TO, help=f"the embedder switched to (default {TO}; e.g. minilm)"
     )
     args = parser.parse_args(argv)
-    report = run(3_000 if args.quick else args.beads, args.timeout, args.to)
+    if args.quick:  # the suite's smoke run (tests/test_embedder_switch.py)
+        report = run(3_000, args.timeout, args.to, recalls=50)
+    else:
+        report = run(args.beads, args.timeout, args.to)
     if args.json:
         print(json.dumps(report))
         return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from chrysalis import Memory
+from tests.bench_forker import BenchForker
 from tests.daemon_process import DaemonProcess, DaemonThread
 
 pytest_plugins = ["tests.remote_fixtures"]
@@ -48,6 +49,15 @@ def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
     yield d
     d.stop()
     d.close()
+
+
+@pytest.fixture(scope="session")
+def bench_forker() -> Iterator[BenchForker]:
+    """Runs bench scripts' quick modes without an interpreter's start-up each
+    (`tests.bench_forker`); started by the first test that asks."""
+    forker = BenchForker()
+    yield forker
+    forker.close()
 
 
 @pytest.fixture

@@ -7,16 +7,21 @@ status 77 means its data is absent (the LoCoMo and LongMemEval dev sets live out
 repository) and skips with the reason it printed. A file without a ``__main__`` block is a
 module other benches import, and must import. A few benches are run with ``--quick`` by a test
 that also checks their figures; those are named in `RUN_ELSEWHERE` and not run twice.
+
+Each script runs in a process of its own, forked from an interpreter that has already imported
+what every bench imports (`tests.bench_forker`): a quick run checks the bench, not the
+interpreter's start-up.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.bench_forker import BenchForker, bench_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -44,21 +49,13 @@ def _is_script(path: Path) -> bool:
     return 'if __name__ == "__main__":' in path.read_text()
 
 
-def _env() -> dict[str, str]:
-    """This interpreter's path (the tree under test first), and the bench folder for the
-    modules benches import from each other."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH), *sys.path) if p)
-    return env
-
-
 @pytest.mark.parametrize("path", sorted(BENCH.glob("*.py")), ids=lambda p: p.name)
-def test_every_bench_runs_its_quick_mode(path: Path) -> None:
+def test_every_bench_runs_its_quick_mode(path: Path, request: pytest.FixtureRequest) -> None:
     text = path.read_text()
     if not _is_script(path):
         out = subprocess.run(
             [sys.executable, "-c", f"import {path.stem}"],
-            cwd=BENCH, env=_env(), capture_output=True, text=True, timeout=60,
+            cwd=BENCH, env=bench_env(), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr[-3000:]
         return
@@ -69,10 +66,8 @@ def test_every_bench_runs_its_quick_mode(path: Path) -> None:
             f"{RUN_ELSEWHERE[path.name]} no longer runs {path.name} --quick"
         )
         return
-    out = subprocess.run(
-        [sys.executable, str(path), "--quick"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+    forker: BenchForker = request.getfixturevalue("bench_forker")  # only scripts need it
+    out = forker.run([str(path), "--quick"], timeout=240)
     if out.returncode == SKIPPED:
         pytest.skip(out.stderr.strip().splitlines()[-1])
     assert out.returncode == 0, f"{path.name} --quick failed:\n{out.stderr[-3000:]}"
@@ -84,7 +79,7 @@ def test_a_bench_without_its_data_says_so_and_is_skipped(tmp_path: Path) -> None
     missing = tmp_path / "nowhere.json"
     out = subprocess.run(
         [sys.executable, str(BENCH / "locomo_eval.py"), "--quick", "--data", str(missing)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60,
+        cwd=ROOT, env=bench_env(), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.returncode == SKIPPED
     assert str(missing) in out.stderr

@@ -4,19 +4,19 @@ those are quoted in docs/benchmarks.md, measured on a quiet machine)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.bench_forker import BenchForker
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_retrieve_bench_quick_times_context() -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "retrieve_bench.py"), "--quick", "--queries", "20",
-         "--json"],
-        capture_output=True, text=True, timeout=900, check=True,
-    )  # fmt: skip
+def test_retrieve_bench_quick_times_context(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
+        [str(ROOT / "bench" / "retrieve_bench.py"), "--quick", "--queries", "20", "--json"],
+        timeout=900,
+    )
+    out.check_returncode()
     figures = json.loads(out.stdout)
     assert figures["beads"] == 2_000  # --quick (bench/retrieve_bench.py)
     assert figures["context_ms_p95"] > 0 and figures["context_items"] > 0

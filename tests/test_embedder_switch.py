@@ -5,8 +5,6 @@ laptop follows through a folder remote, embedding nothing the first one already 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +17,7 @@ from chrysalis import Memory, Replica
 from chrysalis.core.errors import EmbedderUnavailable, InvalidInput
 from chrysalis.search.embed import DeterministicEmbedder, make_embedder
 from chrysalis.search.switch import SERVING
+from tests.bench_forker import BenchForker
 from tests.eventually import eventually
 
 OLD, NEW = "chrysalis-hash-v1-48", "chrysalis-hash-v1-96"
@@ -232,12 +231,9 @@ def test_a_second_laptop_follows_through_a_folder_remote(tmp_path: Path) -> None
         assert top[0].id == note.id
 
 
-def test_switch_bench_quick_run_answers_throughout() -> None:
+def test_switch_bench_quick_run_answers_throughout(bench_forker: BenchForker) -> None:
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run(
-        [sys.executable, str(root / "bench" / "switch_bench.py"), "--quick", "--json"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    out = bench_forker.run([str(root / "bench" / "switch_bench.py"), "--quick", "--json"], 600)
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["beads"] == 3000 and report["switch_s"] > 0

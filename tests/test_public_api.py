@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import chrysalis
+from tests.bench_forker import BenchForker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,18 +38,15 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert command in readme[:400], "the README must open with the CI test command"
 
 
-def test_store_bench_quick_run_prints_its_figures() -> None:
-    out = subprocess.run(
+def test_store_bench_quick_run_prints_its_figures(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
         [
-            sys.executable,
             str(ROOT / "bench" / "store_bench.py"),
             "--quick",
             "--json",
             "--seconds",
-            "0.3",
+            "0.2",
         ],
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
@@ -86,28 +84,25 @@ def test_the_client_imports_no_storage_module() -> None:
     }  # fmt: skip
 
 
-def test_load_bench_quick_run_prints_its_figures() -> None:
-    out = subprocess.run(
+def test_load_bench_quick_run_prints_its_figures(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
         # smaller than --quick's own defaults: the suite checks that it runs and what it
         # prints, not the figures
         [
-            sys.executable,
             str(ROOT / "bench" / "load_bench.py"),
             "--quick",
             "--json",
             "--beads",
-            "1500",
+            "500",
             "--clients",
             "4",
             "--procs",
             "2",
             "--seconds",
-            "1.5",
+            "0.5",
             "--open-seconds",
-            "1.5",
+            "1",
         ],
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -121,10 +116,9 @@ def test_load_bench_quick_run_prints_its_figures() -> None:
     assert report["daemon_exit_code"] == 0
 
 
-def test_million_bench_quick_run_prints_its_figures() -> None:
-    out = subprocess.run(
+def test_million_bench_quick_run_prints_its_figures(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
         [
-            sys.executable,
             str(ROOT / "bench" / "million.py"),
             "--quick",
             "--json",
@@ -135,8 +129,6 @@ def test_million_bench_quick_run_prints_its_figures() -> None:
             "--tail",
             "100",
         ],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -157,12 +149,10 @@ def test_million_bench_quick_run_prints_its_figures() -> None:
     assert set(report["met"]) == {"recall_p95_ms", "rss_mb", "open_s", "join_s"}
 
 
-def test_sync_bench_quick_run_converges() -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "sync_bench.py"), "--quick", "--json",
+def test_sync_bench_quick_run_converges(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
+        [str(ROOT / "bench" / "sync_bench.py"), "--quick", "--json",
          "--remote", "file", "--beads", "2000", "--rounds", "3"],
-        capture_output=True,
-        text=True,
         timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
@@ -189,11 +179,9 @@ def test_compose_file_runs_two_daemons_on_one_bucket_on_loopback() -> None:
     assert (ROOT / "deploy" / "Dockerfile").exists()
 
 
-def test_graph_rotate_bench_quick_run_prints_its_figures() -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "graph_rotate_bench.py"), "--quick", "--json"],
-        capture_output=True,
-        text=True,
+def test_graph_rotate_bench_quick_run_prints_its_figures(bench_forker: BenchForker) -> None:
+    out = bench_forker.run(
+        [str(ROOT / "bench" / "graph_rotate_bench.py"), "--quick", "--json"],
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
