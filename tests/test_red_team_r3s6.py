@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tracemalloc
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +83,21 @@ def test_a_lookalike_passphrase_opens_nothing_after_the_real_one_was_derived(
         assert b.version_vector() == {}, ascii(phrase)
     Sync(b, url, key_file=right).pull()
     assert b.get_bead("k").content == "the spare key is under the blue flowerpot"
+
+
+def test_a_salt_from_the_bucket_is_not_kept_by_the_cache() -> None:
+    """format.json's salt is whatever the bucket's writer put there: a derivation for a huge
+    one (its key check then fails) must not pin it in the daemon's memory until it exits."""
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        for i in range(3):  # each a new salt: what a writer rotating format.json gives
+            derive_key(PHRASE, bytes([i]) * (4 << 20))
+        gc.collect()
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept - before < 1 << 20, kept - before
 
 
 # ---- 2. the daemon's start -------------------------------------------------------------------
