@@ -171,10 +171,17 @@ def read_key_file(path: str | os.PathLike[str]) -> bytes | str:
     return text
 
 
+CACHED_SALT_BYTES = 64  # a longer salt's key is derived and not kept (`derive_key`)
+
+
 def derive_key(secret: bytes | str, salt: bytes) -> bytes:
     """A 32-byte key: ``secret`` itself if it is one, else scrypt(passphrase, salt)."""
     if isinstance(secret, bytes):
         return secret
+    if len(salt) > CACHED_SALT_BYTES:
+        # Not ours (ours are 16 bytes): format.json's salt is whatever the bucket's writer
+        # put there, and the cache would keep a huge one for as long as the process runs.
+        return _scrypt.__wrapped__(secret, salt)
     return _scrypt(secret, salt)
 
 

@@ -47,27 +47,33 @@ def daemon(ctx: click.Context, /, config_file: Path | None, detach: bool, **flag
       chrysalis daemon --remote s3://my-bucket/agent --sync-key-file ~/.config/chrysalis/key
       CHRYSALIS_EMBEDDER=deterministic chrysalis --socket /tmp/c.sock daemon
     """
+    collecting = gc.isenabled()
     if not detach:
         # Most of what a start makes (modules, schemas, the indexes) lives as long as the
         # daemon: the collector's ~230 passes over it as it grew cost ~0.1 s of CPU a start
         # more than one full collection at the end. Off until the server has collected once
-        # and frozen what is left, before it serves (`server.run`'s ``freeze``), then on; a
-        # start that fails ends the process.
+        # and frozen what is left, before it serves (`server.run`'s ``freeze``), then on.
         gc.disable()
-    explained = explain(ctx, config_file, flags)
-    settings = explained.settings
-    if detach:
-        from .lifecycle import detach as start_detached
+    try:
+        explained = explain(ctx, config_file, flags)
+        settings = explained.settings
+        if detach:
+            from .lifecycle import detach as start_detached
 
-        args = [] if config_file is None else ["--config", str(config_file)]
-        for key, value in flags.items():
-            if value is not None:
-                args += [f"--{key.replace('_', '-')}", str(value)]
-        start_detached(ctx, settings, args)
-        return
-    from ..server import main as serve
+            args = [] if config_file is None else ["--config", str(config_file)]
+            for key, value in flags.items():
+                if value is not None:
+                    args += [f"--{key.replace('_', '-')}", str(value)]
+            start_detached(ctx, settings, args)
+            return
+        from ..server import main as serve
 
-    ctx.exit(serve(settings, explained.sources))
+        ctx.exit(serve(settings, explained.sources))
+    finally:
+        # A start that fails in a process that goes on (the CLI called by another program,
+        # a test's CliRunner) gives that process its collector back.
+        if collecting:
+            gc.enable()
 
 
 @click.command()
