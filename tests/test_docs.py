@@ -228,7 +228,7 @@ def test_shell_completion_works_as_the_readme_says() -> None:
 def test_the_readme_says_what_the_tests_need_and_take() -> None:
     """The test command's time, and the browser tests' chromium (skipped without it)."""
     top = README.split("## ", 1)[0]
-    assert "6 minutes on two idle cores" in top and "four workers" in top
+    assert "4 minutes on two idle cores" in top and "four workers" in top
     assert "-n 4" in (ROOT / "pyproject.toml").read_text()
     assert "pytest -m slow" in top and "-m 'not slow'" in (ROOT / "pyproject.toml").read_text()
     inspector = (ROOT / "tests" / "test_inspector.py").read_text()
