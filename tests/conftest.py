@@ -55,9 +55,7 @@ def daemon_process(tmp_path: Path) -> Iterator[DaemonProcess]:
 def bench_forker() -> Iterator[BenchForker]:
     """Runs bench scripts' quick modes without an interpreter's start-up each
     (`tests.bench_forker`); started by the first test that asks."""
-    forker = BenchForker()
-    yield forker
-    forker.close()
+    yield BenchForker()
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import httpx
 
 from chrysalis.client import Client
 from chrysalis.core.errors import DaemonNotRunning
+from tests.forker import Forked, Forker, differs_at_start
 
 # Commands run as `python -m chrysalisd` even by `cli`: they start a server, signal the daemon
 # (whose pid, for a DaemonThread, is the test's own) or serve MCP on stdio.
@@ -38,7 +39,11 @@ _REQUESTS = re.compile(
 
 
 class DaemonProcess:
-    """``chrysalis daemon`` on ``data_dir`` with its socket in a fresh short /tmp dir."""
+    """``chrysalis daemon`` on ``data_dir`` with its socket in a fresh short /tmp dir: a
+    process forked from one that made a daemon's imports (`tests.forker`), or with ``fresh``
+    (or an environment an interpreter reads as it starts) a fresh interpreter."""
+
+    fresh = False
 
     def __init__(self, data_dir: Path, *, env: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
@@ -58,28 +63,27 @@ class DaemonProcess:
             "CHRYSALIS_LOG_LEVEL": "info",
             **(env or {}),
         }
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[str] | Forked | None = None
         self.log = data_dir.parent / f"{data_dir.name}-daemon.log"
 
     def start(self, *extra: str, wait: bool = True) -> DaemonProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._close_log()
         self._log_file = open(self.log, "a")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "chrysalisd",
-                "daemon",
-                "--data-dir",
-                str(self.data_dir),
-                *extra,
-            ],
-            env=self.env,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        args = ["daemon", "--data-dir", str(self.data_dir), *extra]
+        if self.fresh or differs_at_start(self.env):
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "chrysalisd", *args],
+                env=self.env,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        else:  # the same process, forked from one that made the imports (`tests.forker`)
+            self.proc = Forker.shared().spawn(
+                module="chrysalisd", args=args, env=self.env, cwd=Path.cwd(), stdout=self.log,
+                append=True,
+            )  # fmt: skip
         if wait:
             self.wait_ready()
         return self

@@ -65,6 +65,13 @@ class FakeDaemon(threading.Thread):
             self.listener.close()
 
 
+@pytest.fixture(autouse=True)
+def fresh_daemons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chrysalis stop` signals only a process whose command line is a daemon's
+    (`holders.is_daemon`): a forked one's is the forker's (`tests.forker`)."""
+    monkeypatch.setattr(DaemonProcess, "fresh", True)
+
+
 @pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     """An innocent process of ours: the attack wants it killed."""
