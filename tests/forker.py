@@ -6,10 +6,15 @@ building their models, numpy, FAISS, the library), and the suite starts ~100 dae
 ~50 bench runs. `Forker` keeps one interpreter per test process that has made those imports,
 and forks a child per start. The child is still a process of its own, with its own pid,
 signals, exit status, locks, sockets and children, and it runs the command's real entry point
-(``runpy``, as ``-m`` would) under the environment, working directory, umask and open-files
-limit the test gave, as a child of the test would inherit them. What it does not get is a
-fresh interpreter, so what a start imports and what ``/proc/PID/cmdline`` shows are tested
-in processes of their own (`test_daemon_start`, `test_inspector_attacks`).
+(``runpy``, as ``-m`` would) under the environment, working directory, umask and resource
+limits the test gave, as a child of the test would inherit them. What it does not get is a
+fresh interpreter, so what a start imports and what ``/proc/PID/cmdline`` and
+``/proc/PID/environ`` show (the forker's) are tested in processes of their own
+(`test_daemon_start`, `test_inspector_attacks`, `test_stop`); so is an environment that sets
+a variable read as an interpreter starts or the forker imports (`differs_at_start`). Two
+forkers take the starts in turn: each interpreter has its own hash seed, so a daemon and its
+restart, or two started one after the other, order their sets of str differently, as fresh
+interpreters would.
 
 The server (`serve`, in the forked-from process) reads one request a line on stdin and
 answers on stdout: ``{"id", "pid"}`` once it forked, ``{"pid", "status"}`` once it reaped that
@@ -52,21 +57,41 @@ PRELOAD = (
     "chrysalis.sync",
 )
 
-# Variables the interpreter or a library reads as it starts or imports: a process that needs
-# its own value of one of these needs a fresh interpreter (`differs_at_start`).
-_READ_AT_START = ("PYTHON", "OMP_", "OPENBLAS_", "MKL_", "LD_", "MALLOC")
+# Variables the interpreter or a library reads as it starts or as `PRELOAD` imports (the
+# locale and encodings; which FAISS build loads, LMDB's binding, numpy's, pydantic's and
+# prometheus' switches...): a process that needs its own value of one of these needs a fresh
+# interpreter (`differs_at_start`; test_forker checks the list against what the imports read).
+_READ_AT_START = (
+    "PYTHON", "_PYTHON", "OMP_", "OPENBLAS_", "MKL_", "LD_", "MALLOC", "LANG", "LC_", "FAISS_",
+    "NPY_", "NUMPY_", "LMDB_", "MSGPACK_", "PYDANTIC_", "PROMETHEUS_", "prometheus_", "OTEL_",
+)  # fmt: skip
+# This process's environment and path as the forkers started with them (the first one's
+# start): what a child inherits of them is what they were then, not what a test set since.
+_started: tuple[dict[str, str], list[str]] | None = None
+_started_lock = threading.Lock()
+
+
+def _start_state() -> tuple[dict[str, str], list[str]]:
+    global _started
+    with _started_lock:
+        if _started is None:
+            _started = (dict(os.environ), [str(ROOT), str(BENCH), *sys.path])
+        return _started
 
 
 def differs_at_start(env: dict[str, str]) -> bool:
-    """Whether ``env`` sets a variable read at an interpreter's start unlike the forker's
-    (whose path is this process's, with the tree and the bench folder first)."""
-    path = env.get("PYTHONPATH", "")
-    entries = {os.path.abspath(p) for p in path.split(os.pathsep) if p}
-    if not entries <= {str(ROOT), str(BENCH), *sys.path}:
+    """Whether ``env`` sets a variable read at an interpreter's start (or as the forkers
+    import) unlike the forkers' environment, or a path they lack (theirs is this process's
+    as they started, with the tree and the bench folder first)."""
+    base, path = (
+        _started if _started is not None else (os.environ, [str(ROOT), str(BENCH), *sys.path])
+    )
+    entries = {os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p}
+    if not entries <= set(path):
         return True
     return any(
-        k.startswith(_READ_AT_START) and k != "PYTHONPATH" and env.get(k) != os.environ.get(k)
-        for k in {*env, *os.environ}
+        k.startswith(_READ_AT_START) and k != "PYTHONPATH" and env.get(k) != base.get(k)
+        for k in {*env, *base}
     )
 
 
@@ -85,6 +110,7 @@ def serve() -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # select wakes on the wakeup fd
     pending = b""
+    children: set[int] = set()
     while True:
         ready = select.select([0, wake_r], [], [])[0]
         if wake_r in ready:
@@ -94,12 +120,13 @@ def serve() -> None:
                         break
                 except BlockingIOError:
                     break
-        _reap()
+        _reap(children)
         if 0 not in ready:
             continue
         chunk = os.read(0, 1 << 16)
-        if not chunk:
-            return  # the test process is done: its children are its tests' to stop
+        if not chunk:  # the test process is gone (it ended, or was killed mid-test)
+            _end(children)
+            return
         pending += chunk
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
@@ -109,6 +136,7 @@ def serve() -> None:
                 os.close(wake_r)
                 os.close(wake_w)
                 _child(request)  # never returns
+            children.add(pid)
             _say({"id": request["id"], "pid": pid})
 
 
@@ -116,7 +144,7 @@ def _say(answer: dict[str, Any]) -> None:
     os.write(1, json.dumps(answer).encode() + b"\n")
 
 
-def _reap() -> None:
+def _reap(children: set[int]) -> None:
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -124,7 +152,23 @@ def _reap() -> None:
             return
         if pid == 0:
             return
-        _say({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+        children.discard(pid)
+        with contextlib.suppress(BrokenPipeError):  # the test process may be gone
+            _say({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+
+
+def _end(children: set[int], grace: float = 10.0) -> None:
+    """SIGTERM the children still running, SIGKILL those left after ``grace`` seconds, and
+    reap them all. A test process that ends has stopped its daemons; one killed mid-test (an
+    xdist worker) would otherwise leave them serving for ever, on a 2-core machine."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace
+        while children and time.monotonic() < deadline:
+            _reap(children)
+            time.sleep(0.05)
 
 
 def _child(req: dict[str, Any]) -> None:
@@ -133,7 +177,9 @@ def _child(req: dict[str, Any]) -> None:
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.umask(req["umask"])
-    resource.setrlimit(resource.RLIMIT_NOFILE, tuple(req["nofile"]))
+    for name, limits in req["limits"].items():
+        if resource.getrlimit(getattr(resource, name)) != tuple(limits):
+            resource.setrlimit(getattr(resource, name), tuple(limits))
     os.chdir(req["cwd"])
     append = os.O_APPEND if req["append"] else os.O_TRUNC
     for fd, name in ((0, req["stdin"]), (1, req["stdout"]), (2, req["stderr"])):
@@ -147,7 +193,7 @@ def _child(req: dict[str, Any]) -> None:
     os.environ.clear()
     os.environ.update(req["env"])
     time.tzset()
-    code = 0
+    code, died_of = 0, 0
     try:
         if req["module"]:
             sys.argv = ["-m", *req["args"]]  # runpy puts the module's path in [0]
@@ -167,26 +213,40 @@ def _child(req: dict[str, Any]) -> None:
         else:
             print(exc.code, file=sys.stderr)
             code = 1
-    except KeyboardInterrupt:
-        code = -signal.SIGINT
-    except BaseException:
+    except BaseException as exc:
         import traceback
 
         traceback.print_exc()
         code = 1
+        if isinstance(exc, KeyboardInterrupt):
+            died_of = signal.SIGINT
     # As the interpreter ends: wait for the threads that are not daemons, then atexit.
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    if code < 0:  # died of SIGINT, as an interpreter re-raises it
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    if died_of:  # as an interpreter ends on an uncaught KeyboardInterrupt: killed by SIGINT
+        signal.signal(died_of, signal.SIG_DFL)
+        os.kill(os.getpid(), died_of)
+    os._exit(code & 0xFF)  # sys.exit(-1) is 255, as the kernel keeps the low byte
 
 
 # ---- the client: in the test's process ----------------------------------------------------
+
+_LIMITS = sorted(n for n in dir(resource) if n.startswith("RLIMIT_"))
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it (`os.umask` sets it to read it: for an
+    instant every thread of the test, a daemon's on a thread binding its socket too, would
+    make files under another)."""
+    with contextlib.suppress(OSError, StopIteration):
+        status = Path("/proc/self/status").read_text()
+        return int(next(x for x in status.splitlines() if x.startswith("Umask:")).split()[1], 8)
+    umask = os.umask(0o22)  # no /proc (macOS): the only other way
+    os.umask(umask)
+    return umask
 
 
 class Forked:
@@ -213,7 +273,10 @@ class Forked:
 
     def send_signal(self, sig: int) -> None:
         if self.poll() is None:
-            os.kill(self.pid, sig)
+            # The forker may have reaped it before its status reached us (a `subprocess`
+            # child stays a zombie until waited for): gone is not an error, as in Popen.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -223,22 +286,28 @@ class Forked:
 
 
 class Forker:
-    """One forking server for this process (`shared`), started on first use."""
+    """A forking server; `shared` gives this process's two in turn, started on first use."""
 
-    _shared: Forker | None = None
+    _pool: list[Forker | None] = [None, None]
+    _turn = 0
     _shared_lock = threading.Lock()
 
     @classmethod
     def shared(cls) -> Forker:
+        """The next of this process's two forkers: two interpreters, two hash seeds, so two
+        starts in a row never share one (as two fresh interpreters would not)."""
         with cls._shared_lock:
-            if cls._shared is None or cls._shared.proc.poll() is not None:
-                cls._shared = cls()
-                atexit.register(cls._shared.close)
-            return cls._shared
+            cls._turn = (cls._turn + 1) % len(cls._pool)
+            forker = cls._pool[cls._turn]
+            if forker is None or forker.proc.poll() is not None:
+                forker = cls._pool[cls._turn] = cls()
+                atexit.register(forker.close)
+            return forker
 
     def __init__(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), str(BENCH), *sys.path) if p)
+        base, path = _start_state()
+        env = dict(base)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from tests.forker import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ROOT,
@@ -282,8 +351,7 @@ class Forker:
         assert (module is None) != (script is None)
         assert not differs_at_start(env), "a variable read at start differs: use a process"
         assert self.proc.stdin is not None
-        umask = os.umask(0o22)
-        os.umask(umask)
+        umask = _umask()
         with self._cond:
             self._next += 1
             rid = self._next
@@ -291,7 +359,7 @@ class Forker:
                 "id": rid, "module": module, "script": script, "args": args, "env": env,
                 "cwd": str(cwd), "stdin": os.devnull, "stdout": str(stdout),
                 "stderr": str(stderr or stdout), "append": append, "umask": umask,
-                "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+                "limits": {name: resource.getrlimit(getattr(resource, name)) for name in _LIMITS},
             }  # fmt: skip
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")
             self.proc.stdin.flush()
