@@ -16,6 +16,18 @@ import pytest
 from tests.eventually import eventually
 from tests.forker import ROOT, Forked, Forker, differs_at_start
 
+
+def spawn_script(tmp_path: Path, body: str) -> tuple[Forked, Path]:
+    """``body`` as a script run through the forker with this process's environment, from the
+    checkout: the child and the file its stdout and stderr go to."""
+    script, out = tmp_path / "script.py", tmp_path / "out"
+    script.write_text(body)
+    child = Forker.shared().spawn(
+        script=str(script), args=[], env=dict(os.environ), cwd=ROOT, stdout=out
+    )
+    return child, out
+
+
 SAYS = """
 import json, os, resource, sys
 said = {"argv": sys.argv[1:], "cwd": os.getcwd(), "var": os.environ.get("FORKER_VAR"),
@@ -69,22 +81,14 @@ def test_a_child_ends_as_an_interpreter_would(tmp_path: Path, body: str, status:
     script.write_text(body + "\n")
     fresh = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=30)
     assert fresh.returncode == status
-    out = tmp_path / "out"
-    child = Forker.shared().spawn(
-        script=str(script), args=[], env=dict(os.environ), cwd=ROOT, stdout=out
-    )
+    child, out = spawn_script(tmp_path, body + "\n")
     assert child.wait(30) == status
     if status == 1:
         assert out.read_text().strip().splitlines()[-1] in ("ValueError: boom", "a message")
 
 
 def test_a_signal_reaches_the_child_and_its_end_is_seen(tmp_path: Path) -> None:
-    script = tmp_path / "waits.py"
-    script.write_text("import time\nprint('up', flush=True)\ntime.sleep(60)\n")
-    out = tmp_path / "out"
-    child = Forker.shared().spawn(
-        script=str(script), args=[], env=dict(os.environ), cwd=ROOT, stdout=out
-    )
+    child, _ = spawn_script(tmp_path, "import time\nprint('up', flush=True)\ntime.sleep(60)\n")
     with pytest.raises(subprocess.TimeoutExpired):
         child.wait(0.2)
     assert child.poll() is None
@@ -192,19 +196,12 @@ def test_a_child_that_exits_negative_ends_as_an_interpreter_would(tmp_path: Path
     script = tmp_path / "minus.py"
     script.write_text("import sys\nsys.exit(-1)\n")
     fresh = subprocess.run([sys.executable, str(script)], timeout=30)
-    child = Forker.shared().spawn(
-        script=str(script), args=[], env=dict(os.environ), cwd=ROOT, stdout=tmp_path / "out"
-    )
+    child, _ = spawn_script(tmp_path, script.read_text())
     assert child.wait(30) == fresh.returncode == 255
 
 
 def test_an_interrupted_child_prints_its_traceback(tmp_path: Path) -> None:
-    script = tmp_path / "interrupted.py"
-    script.write_text("raise KeyboardInterrupt\n")
-    out = tmp_path / "out"
-    child = Forker.shared().spawn(
-        script=str(script), args=[], env=dict(os.environ), cwd=ROOT, stdout=out
-    )
+    child, out = spawn_script(tmp_path, "raise KeyboardInterrupt\n")
     assert child.wait(30) == -signal.SIGINT
     said = out.read_text()
     assert said.startswith("Traceback") and said.endswith("KeyboardInterrupt\n")
