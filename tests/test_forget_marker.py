@@ -18,7 +18,7 @@ import pytest
 from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
-from tests.files import read_if_there
+from tests.files import files_under, read_if_there
 from tests.remote_fixtures import S3Server
 
 # The name is for the extractor: its entity node and the session's summary hold it too.
@@ -77,7 +77,7 @@ class Remote:
 def holding_files(root: Path) -> list[str]:
     return sorted(
         str(p.relative_to(root))
-        for p in root.rglob("*")
+        for p in files_under(root)
         if p.is_file() and any(m in read_if_there(p) for m in MARKERS)
     )
 

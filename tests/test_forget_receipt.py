@@ -15,7 +15,7 @@ from chrysalis.core.errors import Conflict, NotFound
 from tests.daemon_process import DaemonProcess, DaemonThread
 from tests.eventually import eventually
 from tests.fakes.zep_server import FakeZep
-from tests.files import read_if_there
+from tests.files import files_under, read_if_there
 
 KEY = "zk-receipt-secret-5521"
 MARK = "PANGOLIN-RECEIPT-93"
@@ -102,7 +102,7 @@ def test_receipt_pending_on_an_offline_laptop_and_zep_down(tmp_path: Path, zep: 
         assert receipt(b, bead)["by"] == r["by"]
         for d in ("a", "b"):
             root = tmp_path / d
-            held = [p for p in root.rglob("*") if p.is_file() and MARK.encode() in read_if_there(p)]
+            held = [p for p in files_under(root) if MARK.encode() in read_if_there(p)]
             assert held == [], held
     finally:
         a.close()

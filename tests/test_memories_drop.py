@@ -17,7 +17,7 @@ import pytest
 from chrysalis.core.errors import NotFound, Unavailable
 from chrysalis.sync.segment import Kind, decode, derive_key, read_key_file
 from tests.daemon_process import DaemonProcess, DaemonThread
-from tests.files import read_if_there
+from tests.files import files_under, read_if_there
 
 QUIET = {"CHRYSALIS_PUSH_INTERVAL": "3600", "CHRYSALIS_PULL_INTERVAL": "3600"}
 # One word per item kind, so a find names what survived.
@@ -69,7 +69,7 @@ def _files_holding(root: Path) -> list[str]:
         return []
     return sorted(
         str(p.relative_to(root))
-        for p in root.rglob("*")
+        for p in files_under(root)
         if p.is_file() and any(m in read_if_there(p) for m in MARKERS)
     )
 

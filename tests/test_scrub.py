@@ -15,7 +15,7 @@ from chrysalis import Memory
 from chrysalis.core.errors import Conflict, NotFound
 from tests.conftest import exchange
 from tests.eventually import eventually
-from tests.files import read_if_there
+from tests.files import files_under, read_if_there
 
 SMALL = "the small secret ZEBRACORN-41 lives here"
 LARGE = "the large secret QUOKKAPLEX-77 " + "padding words " * 6000  # > 64 KiB: a blob
@@ -26,7 +26,7 @@ def holders(root: Path, markers: tuple[bytes, ...] = MARKERS) -> list[str]:
     """Every file under ``root`` that holds one of ``markers`` (as bytes, anywhere)."""
     return sorted(
         str(p.relative_to(root))
-        for p in root.rglob("*")
+        for p in files_under(root)
         if p.is_file() and any(m in read_if_there(p) for m in markers)
     )
 
