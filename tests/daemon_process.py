@@ -183,6 +183,25 @@ def command_of(args: tuple[str, ...] | list[str]) -> str | None:
     return rest[0] if rest else None
 
 
+def run_process(
+    args: tuple[str, ...] | list[str],
+    env: dict[str, str],
+    *,
+    input: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """``chrysalis ARGS`` as a process of its own (``python -m chrysalisd``): its exit status,
+    stdout and stderr; forked from an interpreter that made its imports (`tests.forker`)
+    unless ``env`` sets a variable read as an interpreter starts."""
+    if differs_at_start(env):
+        return subprocess.run(
+            [sys.executable, "-m", "chrysalisd", *args], env=env, input=input, cwd=cwd,
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    return Forker.shared().run(list(args), env, cwd=cwd, input=input, timeout=timeout)
+
+
 def run_cli(
     args: tuple[str, ...] | list[str],
     env: dict[str, str],
@@ -199,15 +218,7 @@ def run_cli(
     if process is None:
         process = command_of(args) in PROCESS_COMMANDS
     if process:
-        return subprocess.run(
-            [sys.executable, "-m", "chrysalisd", *args],
-            env=env,
-            input=input,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return run_process(args, env, input=input, cwd=cwd)
     from click.testing import CliRunner
 
     from chrysalisd.cli import main

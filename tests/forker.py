@@ -34,6 +34,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -344,9 +345,10 @@ class Forker:
         stdout: Path,
         stderr: Path | None = None,
         append: bool = False,
+        stdin: Path | None = None,
     ) -> Forked:
         """``python -m module *args`` (or ``python script *args``) in ``cwd`` under ``env``;
-        stdin from /dev/null, stdout to the file ``stdout`` (appended to if ``append``),
+        stdin from the file ``stdin`` (or /dev/null), stdout to the file ``stdout`` (appended to if ``append``),
         stderr to ``stderr`` or with stdout."""
         assert (module is None) != (script is None)
         assert not differs_at_start(env), "a variable read at start differs: use a process"
@@ -357,7 +359,7 @@ class Forker:
             rid = self._next
             request = {
                 "id": rid, "module": module, "script": script, "args": args, "env": env,
-                "cwd": str(cwd), "stdin": os.devnull, "stdout": str(stdout),
+                "cwd": str(cwd), "stdin": str(stdin or os.devnull), "stdout": str(stdout),
                 "stderr": str(stderr or stdout), "append": append, "umask": umask,
                 "limits": {name: resource.getrlimit(getattr(resource, name)) for name in _LIMITS},
             }  # fmt: skip
@@ -370,6 +372,35 @@ class Forker:
             pid = self._pids.pop(rid)
         argv = [sys.executable, *(["-m", module] if module else [str(script)]), *args]
         return Forked(self, pid, argv)
+
+    def run(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        *,
+        cwd: Path | str | None = None,
+        input: str | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """``subprocess.run([python, "-m", "chrysalisd", *args], env=env, cwd=cwd,
+        input=input, capture_output=True, text=True, timeout=timeout)``, forked: stdin is
+        ``input`` (from a file: the child reads it to its end, as from a pipe)."""
+        with tempfile.TemporaryDirectory(prefix="chr-run-") as tmp:
+            stdin, out, err = Path(tmp, "stdin"), Path(tmp, "stdout"), Path(tmp, "stderr")
+            stdin.write_text(input or "")
+            child = self.spawn(
+                module="chrysalisd", args=args, env=env, cwd=cwd or Path.cwd(), stdin=stdin,
+                stdout=out, stderr=err,
+            )  # fmt: skip
+            try:
+                status = child.wait(timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(60)
+                raise subprocess.TimeoutExpired(child.args, timeout) from None
+            return subprocess.CompletedProcess(
+                child.args, status, out.read_text(errors="replace"), err.read_text(errors="replace")
+            )
 
     def status(self, pid: int, timeout: float | None) -> int | None:
         """``pid``'s exit code once it ended, waiting up to ``timeout`` seconds (None: for

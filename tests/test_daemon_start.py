@@ -18,7 +18,7 @@ import pytest
 
 from chrysalis.client import Routes
 from chrysalisd.config import known_variables
-from tests.daemon_process import DaemonProcess, run_cli
+from tests.daemon_process import DaemonProcess, run_cli, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,10 +30,7 @@ def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def start(d: DaemonProcess, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """``chrysalis daemon`` in the foreground until it exits: its status and its stderr."""
-    out = subprocess.run(
-        [sys.executable, "-m", "chrysalisd", "daemon", "--data-dir", str(d.data_dir), *args],
-        env={**d.env, **(env or {})}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    out = run_process(["daemon", "--data-dir", str(d.data_dir), *args], {**d.env, **(env or {})})
     return out.returncode, out.stderr
 
 

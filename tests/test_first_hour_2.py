@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,10 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(d: DaemonProcess, *args: str, cwd: Path, input: str | None = None,
         **env: str) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """The CLI in ``cwd`` (paths shown relative to it), with more environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "chrysalisd", *args], env={**d.env, **env}, cwd=cwd, input=input,
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    return run_process(args, {**d.env, **env}, cwd=cwd, input=input)
 
 
 # ---- 1. the README's two commands, each in a venv of its own -------------------------------

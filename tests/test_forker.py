@@ -306,3 +306,16 @@ def test_a_test_process_that_dies_leaves_no_child_running(tmp_path: Path) -> Non
         return state != "Z"
 
     eventually(lambda: not running(), timeout=30, what=f"the orphaned child {pid} to end")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["no-such-command"], ["daemon", "--bogus"]])
+def test_a_forked_command_says_what_a_fresh_one_says(args: list[str]) -> None:
+    env = dict(os.environ)
+    fresh = subprocess.run(
+        [sys.executable, "-m", "chrysalisd", *args], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    forked = Forker.shared().run(args, env, input="ignored\n")
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        fresh.returncode, fresh.stdout, fresh.stderr,
+    )  # fmt: skip

@@ -27,7 +27,7 @@ from chrysalis.client.transport import check_peer, peer_uid
 from chrysalis.core.errors import Forbidden
 from tests.eventually import eventually
 
-from .daemon_process import DaemonProcess
+from .daemon_process import DaemonProcess, run_process
 from .test_mcp import session_run
 
 MALLORY = "chrysalis-mallory"
@@ -174,13 +174,7 @@ def refused_start(d: DaemonProcess) -> tuple[int, str]:
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chrysalisd", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_process(args, env)
 
 
 # ---- the daemon refuses a planted directory or socket ------------------------------------

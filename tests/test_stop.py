@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from chrysalisd.cli import main
-from tests.daemon_process import DaemonProcess
+from tests.daemon_process import DaemonProcess, run_process
 
 
 class FakeDaemon(threading.Thread):
@@ -82,10 +82,7 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
 
 
 def stop_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "chrysalisd", "stop", "--timeout", "5", *args],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    return run_process(["stop", "--timeout", "5", *args], env)
 
 
 def test_stop_does_not_kill_the_pid_a_fake_server_names(
