@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|held3] [--quick] [--json]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|held3|held4] [--quick] [--json]
         [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -404,6 +404,132 @@ CHATTER_HELD3 = [
     "grew up near {city}, haven't been back in ages",
     "my friend painted her kitchen a very bold colour",
 ]
+# A sixth family (`--wordings held4`), written blind on 2026-11-25 by a helper session (brief
+# r3s8/held4) without reading the extractor, the context code or the other families' texts:
+# chat-assistant logs where the fact is incidental to a longer request, short casual lines
+# (some lowercase, a few typos), the assistant restating what it was told ("A: "), the value
+# before the verb, and present or past perfect statements.
+SAY_HELD4: dict[str, list[str]] = {
+    "home": [
+        "I need help planning a weekly grocery budget. Since we moved to {x} everything costs "
+        "more than I expected, and I'd like to stay under 80 euros for two people.",
+        "Can you suggest a weekend hike near {x}? We moved to {x} in the spring and I don't "
+        "know the area yet.",
+        "just got the keys to our flat in {x}!! boxes everywhere lol",
+        "{x} is home now, finally unpacked the last box",
+        "We've been renting in {x} since the start of the month and the landlord still hasn't "
+        "fixed the heating. How do I write a polite but firm email about it?",
+        "A: Since you've just settled in {x}, here are a few neighbourhood libraries worth "
+        "signing up at.",
+        "what's a good gym chain in {x}? i live there now and my old membership doesn't transfer",
+        "By the time the lease started I'd already registered at the town hall in {x}, so my "
+        "address there is official. What else should I sort out after a move?",
+        "ok so change of adress: its {x} now, can you remember that for the dentist reminders",
+        "A: Noted, your new home is {x}, so I'll suggest things around there from now on.",
+    ],
+    "employer": [
+        "Could you help me put together a packed-lunch plan for the week? My new job at {x} "
+        "only gives me half an hour at noon and there's no microwave on our floor.",
+        "first week at {x} done. brain = fried",
+        "{x} made me an offer and I said yes! I start on Monday.",
+        "I've been working at {x} for about three weeks now and I still don't understand the "
+        "expense system. How do people usually keep their receipts organised?",
+        "A: Congratulations on joining {x}! Would you like help drafting an intro message for "
+        "your new team?",
+        "can you help me rewrite my linkedin headline? i'm at {x} now, not the old place",
+        "Signed the contract with {x} this morning, so I'm handing in my notice today. Can you "
+        "help me word the resignation letter, and maybe look up what {x} expects from new hires?",
+        "my badge for {x} finaly came through so i can actualy get in the building now",
+        "A: Got it, you've moved over to {x}. I'll keep that in mind when we talk about your "
+        "commute.",
+        "Before I had even finished my notice period, {x} had already sent me a laptop and a "
+        "welcome pack. Is it normal to start onboarding that early?",
+    ],
+    "drink": [
+        "I'm trying to cut back on sugar. These days my morning routine is just {x} and some "
+        "toast, could you suggest a breakfast that keeps me full until lunch?",
+        "{x} every morning now, the old habit is gone",
+        "I've been drinking {x} since my doctor told me to sleep better. Can you explain how "
+        "caffeine affects sleep?",
+        "A: Since {x} is your go-to drink now, I've added it to your shopping list.",
+        "lol i'm fully hooked on {x} now, bought a whole box of it",
+        "Can you help me work out whether it's cheaper to make {x} at home? I'm having {x} "
+        "twice a day now and the café bills add up.",
+        "swichted to {x} last week, not going back",
+        "A: You mentioned you've switched to {x}; would you like some snacks that go well with it?",
+        "By the time winter came I had completely replaced my old drink with {x}. Is it okay to "
+        "have it late in the evening?",
+    ],
+    "partner": [
+        "I need gift ideas for my partner {x}'s birthday next week. We've only been together a "
+        "couple of months so nothing too over the top.",
+        "{x} and I are officially a couple now :)",
+        "Could you help me plan a weekend away? It's for me and {x}; we've been dating for a "
+        "while and haven't travelled together yet.",
+        "A: That's lovely news about you and {x}. Would you like ideas for a first weekend "
+        "away together?",
+        "moving in with {x} next month, eek",
+        "been seeing {x} for a few weeks now, its going realy well",
+        "How do I split household bills fairly with my partner? {x} earns a bit more than me "
+        "and we've just moved in together.",
+        "A: Noted, {x} is your partner now; I'll use that name when you ask about plans for two.",
+        "I'd never met anyone like {x} before we started going out. Anyway, what's a good "
+        "restaurant for a date with a vegetarian? {x} doesn't eat meat.",
+    ],
+    "car": [
+        "What's the recommended tyre pressure for a {x}? I bought one second-hand last weekend "
+        "and the dashboard light keeps coming on.",
+        "{x} picked up from the dealer today, smells brand new",
+        "I've been driving the {x} for a month now and the fuel consumption seems high. Is 7 "
+        "litres per 100 km normal?",
+        "A: Since you now drive a {x}, here are the service intervals the maker recommends.",
+        "finally sold the old car, the {x} is mine now",
+        "can you remind me how often to rotate tires? new car is a {x}",
+        "Could you help me plan a road trip for the long weekend? We'll be taking my {x}, "
+        "which I've had for a few weeks, so I'd rather avoid toll roads.",
+        "insurence for the {x} went through today, so i can finaly drive it",
+        "A: Congratulations on the {x}! Would you like a checklist for its first service?",
+        "By the time I sold my old car I had already put a deposit down on a {x}.",
+    ],
+}
+ASK_NOW_HELD4: dict[str, list[str]] = {
+    "home": ["remind me, what city is my home base these days?",
+             "If someone posted me a letter today, which city would it go to?",
+             "where's my home right now?"],
+    "employer": ["What's the name of the company paying my salary now?",
+                 "where do i clock in these days?", "Which employer am I at right now?"],
+    "drink": ["What do I usually reach for to drink at the moment?",
+              "whats my daily drink right now?"],
+    "partner": ["Who's my other half these days?", "what's my partner's name currently?"],
+    "car": ["Which car is mine at the moment?", "what are my current wheels?"],
+}  # fmt: skip
+ASK_THEN_HELD4: dict[str, list[str]] = {
+    "home": ["What city was home for me {t}?", "where did i have my place {t}?"],
+    "employer": ["What was the name of my employer {t}?", "where was i clocking in {t}?"],
+    "drink": ["What was my daily drink {t}?", "what did i usually reach for to drink {t}?"],
+    "partner": ["Who was my other half {t}?", "whose name would I have given as my partner {t}?"],
+    "car": ["Which car was mine {t}?", "what were my wheels {t}?"],
+}  # fmt: skip
+CHATTER_HELD4 = [
+    "My sister just moved to {city} for her master's, so I'll probably visit a lot.",
+    "Can you tell me the best time of year to visit {city}? Thinking about a long weekend.",
+    "my mate got a job at {org}, says the canteen is amazing",
+    "I lived in {city} as a student but I barely remember it now.",
+    "Nearly applied to {org} last year but didn't in the end.",
+    "A: Here's a three-day plan for {city}, starting with the old town on day one.",
+    "Is a {car} reliable? My dad is thinking of buying one.",
+    "I don't drink {drink}, never liked the taste.",
+    "{partner} from my running club is getting married in {city} in June.",
+    "Saw on the news that {org} is laying off staff in {city}.",
+    "We almost rented a flat in {city} once, but the commute would have been awful.",
+    "my cousin {partner} just bought a {car}, it's bright orange",
+    "The office ordered {drink} for the whole team today, nice surprise.",
+    "A: You asked earlier about {city}: the trains from the airport run every 20 minutes.",
+    "Can you summarise this article for me? It's about remote work and productivity.",
+    "rainy all day, stayed in and did the crossword",
+    "Went to a friend's leaving do, she's off to {org} and moving to {city} for it.",
+    "Borrowed my neighbour's {car} for the day to move a sofa.",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -523,7 +649,7 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
-    held-out third (``held``), fourth (``held2``) or fifth (``held3``)."""
+    held-out third (``held``), fourth (``held2``), fifth (``held3``) or sixth (``held4``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -533,6 +659,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held3":
         say, ask_now, ask_then = SAY_HELD3, ASK_NOW_HELD3, ASK_THEN_HELD3
         chatter = CHATTER_HELD3
+    elif wordings == "held4":
+        say, ask_now, ask_then = SAY_HELD4, ASK_NOW_HELD4, ASK_THEN_HELD4
+        chatter = CHATTER_HELD4
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -562,7 +691,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3"):
+        if wordings in ("held", "held2", "held3", "held4"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
@@ -570,7 +699,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
         bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
-        if text.startswith("A: "):  # held3: the assistant's turn (a summary, a suggestion)
+        if text.startswith("A: "):  # held3, held4: the assistant's turn (a summary, a suggestion)
             bead |= {"content": text[3:], "role": "assistant"}
         u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
@@ -704,9 +833,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
-        "--wordings", choices=("old", "new", "all", "held", "held2", "held3"), default="old",
+        "--wordings", default="old",
+        choices=("old", "new", "all", "held", "held2", "held3", "held4"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2, SAY_HELD3: never used to tune)",
+        "SAY_HELD2, SAY_HELD3, SAY_HELD4: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
