@@ -153,8 +153,44 @@ def test_a_partner_is_a_name_beside_words_of_a_relationship_of_mine() -> None:
 def test_the_extractor_adds_typed_facts_only_where_no_pattern_read_one() -> None:
     assert extracted("I moved to Utrecht, the landlord is nice") == {("lives_in", "Utrecht")}
     assert ("lives_in", "Osaka") in extracted("keys to the Osaka flat are finally ours!!")
-    # The assistant's words are not the user's facts.
+    # The assistant's own words ("ours", "I", "we") are not the user's facts.
     assert extracted("keys to the Osaka flat are finally ours!!", role="assistant") == set()
+
+
+def test_what_the_assistant_restates_of_the_user_is_the_users() -> None:
+    said = {
+        "Noted - you've settled in Osaka now, so I'll suggest places near there.": (
+            "lives_in", "Osaka"),
+        "Congratulations on your new role at Initech! How are the first weeks?": (
+            "works_at", "Initech"),
+        "So your go-to these days is oolong tea, I'll remember that.": ("drinks", "oolong tea"),
+        "It's lovely that you and Priya are a couple now.": ("partner", "Priya"),
+    }  # fmt: skip
+    for text, fact in said.items():
+        assert extracted(text, role="assistant") == {fact}, text
+    # Its own first person, its suggestions, questions, conditions and what it says of
+    # others are no fact of the user's.
+    for text in (
+        "I live in Lisbon, as a model would say.",
+        "We moved our servers to Frankfurt last year.",
+        "If you ever move to Vienna, the coffee houses alone are worth it.",
+        "Have you considered moving to Porto? The rent is lower.",
+        "You could apply at Initech, they are hiring.",
+        "Your sister lives in Ghent, right? She could show you around.",
+        "Lisbon is lovely in spring; the trams are worth the trip.",
+        "Initech is hiring data engineers, if you're curious.",
+        "Congratulations on the new role at Initech!",  # no one named: not read as the user's
+        "Choose a format that works for you. Keep your notes short.",
+    ):
+        assert extracted(text, role="assistant") == set(), text
+    # A long answer is advice, with a generic "you": not read for the user's facts.
+    long = "Here are some ideas for your weekend. " * 12 + "You've settled in Osaka now."
+    assert extracted(long, role="assistant") == set()
+    assert extracted(long[-40:], role="assistant") == {("lives_in", "Osaka")}
+    # An assistant speaking for a named source is that source's, not the user's.
+    bead = Bead(id="b1", content="You've settled in Osaka now.", role="assistant", ts=1.0,
+                session_id="s", source="Maria")  # fmt: skip
+    assert RulesExtractor().extract_one(bead).facts == ()
 
 
 def test_odd_and_huge_input_give_nothing_wrong() -> None:
@@ -223,8 +259,9 @@ def test_the_extractor_records_mentions_but_not_the_assistants() -> None:
                 ts=1.0, session_id="s")  # fmt: skip
     got = {(m.predicate, m.value, m.own) for m in RulesExtractor().extract_one(bead).mentions}
     assert ("drives", "Volvo XC40", False) in got and ("drives", "Kia Ceed", True) in got
+    # Said by the assistant, its "I" is itself: the values are named, none as the user's.
     said = bead.model_copy(update={"role": "assistant"})
-    assert RulesExtractor().extract_one(said).mentions == ()
+    assert not any(m.own for m in RulesExtractor().extract_one(said).mentions)
 
 
 def test_a_secret_in_a_mention_is_redacted_like_a_fact() -> None:
@@ -238,3 +275,30 @@ def test_a_capitalised_opener_is_no_partner_told_without_i() -> None:
     assert "partner" not in {p for p, _ in told("Love baking bread on rainy days")}
     assert "partner" not in {p for p, _ in told("Stories about love and loss are the best")}
     assert "partner" not in {p for p, _ in told("Dinner at Hana's parents was fun")}
+
+
+def test_whose_value_and_which_words_are_values_read_generally() -> None:
+    # Someone else's, told with a person noun the user owns ("my pal's", "a teammate of").
+    for text in (
+        "my pal's just started a job at Initech, good for her",
+        "My coworker's new flat in Utrecht has a roof terrace.",
+        "Read somewhere that Initech is building a campus in Utrecht.",
+        "Initech posted record numbers, saw it on the news.",
+    ):
+        assert extracted(text) == set(), text
+    # The user's own, however the sentence runs.
+    for text, fact in {
+        "my colleagues at Initech threw me a welcome lunch": ("works_at", "Initech"),
+        "since I started at Initech I barely get a lunch break": ("works_at", "Initech"),
+        "Any hikes near Utrecht? We moved there in May and know nobody.": (
+            "lives_in", "Utrecht"),
+        "now that I work at Initech, should I change my pension?": ("works_at", "Initech"),
+        "Since we relocated to Utrecht, I cycle everywhere, any bike shop tips?": (
+            "lives_in", "Utrecht"),
+    }.items():  # fmt: skip
+        assert extracted(text) == {fact}, text
+    # A capitalised everyday word the gazetteer also lists, or a person before whom a
+    # relationship word stands, is no place.
+    for word in ("Since", "March", "Can", "Much"):
+        assert not is_city(word), word
+    assert ("lives_in", "Sam") not in extracted("we moved in together, my partner Sam and I")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from chrysalis.extract import Fact
 from chrysalis.extract.mood import ASSERTED, Reading
 
-__all__ = ["NOT_A_SUBJECT", "PATTERNS", "facts"]
+__all__ = ["NOT_A_SUBJECT", "OTHER_PEOPLE", "PATTERNS", "facts"]
 
 # Capitalised words that open a sentence or a clause but name no one.
 NOT_A_SUBJECT = frozenset(
@@ -188,11 +188,22 @@ _SAID = [
 # fmt: on
 
 
+# People a speaker speaks of besides family and partners ("my pal's just started at X",
+# "a teammate of mine"): the subject of such a clause is not the speaker.
+OTHER_PEOPLE = frozenset(
+    """mate mates pal pals buddy buddies bestie bff colleague colleagues coworker coworkers
+    co-worker co-workers teammate teammates classmate classmates boss manager ceo auntie
+    nephew niece nieces nephews gran granny nan nana grandad granddad grandmother grandfather
+    grandparents stepmum stepmom stepdad sibling siblings kid twin bro sis lad lads guy guys
+    girl girls folks mentor acquaintance client clients customer customers recruiter""".split()
+)
 _OTHER = re.compile(
     r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
     + _RELATIONS
     + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children|flatmates?|roommates?|"
-    r"housemates?|spouse)\b",
+    r"housemates?|spouse|"
+    + "|".join(sorted(OTHER_PEOPLE, key=len, reverse=True))
+    + r")(?:['’]s)?\b",
     re.IGNORECASE,
 )
 _LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
@@ -247,8 +258,12 @@ def _name(subject: str) -> str | None:
     return " ".join(words)
 
 
+# A pronoun a capitalised run swallowed at its end ("since I started at Quillsoft I only ...").
+_TRAILING_I = re.compile(r"(?:\s+I(?:['’](?:m|ve|d|ll))?)+$")
+
+
 def _object(raw: str, type: str) -> str | None:
-    obj = raw.strip().rstrip(".,'’")
+    obj = _TRAILING_I.sub("", raw.strip().rstrip(".,'’"))
     if obj.lower() in NOT_A_SUBJECT or not obj:
         return None
     if type == "person" and _name(obj) != obj:

@@ -204,7 +204,8 @@ _QUESTION_OPENING = re.compile(
 )
 _LATER_QUESTION = re.compile(
     r"(?:[,;:—–]|\b(?:and|but|so|or)\b)\s*(?:(?:and|but|so|or)\s+)?(?:what|where|when|why|how|who|"
-    r"which|do|does|did|is|are|can|could|would|will|have|has|you|yours)\b",
+    r"which|do|does|did|is|are|am|was|were|can|could|would|will|should|shall|may|might|must|"
+    r"have|has|you|yours|any)\b",
     re.IGNORECASE,
 )
 _SIMPLE_PAST = re.compile(r"^I\s+(?:\w+ly\s+)?(?:lived|worked)\b")  # "I lived in X": no longer

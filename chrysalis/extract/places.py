@@ -31,7 +31,8 @@ _WORDS = frozenset(
     commerce success friendship concord harmony providence opportunity university college
     park spring springs valley city center centre town village port bay beach lake river hill
     hills mountain view heights grove north south east west central new old ocean sun moon
-    star gold silver santa san de la el los las le du des di da do dos das""".split()
+    star gold silver santa san de la el los las le du des di da do dos das along can march
+    most much name same since than""".split()
 )
 
 

@@ -29,7 +29,7 @@ from chrysalis.extract.facts import DRINK_WORDS
 from chrysalis.extract.facts import facts as read_facts
 from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
-from chrysalis.extract.typed import TYPES, facts_from, typed_mentions
+from chrysalis.extract.typed import TYPES, addressed, facts_from, typed_mentions
 
 # 2: third-person facts, the entity gate; 3: facts told by their value; 4: whose words they
 # are (pasted messages, stories, hearsay, values taken back)
@@ -185,11 +185,20 @@ class RulesExtractor:
         for name, type in _dates(masked):
             add(name, type)
         speaker = bead.source or bead.role
-        # An assistant is no person whose facts we keep: its "I" is itself, and what it says
-        # of others is mostly what the user told it or what books say (not dated by the bead).
-        said = [] if bead.role == "assistant" else read_facts(text, speaker)
         mentions: list[Mention] = []
-        if bead.role != "assistant":
+        if bead.role == "assistant":
+            # An assistant is no person whose facts we keep: its "I" is itself, and what it
+            # says of others is mostly what the user told it or what books say. What it
+            # restates of the user it answers ("you've settled in X") in a short turn is the
+            # user's, read by value (`.typed.addressed`), the user named as its subject; an
+            # assistant speaking for a named source is not.
+            said = []
+            if bead.source is None and len(text) <= RESTATED:
+                speaker = _THE_USER
+                mentions = typed_mentions(addressed(text), named_subject=True)
+                said = facts_from(mentions, speaker)
+        else:
+            said = read_facts(text, speaker)
             # What no sentence shape gave, a value of a known type may (`.typed`).
             mentions = typed_mentions(text)
             told = {(f.subject, f.predicate) for f in said} | {f.object.lower() for f in said}
@@ -211,6 +220,11 @@ class RulesExtractor:
         return Extraction(bead.id, entities=entities, facts=facts, mentions=tuple(mentions))
 
 
+# An assistant's turn longer than this is an answer (advice, lists, examples, a generic
+# "you"), not a restatement of what the user told it: on LongMemEval's dev assistant turns,
+# reading them all gave 950 facts of the user's, nearly all wrong ("works_at Choose"); those
+# of at most 400 characters gave 6.
+RESTATED = 400
 # The speaker whose statements are the user's (`chrysalis.context.facts.USER`): a bead with
 # no ``source`` and the role "user".
 _THE_USER = "user"

@@ -34,11 +34,11 @@ from functools import cache
 from itertools import pairwise
 
 from chrysalis.extract import Fact, Mention
-from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
+from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT, OTHER_PEOPLE
 from chrysalis.extract.mood import ASSERTED, REPORTED, Reading
 from chrysalis.extract.places import is_city
 
-__all__ = ["AGAINST", "CUES", "TYPES", "facts_from", "typed_facts", "typed_mentions"]
+__all__ = ["AGAINST", "CUES", "TYPES", "addressed", "facts_from", "typed_facts", "typed_mentions"]
 
 # Words of each attribute (stems end in "*"). A sentence must hold one for its value to count.
 CUES: dict[str, frozenset[str]] = {
@@ -48,26 +48,26 @@ CUES: dict[str, frozenset[str]] = {
         neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled
         settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
         wohnung casa appartement déménag* mudanza mudado commute our_place my_place
-        new_place own_place for_good""".split()
+        new_place own_place for_good city town""".split()
     ),
     "works_at": frozenset(
         """job jobs work working workplace employer* employed employee hire* hiring manager
         boss onboarding badge salary paycheck payslip payroll contract colleague* coworker*
         co-workers team office start standup* codebase intern internship offer signed
         probezeit probation career position role notice desk shift join
-        joined joining""".split()
+        joined joining gig company firm""".split()
     ),
     "drinks": frozenset(
         """drink drinking drinks lately rn nowadays every daily always usually usual only
         morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
         switched swapped switch thing go-to order choice favourite favorite favourite
         personality habit staple anything cup cups mug breakfast enough prefer
-        prefers these_days""".split()
+        prefers these_days beverage""".split()
     ),
     "drives": frozenset(
         """bought buy got drive drives driving drove wheels picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
-        petrol charging traded lease leased collected upgraded garage""".split()
+        petrol charging traded lease leased collected upgraded garage car vehicle""".split()
     ),
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
@@ -114,12 +114,15 @@ _USER = frozenset(
 )
 _PRONOUN = frozenset("he she they him her his hers their theirs them".split())
 # People other than the user whom a sentence may be about ("my sister", "a friend").
-_OTHERS = frozenset(
-    """friend friends flatmate flatmates roommate roommates housemate sister sisters brother
+_OTHERS = (
+    frozenset(
+        """friend friends flatmate flatmates roommate roommates housemate sister sisters brother
     brothers mum mom dad father mother parents cousin cousins neighbour neighbor neighbours
     neighbors aunt uncle grandma grandpa wife husband son daughter kids children someone
     somebody everyone everybody nobody partner girlfriend boyfriend fiancé fiancée fiance
     fiancee spouse""".split()
+    )
+    | OTHER_PEOPLE
 )
 # Of `_OTHERS`, the words that name the user's partner: for the attribute "partner" they are
 # the user's own relationship ("my partner Sam"), for the others someone else's home or job.
@@ -181,6 +184,48 @@ def typed_facts(text: str, speaker: str, reading: Reading | None = None) -> list
     return facts_from(typed_mentions(text, reading), speaker)
 
 
+# An assistant's words of the person it answers ("you've settled in X", "your go-to is X"),
+# turned into that person's own ("I've settled in X"), and its own first person into a third
+# ("I'll keep it in mind" -> "someone'll keep it in mind"): read so, the typed reader takes what
+# the assistant restates of the user as the user's, and nothing it says of itself.
+_SECOND = {
+    "you": "I", "you're": "I'm", "you’re": "I’m", "you've": "I've", "you’ve": "I’ve",
+    "you'd": "I'd", "you’d": "I’d", "you'll": "I'll", "you’ll": "I’ll", "your": "my",
+    "yours": "mine", "yourself": "myself",
+}  # fmt: skip
+# (someone: a person other than the user, so a clause of the assistant's is no one's value
+# of the user's; "we"/"our" too, the assistant's side or its makers.)
+_FIRST = {
+    "i": "someone", "i'm": "someone's", "i’m": "someone’s", "i've": "someone's",
+    "i’ve": "someone’s", "i'd": "someone'd", "i’d": "someone’d", "i'll": "someone'll",
+    "i’ll": "someone’ll", "me": "someone", "my": "someone's", "mine": "someone's",
+    "myself": "someone", "we": "someone", "we're": "someone's", "we’re": "someone’s",
+    "we've": "someone's", "we’ve": "someone’s", "we'll": "someone'll", "we’ll": "someone’ll",
+    "we'd": "someone'd", "we’d": "someone’d", "us": "someone", "our": "someone's",
+    "ours": "someone's", "ourselves": "someone",
+}  # fmt: skip
+_PERSON = re.compile(
+    r"(?<![\w'’])(?:you(?:['’](?:re|ve|d|ll))?|your(?:s|self)?|i(?:['’](?:m|ve|d|ll))?|me|my|"
+    r"mine|myself|we(?:['’](?:re|ve|ll|d))?|us|our|ours|ourselves)(?![\w'’])",
+    re.IGNORECASE,
+)
+
+
+def addressed(text: str) -> str:
+    """An assistant's ``text`` with its addressee as the speaker and itself as a third person
+    (same length per word is not kept; offsets are the new text's)."""
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        new = _SECOND.get(low) or _FIRST.get(low, word)
+        if low in _FIRST:
+            return new  # lower case: never read as a name
+        return new[0].upper() + new[1:] if word[0].isupper() and new[0] != "I" else new
+
+    return _PERSON.sub(swap, text)
+
+
 def facts_from(mentions: Sequence[Mention], speaker: str) -> list[Fact]:
     """The facts ``mentions`` (of `typed_mentions`) give ``speaker``: per attribute, the
     first value asserted as theirs."""
@@ -192,18 +237,22 @@ def facts_from(mentions: Sequence[Mention], speaker: str) -> list[Fact]:
             for attr, obj in found.items()]  # fmt: skip
 
 
-def typed_mentions(text: str, reading: Reading | None = None) -> list[Mention]:
+def typed_mentions(
+    text: str, reading: Reading | None = None, *, named_subject: bool = False
+) -> list[Mention]:
     """Every value of each attribute's type that ``text`` names (at most `MAX_VALUES` per
     attribute, in sentences of at most `MAX_SENTENCE` characters), in text order, each
     ``own`` when the text asserts it as its speaker's value now (the module's doc: cued, not
     against, the speaker's, asserted, not past) and not ``own`` otherwise. A value named
-    twice is listed once, ``own`` if any naming asserts it."""
+    twice is listed once, ``own`` if any naming asserts it. With ``named_subject`` a value
+    is ``own`` only where the sentence names the speaker as its subject (`_whose`)."""
     reading = reading or Reading(text)
     plain = reading.plain
     cued_text = {a for a in CUES if _cued(_words(text), CUES[a])}
     out: dict[tuple[str, str], bool] = {}
     tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
     named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
+    prior: dict[str, str] = {}  # the last value the sentence before named, per attribute
     for start, end in reading.sentences():
         sentence = plain[start:end]
         if end - start > MAX_SENTENCE:
@@ -221,7 +270,19 @@ def typed_mentions(text: str, reading: Reading | None = None) -> list[Mention]:
                 and not _cued(low_words, AGAINST[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
-            for value in _values(attr, sentence):
+            values = _values(attr, sentence)
+            there = (
+                _THERE.search(sentence)
+                if not values and attr in _THERE_ATTRS and attr in prior
+                else None
+            )
+            if there:  # "... near Lyon? We moved there in March": the place named before
+                values = [_Value(there.start(1), there.end(1), prior[attr])]
+            elif values:
+                prior[attr] = values[-1].text
+            else:
+                prior.pop(attr, None)
+            for value in values:
                 named[attr] -= 1
                 if named[attr] < 0:
                     break
@@ -232,11 +293,20 @@ def typed_mentions(text: str, reading: Reading | None = None) -> list[Mention]:
                     own = (
                         _now(plain[start:a])
                         and _asserted(reading, plain, start, a, b, attr)
-                        and _whose(sentence, a - start, b - start, attr) == "user"
+                        and _whose(sentence, a - start, b - start, attr, named_subject) == "user"
                     )
                 key = (attr, value.text)
                 out[key] = out.get(key, False) or own
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
+
+
+# A home told of the place the sentence before named ("We moved there in March").
+_THERE = re.compile(
+    r"\b(?:moved|move|live|living|lived|settled|relocated|based|rent|renting)\s+(?:out\s+)?"
+    r"(there)\b",
+    re.IGNORECASE,
+)
+_THERE_ATTRS = ("lives_in",)
 
 
 # Each attribute's entity type (a fact's object type; the entity gate's type for a value).
@@ -369,26 +439,52 @@ def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: st
     return bool(told & (_USER - {"user", "user's", "user’s"}))
 
 
-def _whose(sentence: str, a: int, b: int, attr: str) -> str:
+# Only a preposition between a person noun and the value: the noun describes the owner's
+# tie to it ("my colleagues at X"), it is not the clause's subject ("my sister lives in X").
+_LINKED = re.compile(r"\s+(?:at|in|from|for|with|of)\s+(?:the\s+)?", re.IGNORECASE)
+
+
+# A verb right after the value, which no preposition governs: the value is its clause's
+# subject, doing something ("X is opening an office", "X posted a job ad"); the clause is
+# about it, unless the user is in it after all ("X hired me", "X is treating us well").
+_ITS_VERB = re.compile(
+    r"\s+(?:(?:is|was|are|were)\s+\w+ing|\w+ed|keeps?|will|would|can|could)\b", re.IGNORECASE
+)
+
+
+def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
     """``user`` when the sentence tells the value of the user, ``other`` when of someone
     else: the nearest subject before the value decides, else the nearest after it, else the
-    speaker (a subject left out)."""
+    speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
+    (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
     for side, tokens in (("before", reversed(before)), ("after", after)):
+        if (
+            side == "after"
+            and attr != "partner"
+            and _ITS_VERB.match(sentence, b)
+            and not _AFTER_PREP.search(sentence[:a])
+            and not any(m.group(0).lower() in _USER for m in after)
+        ):
+            return "other"  # "read that X is opening an office": the clause is X's
         for m in tokens:
             word = m.group(0)
             low = word.lower()
             if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
-                if side == "after":
+                if side == "after" and low[:-2] not in _OTHERS:
                     continue  # "... with X since the party at Lena's": no owner of X
                 return "other"  # "my uncle's car", "Dana's new badge"
             if low in _USER:
+                if named_subject and (side == "after" or len(before) - _index(before, m) > 6):
+                    return "other"  # an assistant's "you" far from the value, or after it
                 return "user"
             if low in _PRONOUN:
                 return "user" if about_user else "other"
             if low in _OTHERS and not (attr == "partner" and low in _PARTNER_WORDS):
+                if side == "before" and _LINKED.fullmatch(sentence[m.end() : a]):
+                    continue  # "my manager at X", "our neighbours in X": whose N decides
                 return "other"
             if (
                 word[0].isupper()
@@ -399,7 +495,11 @@ def _whose(sentence: str, a: int, b: int, attr: str) -> str:
                 and not is_city(word)
             ):
                 return "other"  # "Jo drinks ...", "Dana said ..."
-    return "user"
+    return "other" if named_subject else "user"
+
+
+def _index(tokens: list[re.Match[str]], m: re.Match[str]) -> int:
+    return next(n for n, t in enumerate(tokens) if t.start() == m.start())
 
 
 def _values(attr: str, sentence: str) -> list[_Value]:
@@ -423,6 +523,8 @@ def _names(sentence: str) -> list[_Value]:
         opener = not sentence[: m.start()].strip(" \t\"'(-")
         while words and _plain_word(words[0].group(0), opener and words[0].start() == 0):
             words = words[1:]
+        while words and words[-1].group(0).rstrip(".,;:!?").lower() in _USER:
+            words = words[:-1]  # "since I started at X I only ...": the "I" is no name
         if not words:
             continue
         a = m.start() + words[0].start()
@@ -442,7 +544,9 @@ def _plain_word(word: str, opener: bool = False) -> bool:
 _COMMON = frozenset(
     """lol haha omg new big per note summary user first last day got just finally honestly
     ok okay so yeah yes sorry thanks picked bought had things sold correction rumour
-    rumor update""".split()
+    rumor update btw hey hi hello thank also quick anyway well oh ah hmm great good tbh fyi
+    ps imo someone someone's it it's it’s that's that’s there's there’s here's here’s what's
+    what’s let's let’s""".split()
 )
 
 
@@ -454,6 +558,9 @@ def _places(sentence: str) -> list[_Value]:
             continue  # "a Honda Civic": a car (Honda is a city too)
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Sam's new flat": its owner, no place
+        before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
+        if before and before[-1].lower() in _OTHERS:
+            continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
         for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
             if is_city(" ".join(words[:n])):
                 name = " ".join(words[:n])
@@ -477,6 +584,8 @@ def _orgs(sentence: str) -> list[_Value]:
             continue  # "Jo says ...": a person
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Dana's badge": its owner, no organisation
+        if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
+            continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         out.append(v)
     prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
     return prep or out
