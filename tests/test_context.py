@@ -429,6 +429,20 @@ def test_the_timeline_finds_a_statement_retrieval_did_not(told: Memory) -> None:
 def test_a_question_about_someone_else_or_no_typed_attribute_reads_no_timeline() -> None:
     assert build.timeline.asked("what did I have for breakfast?") == []
     assert build.timeline.asked("which car am I driving these days?") == ["drives"]
+    # However the attribute is asked for, it is asked for; other questions cue none.
+    for question, attribute in {
+        "where am i located currently?": "lives_in",
+        "where did we settle in the end?": "lives_in",
+        "which organisation am i with now?": "works_at",
+        "what's my morning brew these days?": "drinks",
+        "what's my ride now?": "drives",
+        "who's my bf rn": "partner",
+        "who's my current squeeze?": "partner",
+    }.items():  # fmt: skip
+        assert build.timeline.asked(question) == [attribute], question
+    for question in ("what coffee table did I buy?", "when is my dentist appointment?",
+                     "how many steps did I walk?"):  # fmt: skip
+        assert build.timeline.asked(question) == [], question
 
 
 def test_forgetting_a_statement_takes_it_out_of_the_timeline(told: Memory) -> None:

@@ -302,3 +302,6 @@ def test_whose_value_and_which_words_are_values_read_generally() -> None:
     for word in ("Since", "March", "Can", "Much"):
         assert not is_city(word), word
     assert ("lives_in", "Sam") not in extracted("we moved in together, my partner Sam and I")
+    assert extracted("Sam keeps saying we live in Utrecht now, and he is right") == {
+        ("lives_in", "Utrecht")
+    }

@@ -49,21 +49,24 @@ EVIDENCE_SHARE = 0.6  # ... and only those at least this share of the best hit's
 _CUES: dict[str, tuple[str, ...]] = {
     "lives_in": (
         "live", "living", "home", "house", "flat", "apartment", "resid", "based", "move",
-        "moving", "relocat", "city", "town", "country", "address", "neighbo", "stay",
+        "moving", "relocat", "city", "town", "country", "address", "neighbo", "stay", "locat",
+        "rent", "settl",
     ),
     "works_at": (
         "work", "job", "employ", "company", "firm", "office", "workplace", "hired", "boss",
         "career", "join", "salary", "pay", "paying", "paid", "payroll", "hired", "employer",
+        "organi", "gig",
     ),
     "works_as": ("job", "role", "position", "title", "profession", "occupation", "career"),
     "prefers": ("prefer", "drink", "favo", "like", "beverage"),
     "married_to": ("married", "spouse", "wife", "husband"),
     "partner": (
         "partner", "girlfriend", "boyfriend", "wife", "husband", "spouse", "dating", "seeing",
-        "relationship", "couple", "together", "half", "going", "significant",
+        "relationship", "couple", "together", "half", "going", "significant", "bf", "gf",
+        "fianc", "squeeze", "plus-one",
     ),
-    "drinks": ("drink", "beverage", "cup", "sip"),
-    "drives": ("car", "driv", "drove", "vehicle", "wheels"),
+    "drinks": ("drink", "beverage", "cup", "sip", "mug", "brew"),
+    "drives": ("car", "driv", "drove", "vehicle", "wheels", "ride", "motor"),
 }  # fmt: skip
 _FIRST_SECOND = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|we|our|us|you|your|user)\b")
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2}")

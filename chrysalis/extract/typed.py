@@ -135,8 +135,9 @@ _NAME_VERB = re.compile(
     r"from)\b"
 )
 _SPEECH = re.compile(
-    r"\b(?:says?|said|told|tells|mentioned|mentions|wrote|writes|claims?|claimed|thinks|"
-    r"reckons|posted|announced|noted|reported)\b",
+    r"\b(?:says?|said|saying|told|tells|telling|mentioned|mentions|mentioning|wrote|writes|"
+    r"writing|claims?|claimed|claiming|thinks|thinking|reckons|posted|posting|announced|"
+    r"announcing|noted|reported|insists?|insisted|insisting)\b",
     re.IGNORECASE,
 )
 _CAP_RUN = re.compile(r"(?<![\w'’-])[A-ZÀ-Þ][\w'’&.-]*(?:\s+(?:&\s+)?[A-ZÀ-Þ0-9][\w'’&.-]*){0,3}")
@@ -561,6 +562,8 @@ def _places(sentence: str) -> list[_Value]:
         before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
         if before and before[-1].lower() in _OTHERS:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
+        if _ITS_VERB.match(sentence, v.end) and not _AFTER_PREP.search(sentence[: v.start]):
+            continue  # "Sam keeps telling people ...": someone doing something, no place
         for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
             if is_city(" ".join(words[:n])):
                 name = " ".join(words[:n])
