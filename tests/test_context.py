@@ -458,3 +458,27 @@ def test_forgetting_a_statement_takes_it_out_of_the_timeline(told: Memory) -> No
         assert not any(b"Ghent" in k + v or b"h1" in k for k, v in cur)
     ctx = told.context("which city am I living in at the moment?", now=NOW)
     assert "Ghent" not in ctx.text and _first(ctx.text, CITIES) == "Tampere"
+
+
+def test_near_duplicates_of_different_sizes_collapse_at_the_threshold() -> None:
+    """The size pre-check of `_collapse` skips no pair the Jaccard test joins: 9 words and
+    the same 9 plus one (Jaccard 0.9, sizes 9/10) are one; plus two more (9/11) are not."""
+    from chrysalis.context.build import _collapse, _Item
+    from chrysalis.core.models import RetrievedItem
+
+    def item(item_id: str, text: str) -> _Item:
+        found = RetrievedItem(kind="bead", id=item_id, text=text, score=1.0, signals={},
+                              provenance={}, tokens=10)  # fmt: skip
+        return _Item(found, "bead", 0.0, "s", None, text)
+
+    base = "we keep the spare ladder behind our shed"  # 8 distinct words, one repeated
+    base = base + " near"  # 9 distinct words
+    one_more = base + " today"
+    two_more = base + " today again"
+    kept = _collapse([item("a", base), item("b", one_more), item("c", two_more)])
+    assert [i.item.id for i in kept] == ["a", "c"]
+    assert kept[0].item.provenance["duplicates"] == ["b"]
+    assert kept[1].item.provenance["duplicates"] == []
+    # the other way round (the larger first) the pair is one as well
+    kept = _collapse([item("b", one_more), item("a", base)])
+    assert [i.item.id for i in kept] == ["b"] and kept[0].item.provenance["duplicates"] == ["a"]

@@ -312,3 +312,83 @@ def test_windows_read_through_the_cache_forget_what_is_forgotten(memory: Memory)
     assert [other for other, _, _ in after[1]] == ["b6", "b18"]
     assert all(other != "b14" for other, _, _ in reader.windows(["b18"], 2)["b18"][1])
     assert "b14" not in reader.windows(["b14", "b10"], 1)  # a forgotten hit has no window
+
+
+def test_adjacent_beads_through_the_cache_forget_what_is_forgotten(memory: Memory) -> None:
+    reader = memory.reader
+    # s2 holds b2, b6, b10, b14, b18 (b14 forgotten in the second half)
+    assert reader.adjacent_beads("b10", 2) == [("b6", -1), ("b2", -2), ("b14", 1), ("b18", 2)]
+    assert reader.adjacent_beads("b10", 2) == memory.adjacent_beads("b10", 2)  # cached: same
+    assert reader.windows(["b10"], 2)["b10"][1] == [
+        ("b6", -1, 5), ("b2", -2, 5), ("b14", 1, 5), ("b18", 2, 5),
+    ]  # fmt: skip
+    memory.forget("b14")
+    assert reader.adjacent_beads("b10", 1) == [("b6", -1), ("b18", 1)]
+    assert reader.adjacent_beads("b14", 1) == []
+    assert reader.adjacent_beads("b7", 1) == []  # forgotten before any read
+    assert reader.adjacent_beads("nobody", 1) == []
+
+
+_signal_values = st.one_of(
+    st.floats(min_value=0.0, max_value=5.0, allow_nan=False),
+    st.integers(min_value=0, max_value=3),
+)
+
+
+@given(
+    signals=st.dictionaries(st.sampled_from([*_SCORED, "attribution", "recent"]), _signal_values),
+    score=st.floats(min_value=-10.0, max_value=10.0, allow_nan=False),
+    text=st.text(min_size=1, max_size=200),
+    numpy_floats=st.booleans(),
+)
+def test_trusted_item_matches_validation(
+    signals: dict[str, float], score: float, text: str, numpy_floats: bool
+) -> None:
+    """`fusion._item` (no validation) makes the very item validation makes, as the items
+    loop calls it: signals rounded and made floats, numpy floats among them too."""
+    import numpy as np
+
+    from chrysalis.search.fusion import _item
+
+    raw: dict[str, Any] = {k: np.float64(v) if numpy_floats else v for k, v in signals.items()}
+    neg = -round(score, 6)  # as the items loop holds it
+    prov = {"source": "slack", "op": "r:1", "hlc": 7, "edges": ["e1"], "span_refs": [{"a": 1}]}
+    want = RetrievedItem(
+        kind="bead", id="b1", text=text, score=-neg,
+        signals={k: round(v, 6) for k, v in raw.items()}, provenance=dict(prov),
+        tokens=count_tokens(text),
+    )  # fmt: skip
+    got = _item(
+        "bead", "b1", text, -neg,
+        {k: float(round(v, 6)) for k, v in raw.items()}, dict(prov), count_tokens(text),
+    )  # fmt: skip
+    assert got == want
+    assert got.model_dump_json() == want.model_dump_json()
+    assert got.model_fields_set == want.model_fields_set and repr(got) == repr(want)
+    assert all(type(v) is float for v in got.signals.values())
+
+
+@given(st.text(max_size=300) | st.text(alphabet=" .,!?-'\u00e9\u4e2d\u0130a1_\t\n", max_size=6000))
+def test_count_tokens_cached_or_not_is_the_estimate(text: str) -> None:
+    import re
+
+    words = re.findall(r"\w+|[^\w\s]", text)
+    want = max(1, len(text) // 4, len(words) * 3 // 4)
+    assert count_tokens(text) == want
+    assert count_tokens(text) == want  # a second time: from the cache when short
+
+
+def test_count_tokens_keeps_only_short_texts() -> None:
+    """A text past CACHED_CHARS is counted without the cache (it would pin its text)."""
+    from chrysalis.search import fusion
+
+    long_text = "a long one, never cached " * 1000
+    assert len(long_text) > fusion.CACHED_CHARS
+    before = fusion._count_cached.cache_info()
+    assert count_tokens(long_text) == count_tokens(long_text) == len(long_text) // 4
+    after = fusion._count_cached.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
+    short = "a short one, cached"
+    count_tokens(short)
+    count_tokens(short)
+    assert fusion._count_cached.cache_info().hits >= after.hits + 1

@@ -329,7 +329,14 @@ def _collapse(items: list[_Item]) -> list[_Item]:
     kept: list[tuple[_Item, set[str], list[str]]] = []
     for i in items:
         words = set(_WORD.findall(i.text))
+        size = len(words)
         for _, other_words, dups in kept:
+            # The overlap is at most the smaller set and the union at least the larger: sets
+            # whose sizes differ by more than that cannot be near-duplicates (float division
+            # is monotonic, so this skips no pair the test below would join).
+            other = len(other_words)
+            if size != other and min(size, other) / max(size, other) < NEAR_DUPLICATE:
+                continue
             # One set operation per pair (a context compares ~400 pairs): the overlap alone
             # gives the Jaccard index; which words differ is looked at only past it.
             both = len(words & other_words)

@@ -205,29 +205,35 @@ class Reader(GraphReads):
         """Up to ``n`` beads before and ``n`` after this one in its session's order, as
         ``(id, offset)`` with offset -1, -2, ... before and 1, 2, ... after."""
         check_id(bead_id, "bead")
+        epoch = self.store.decoded.epoch  # taken before the transaction (`DecodedCache`)
         with self.store.read() as txn:
-            return self._beside(txn, bead_id, n)
+            _, around = self._beside(txn, bead_id, n, epoch)
+        return [(other, offset) for other, offset, _ in around]
 
     def _beside(
         self, txn: Txn, bead_id: str, n: int, epoch: int | None = None
-    ) -> list[tuple[str, int]]:
+    ) -> tuple[dict[str, Any] | None, list[tuple[str, int, bytes]]]:
+        """The bead's add data (None when not visible) and its neighbours in its session as
+        ``(id, offset, op key)``: the session index's key ends with the op key of the add it
+        shows, so a neighbour's data is read without its entry in ``beads``."""
         store = self.store
         entry, data = self.bead_entry(txn, bead_id, epoch)
         if data is None or not data.get("session_id"):
-            return []
+            return data, []
         hlc, replica, seq = entry[0]
         prefix = data["session_id"].encode() + b"\0"
         key = prefix + time_key(data["ts"], hlc, replica, seq)
-        out: list[tuple[str, int]] = []
+        skip = len(prefix) + 16  # the time key's ts and hlc, then the op key
+        out: list[tuple[str, int, bytes]] = []
         with txn.cursor(db=store.dbs["bead_sess"]) as cur:
             for step, sign in ((cur.prev, -1), (cur.next, 1)):
                 if not cur.set_key(key):
-                    return out
+                    return data, out
                 for distance in range(1, n + 1):
                     if not step() or not cur.key().startswith(prefix):
                         break
-                    out.append((cur.value().decode(), sign * distance))
-        return out
+                    out.append((cur.value().decode(), sign * distance, cur.key()[skip:]))
+        return data, out
 
     def windows(
         self, ids: Sequence[str], n: int
@@ -236,22 +242,33 @@ class Reader(GraphReads):
         neighbours either side as ``(id, offset, words)``; one read transaction."""
         out: dict[str, tuple[int, list[tuple[str, int, int]]]] = {}
         words: dict[str, int] = {}
+        store, cache = self.store, self.store.decoded
+        ops = store.dbs["ops"]
 
-        def length(txn: Txn, bead_id: str) -> int:
-            if bead_id not in words:
-                data = self.bead_entry(txn, bead_id, epoch)[1]
-                words[bead_id] = len(str(data.get("content", "")).split()) if data else 0
-            return words[bead_id]
+        def length(txn: Txn, bead_id: str, okey: bytes) -> int:
+            # A neighbour's data straight from its op (`_beside`): no ``beads`` read.
+            if (count := words.get(bead_id)) is None:
+                if (data := cache.get(okey)) is None:
+                    data = unpack(txn.get(okey, db=ops))["data"]
+                    cache.put(okey, data, epoch)
+                count = words[bead_id] = len(str(data.get("content", "")).split())
+            return count
 
         # Through the decoded cache: a recall reads these beads again to describe them.
-        epoch = self.store.decoded.epoch
-        with self.store.read() as txn:
+        epoch = cache.epoch
+        with store.read() as txn:
             for bead_id in ids:
-                around = self._beside(txn, bead_id, n, epoch)
+                data, around = self._beside(txn, bead_id, n, epoch)
                 if around:
+                    assert data is not None  # a bead with neighbours is visible
+                    if (own := words.get(bead_id)) is None:
+                        own = words[bead_id] = len(str(data.get("content", "")).split())
                     out[bead_id] = (
-                        length(txn, bead_id),
-                        [(other, offset, length(txn, other)) for other, offset in around],
+                        own,
+                        [
+                            (other, offset, length(txn, other, okey))
+                            for other, offset, okey in around
+                        ],
                     )
         return out
 
