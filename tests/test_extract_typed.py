@@ -302,6 +302,11 @@ def test_whose_value_and_which_words_are_values_read_generally() -> None:
     for word in ("Since", "March", "Can", "Much"):
         assert not is_city(word), word
     assert ("lives_in", "Sam") not in extracted("we moved in together, my partner Sam and I")
+    # A note about the user in the third person; names that are people, not places or firms.
+    assert extracted("User's usual morning drink these days: rooibos.") == {("drinks", "rooibos")}
+    assert extracted("Noor from the book club is moving to Utrecht") == set()
+    assert ("lives_in", "Initech") not in extracted("I'm on the payroll at Initech, no commute")
+    assert ("works_at", "Priya") not in extracted("the whole office knows I'm with Priya now")
     assert extracted("Sam keeps saying we live in Utrecht now, and he is right") == {
         ("lives_in", "Utrecht")
     }

@@ -473,6 +473,8 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
         for m in tokens:
             word = m.group(0)
             low = word.lower()
+            if low.endswith(("'s", "’s")) and low[:-2] == "user":
+                return "user"  # "User's current drink: X" (a note about the user)
             if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
                 if side == "after" and low[:-2] not in _OTHERS:
                     continue  # "... with X since the party at Lena's": no owner of X
@@ -551,6 +553,13 @@ _COMMON = frozenset(
 )
 
 
+# Where a name the gazetteer lacks is a place: right after "in", "to", "into", "near" ("a flat
+# in Galway"); "at X" is a firm or a venue, not where anyone lives.
+_IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
+# "X from the running club", "X from work": a person, told by where the speaker knows them.
+_FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
+
+
 def _places(sentence: str) -> list[_Value]:
     out = []
     for v in _names(sentence):
@@ -564,13 +573,15 @@ def _places(sentence: str) -> list[_Value]:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
         if _ITS_VERB.match(sentence, v.end) and not _AFTER_PREP.search(sentence[: v.start]):
             continue  # "Sam keeps telling people ...": someone doing something, no place
+        if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
+            continue  # "Noor from the running club is ...": a person, the sentence's subject
         for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
             if is_city(" ".join(words[:n])):
                 name = " ".join(words[:n])
                 out.append(_Value(v.start, v.start + len(name), name))
                 break
         else:
-            if _AFTER_PREP.search(sentence[: v.start]) and len(words) <= 3:
+            if _IN_PLACE.search(sentence[: v.start]) and len(words) <= 3:
                 out.append(v)  # "a flat in Galway": a place the gazetteer lacks
     return out
 
@@ -589,6 +600,8 @@ def _orgs(sentence: str) -> list[_Value]:
             continue  # "Dana's badge": its owner, no organisation
         if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
+        if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
+            continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
         out.append(v)
     prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
     return prep or out
