@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,7 +28,7 @@ from chrysalis.core.errors import (
     from_pydantic,
 )
 from chrysalis.core.events import item_key, split_key
-from chrysalis.core.models import Bead, Filters, RetrievalResult, RetrievedItem
+from chrysalis.core.models import Bead, Filters, Kind, RetrievalResult, RetrievedItem
 from chrysalis.core.validity import epoch
 from chrysalis.core.vocab import STRATEGIES, Strategy
 from chrysalis.extract.summary import TAG as SUMMARY_TAG
@@ -592,6 +592,9 @@ def above(result: RetrievalResult, min_score: float | None) -> RetrievalResult:
     return result.model_copy(update={"items": items, "tokens_used": tokens})
 
 
+_KINDS = frozenset(get_args(Kind))
+
+
 def _item(
     kind: str,
     item_id: str,
@@ -605,8 +608,10 @@ def _item(
     (`model_construct`): they are of their fields' types already (``signals`` floats), and
     validating ~30 items a context, provenance dicts included, was a few percent of its
     time. `test_trusted_item_matches_validation` pins the two together."""
+    if kind not in _KINDS:  # what validation would have refused (keys are ours: never seen)
+        raise ValueError(f"no such item kind: {kind!r}")
     return RetrievedItem.model_construct(
-        kind=kind, id=item_id, text=text, score=float(score), signals=signals,
+        kind=cast(Kind, kind), id=item_id, text=text, score=float(score), signals=signals,
         provenance=provenance, tokens=tokens,
     )  # fmt: skip
 
