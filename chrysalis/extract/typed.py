@@ -293,7 +293,7 @@ def typed_mentions(
                     a, b = start + value.start, start + value.end
                     own = (
                         _now(plain[start:a])
-                        and _asserted(reading, plain, start, a, b, attr)
+                        and _asserted(reading, plain, start, a, b, attr, named_subject)
                         and _whose(sentence, a - start, b - start, attr, named_subject) == "user"
                     )
                 key = (attr, value.text)
@@ -416,7 +416,9 @@ def _now(before: str) -> bool:
     return _NOT_NOW.search(before[-60:]) is None
 
 
-def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: str) -> bool:
+def _asserted(
+    reading: Reading, plain: str, start: int, a: int, b: int, attr: str, named_subject: bool
+) -> bool:
     mood = reading.mood(a, b)
     if mood == ASSERTED:
         return True
@@ -435,6 +437,12 @@ def _asserted(reading: Reading, plain: str, start: int, a: int, b: int, attr: st
     if reading.mood(start + said[-1].start(), start + said[-1].end(), reported=False) != ASSERTED:
         return False  # the telling itself is asked or supposed ("if I told you my badge says")
     told = set(_WORD.findall(between.lower()))
+    if named_subject:
+        # An assistant passing on what someone or something else says of the user ("the
+        # page says you live in X", "Sam told me you ...") relays a claim; it restates the
+        # user only when the telling is the user's ("you mentioned you ...", "your lease
+        # says ..."), no one else's in it.
+        return bool(reporter & _USER) and not reporter & (_OTHERS | _PRONOUN)
     if "user" in reporter or reporter & CUES[attr]:
         return True
     return bool(told & (_USER - {"user", "user's", "user’s"}))

@@ -7,7 +7,6 @@ from (``provenance``: origin replica and op, source, span refs, edges walked).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
@@ -118,7 +117,18 @@ PARALLEL_KEYWORD = 20_000  # items in the keyword index past which it is searche
 def count_tokens(text: str) -> int:
     """An offline token estimate: ~4 characters or one word/punctuation mark per token, the
     larger (BPE tokenizers land between the two for English)."""
-    return _count(text) if len(text) > CACHED_CHARS else _count_cached(text)
+    if len(text) > CACHED_CHARS:
+        return _count(text)
+    # Keyed by the text's hash, not the text: a cache keyed by texts kept a forgotten bead's
+    # words alive in the process after its forget, and up to 4096 * CACHED_CHARS characters
+    # (64 MB of emoji). A str caches its hash, so the key costs nothing after the first call;
+    # two texts sharing a 64-bit hash would share an estimate, nothing else.
+    key = hash(text)
+    if (count := _COUNTS.get(key)) is None:
+        if len(_COUNTS) >= CACHED_TEXTS:
+            _COUNTS.clear()  # (a context counts a few hundred texts: rarely a whole cache)
+        count = _COUNTS[key] = _count(text)
+    return count
 
 
 def _count(text: str) -> int:
@@ -126,9 +136,10 @@ def _count(text: str) -> int:
 
 
 # A context counts the same texts several times (an item, its excerpt, its line as fitted and
-# as shown): a regex pass over each was ~7 % of its time at 100k beads. Only short texts are
-# kept, so the cache holds at most 4096 * CACHED_CHARS characters.
-_count_cached = functools.lru_cache(maxsize=4096)(_count)
+# as shown): a regex pass over each was ~7 % of its time at 100k beads. (Reads and writes of
+# one dict are atomic: threads share it without a lock, at worst counting a text twice.)
+CACHED_TEXTS = 4096
+_COUNTS: dict[int, int] = {}
 
 
 @dataclass(slots=True)
@@ -596,7 +607,7 @@ _KINDS = frozenset(get_args(Kind))
 
 
 def _item(
-    kind: str,
+    kind: Kind,
     item_id: str,
     text: str,
     score: float,
