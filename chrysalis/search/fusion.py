@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast, get_args
+from typing import Any, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -622,7 +622,7 @@ def _item(
     if kind not in _KINDS:  # what validation would have refused (keys are ours: never seen)
         raise ValueError(f"no such item kind: {kind!r}")
     return RetrievedItem.model_construct(
-        kind=cast(Kind, kind), id=item_id, text=text, score=float(score), signals=signals,
+        kind=kind, id=item_id, text=text, score=float(score), signals=signals,
         provenance=provenance, tokens=tokens,
     )  # fmt: skip
 
