@@ -12,8 +12,10 @@ Facts (`chrysalis.extract.facts`): what a speaker asserts of themselves ("I live
 the subject is the bead's ``source``, else its role) or of someone they name ("Caroline moved
 to Boston", "Caroline's brother Tom"), with a verb that names a relation without doubt, and
 never from a quote, reported speech, a question, a wish, a condition, a plan, a negation or a
-past state. Assistant beads give no facts: its "I" is the assistant, and what it says of
-others restates the user or the encyclopaedia, neither dated by the bead.
+past state. Assistant beads give no facts of their own: its "I" is the assistant, and what it
+says of others restates the user or the encyclopaedia, neither dated by the bead. A short one
+(at most `RESTATED` characters, no ``source``) gives the user's facts it states of them by
+value, the user named as the subject ("Noted - you've settled in Osaka now").
 """
 
 from __future__ import annotations
