@@ -12,6 +12,7 @@ beyond opening, closing and starting the search worker on first use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -400,10 +401,11 @@ class Memory:
         it (a relevance floor: fewer than ``k`` rather than padding).
         """
         retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
-        return retriever.retrieve(
-            query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
-            query_vector=query_vector, now=now, as_of=as_of, min_score=min_score,
-        )  # fmt: skip
+        with self.knowledge.foreground.busy():  # the extraction thread waits meanwhile
+            return retriever.retrieve(
+                query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
+                query_vector=query_vector, now=now, as_of=as_of, min_score=min_score,
+            )  # fmt: skip
 
     def context(
         self,
@@ -426,10 +428,15 @@ class Memory:
             Source(name, m.reader, Retriever(m.reader, m.indexer, m.embedder, m.weights))
             for name, m in [(None, self), *(memories or {}).items()]
         ]
-        return build_context(
-            sources, query, token_budget=token_budget, session_id=session_id,
-            exclude=exclude, now=now, recent=recent,
-        )  # fmt: skip
+        with contextlib.ExitStack() as stack:  # each memory's extraction waits meanwhile
+            grounds = {id(m.knowledge.foreground): m.knowledge.foreground
+                       for m in [self, *(memories or {}).values()]}  # fmt: skip
+            for ground in grounds.values():
+                stack.enter_context(ground.busy())
+            return build_context(
+                sources, query, token_budget=token_budget, session_id=session_id,
+                exclude=exclude, now=now, recent=recent,
+            )  # fmt: skip
 
     # ---- knowledge graph -----------------------------------------------------------------------
 

@@ -166,3 +166,14 @@ def test_the_mcp_tool(daemon: DaemonProcess) -> None:
     good, bad = asyncio.run(session_run(daemon.socket, steps))
     assert good["facts"][0]["object"] == "Utrecht" and "Utrecht" in good["text"]
     assert bad.is_error
+
+
+def test_the_guard_marks_recalls_contexts_and_remembers_as_foreground() -> None:
+    from chrysalisd.guard import _foreground
+
+    for method, path in [("POST", "/v1/retrieve"), ("POST", "/v1/context"),
+                         ("POST", "/v1/m/work/v1/context"), ("POST", "/v1/beads")]:  # fmt: skip
+        assert _foreground({"method": method, "path": path}), path
+    for method, path in [("POST", "/v1/import"), ("GET", "/v1/export"), ("GET", "/v1/beads"),
+                         ("GET", "/v1/status")]:  # fmt: skip
+        assert not _foreground({"method": method, "path": path}), path

@@ -584,3 +584,38 @@ def test_a_fact_that_ended_before_it_was_said_gets_no_start_after_its_end(
         assert (edge.valid_at, edge.invalid_at) == (None, 4000)
     finally:
         m.close()
+
+
+def test_extraction_waits_while_a_read_is_in_flight(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recall or a context holds the process's `Foreground` busy: the extraction thread
+    waits between beads (here as long as the read lasts), then catches up."""
+    import chrysalis.extract.worker as worker
+
+    monkeypatch.setattr(worker, "YIELD_S", WAIT)
+    foreground = mem.knowledge.foreground
+    assert foreground is worker.FOREGROUND  # one per process: every memory's worker yields
+    with foreground.busy():
+        mem.append_bead("I live in Lisbon.", ts=1000)
+        assert not mem.wait_learned(0.5)  # held back while the read lasts
+        assert mem.all_edges() == []
+    learned(mem)
+    assert [e.predicate for e in mem.all_edges()] == ["lives_in"]
+
+
+def test_recall_and_context_hold_the_foreground_while_they_run(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+    real = mem.reader.last_beads
+
+    def watch(*args: Any, **kwargs: Any) -> Any:
+        seen.append(mem.knowledge.foreground.reads)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mem.reader, "last_beads", watch)
+    mem.append_bead("I live in Lisbon.", ts=1000, session_id="s1")
+    mem.context("where do I live?", session_id="s1")
+    assert seen and all(n >= 1 for n in seen)
+    assert mem.knowledge.foreground.reads == 0  # released after

@@ -9,6 +9,7 @@ from typing import Any
 
 import chrysalis
 from chrysalis.core.errors import NotFound
+from chrysalis.extract.worker import FOREGROUND
 
 from .http_errors import error_response
 from .memories import Memories, route_memory
@@ -38,6 +39,15 @@ def replaying(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def _foreground(scope: Scope) -> bool:
+    """A recall, a context or a remember: short requests an agent waits on (not an import,
+    an export or a stream, which would hold extraction back for as long as they last)."""
+    path = str(scope.get("path", ""))
+    if path.endswith(("/v1/retrieve", "/v1/context")):
+        return True
+    return scope.get("method") == "POST" and path.endswith("/v1/beads")
 
 
 class Guard:
@@ -78,7 +88,11 @@ class Guard:
             await send(message)
 
         try:
-            await self._in_memory(scope, receive, send_versioned)
+            if _foreground(scope):  # an agent waits on it: the extraction threads wait instead
+                with FOREGROUND.busy():
+                    await self._in_memory(scope, receive, send_versioned)
+            else:
+                await self._in_memory(scope, receive, send_versioned)
         finally:
             route = scope.get("route")
             name = getattr(route, "path", None) or "unmatched"
