@@ -619,3 +619,20 @@ def test_recall_and_context_hold_the_foreground_while_they_run(
     mem.context("where do I live?", session_id="s1")
     assert seen and all(n >= 1 for n in seen)
     assert mem.knowledge.foreground.reads == 0  # released after
+
+
+def test_a_forget_is_retracted_even_while_reads_never_stop(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client streaming recalls holds extraction back (at most `YIELD_S` a bead), never a
+    forget's retraction: what a forgotten bead supported goes at once."""
+    import chrysalis.extract.worker as worker
+
+    bead = mem.append_bead("I live in Lisbon.", ts=1000)
+    learned(mem)
+    assert mem.all_edges() != []
+    monkeypatch.setattr(worker, "YIELD_S", WAIT)
+    with mem.knowledge.foreground.busy():
+        mem.forget(bead.id)
+        learned(mem)  # caught up: retraction did not wait for the read to end
+        assert mem.all_edges() == []
