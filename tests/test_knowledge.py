@@ -636,3 +636,15 @@ def test_a_forget_is_retracted_even_while_reads_never_stop(
         mem.forget(bead.id)
         learned(mem)  # caught up: retraction did not wait for the read to end
         assert mem.all_edges() == []
+
+
+def test_the_foreground_is_idle_only_a_grace_after_the_last_read() -> None:
+    from chrysalis.extract.worker import Foreground
+
+    ground = Foreground(grace=0.2)
+    assert ground.wait_idle(0.0)  # no read yet
+    with ground.busy():
+        assert ground.reads == 1 and not ground.wait_idle(0.0)
+    assert ground.reads == 0
+    assert not ground.wait_idle(0.0)  # a read just ended: the next may be coming
+    assert ground.wait_idle(WAIT)  # quiet for the grace: idle

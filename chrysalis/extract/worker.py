@@ -63,6 +63,9 @@ DUTY = 0.5
 # tantivy call waits up to a switch interval (5 ms) to get it back each time. At 1M beads with
 # a backlog, recall p95 in-process went from 5 ms to 55 ms while the worker ran.
 YIELD_S = 0.25
+# ... and for this long after one ends: the next question of an agent asking in turn comes
+# within a few ms of the last answer, and would find the worker mid-step.
+GRACE_S = 0.02
 _EDGE_OPS = frozenset({OpKind.EDGE_PUT, OpKind.EDGE_REMOVE})
 _NODE_OPS = frozenset({OpKind.NODE_PUT, OpKind.NODE_REMOVE})
 
@@ -114,9 +117,11 @@ class Foreground:
     """The reads in flight (recalls, contexts) that background work yields to: a read holds
     `busy` while it runs; the worker calls `wait_idle` between beads."""
 
-    def __init__(self) -> None:
+    def __init__(self, grace: float = 0.0) -> None:
         self._reads = 0
         self._idle = threading.Condition()
+        self.grace = grace  # quiet this long after a read before background work resumes
+        self._ended = float("-inf")  # monotonic time the last read ended
 
     @contextlib.contextmanager
     def busy(self) -> Iterator[None]:
@@ -128,6 +133,7 @@ class Foreground:
             with self._idle:
                 self._reads -= 1
                 if not self._reads:
+                    self._ended = time.monotonic()
                     self._idle.notify_all()
 
     @property
@@ -135,13 +141,24 @@ class Foreground:
         return self._reads
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no read is in flight, at most ``timeout`` seconds; True if none is."""
+        """Wait until no read is in flight and none ended within `grace` seconds (an agent
+        asking one question after another leaves gaps of a few ms), at most ``timeout``
+        seconds; True if so."""
+        deadline = time.monotonic() + timeout
         with self._idle:
-            return self._idle.wait_for(lambda: not self._reads, timeout)
+            while True:
+                now = time.monotonic()
+                quiet = self._ended + self.grace - now
+                if not self._reads and quiet <= 0:
+                    return True
+                if now >= deadline:
+                    return False
+                left = deadline - now
+                self._idle.wait(left if self._reads else min(left, quiet))
 
 
 # One per process: a daemon serving several memories has one GIL for all their workers.
-FOREGROUND = Foreground()
+FOREGROUND = Foreground(grace=GRACE_S)
 
 
 class KnowledgeWorker:
