@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from tests.forker import BENCH, ROOT, Forker
 
@@ -38,17 +36,4 @@ class BenchForker:
     def run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         """``argv`` (a script and its arguments) run from ROOT: its exit status and output.
         Raises `subprocess.TimeoutExpired` (the child killed) past ``timeout`` seconds."""
-        with tempfile.TemporaryDirectory(prefix="chr-bench-run-") as tmp:
-            out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-            child = self.forker.spawn(
-                script=argv[0], args=argv[1:], env=bench_env(), cwd=ROOT, stdout=out, stderr=err
-            )
-            try:
-                status = child.wait(timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait(60)
-                raise subprocess.TimeoutExpired(argv, timeout) from None
-            return subprocess.CompletedProcess(
-                argv, status, out.read_text(errors="replace"), err.read_text(errors="replace")
-            )
+        return self.forker.run(argv[1:], bench_env(), script=argv[0], cwd=ROOT, timeout=timeout)

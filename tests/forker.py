@@ -378,19 +378,21 @@ class Forker:
         args: list[str],
         env: dict[str, str],
         *,
+        script: str | None = None,
         cwd: Path | str | None = None,
         input: str | None = None,
         timeout: float = 60,
     ) -> subprocess.CompletedProcess[str]:
         """``subprocess.run([python, "-m", "chrysalisd", *args], env=env, cwd=cwd,
-        input=input, capture_output=True, text=True, timeout=timeout)``, forked: stdin is
-        ``input`` (from a file: the child reads it to its end, as from a pipe)."""
+        input=input, capture_output=True, text=True, timeout=timeout)`` (with ``script``,
+        ``[python, script, *args]``), forked: stdin is ``input`` (from a file: the child
+        reads it to its end, as from a pipe)."""
         with tempfile.TemporaryDirectory(prefix="chr-run-") as tmp:
             stdin, out, err = Path(tmp, "stdin"), Path(tmp, "stdout"), Path(tmp, "stderr")
             stdin.write_text(input or "")
             child = self.spawn(
-                module="chrysalisd", args=args, env=env, cwd=cwd or Path.cwd(), stdin=stdin,
-                stdout=out, stderr=err,
+                module=None if script else "chrysalisd", script=script, args=args, env=env,
+                cwd=cwd or Path.cwd(), stdin=stdin, stdout=out, stderr=err,
             )  # fmt: skip
             try:
                 status = child.wait(timeout)
