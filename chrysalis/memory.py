@@ -12,7 +12,6 @@ beyond opening, closing and starting the search worker on first use.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -428,11 +427,9 @@ class Memory:
             Source(name, m.reader, Retriever(m.reader, m.indexer, m.embedder, m.weights))
             for name, m in [(None, self), *(memories or {}).items()]
         ]
-        with contextlib.ExitStack() as stack:  # each memory's extraction waits meanwhile
-            grounds = {id(m.knowledge.foreground): m.knowledge.foreground
-                       for m in [self, *(memories or {}).values()]}  # fmt: skip
-            for ground in grounds.values():
-                stack.enter_context(ground.busy())
+        # The extraction threads wait meanwhile (the process's one `Foreground`: every
+        # memory's).
+        with self.knowledge.foreground.busy():
             return build_context(
                 sources, query, token_budget=token_budget, session_id=session_id,
                 exclude=exclude, now=now, recent=recent,

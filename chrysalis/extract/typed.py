@@ -274,7 +274,7 @@ def typed_mentions(
             values = _values(attr, sentence)
             there = (
                 _THERE.search(sentence)
-                if not values and attr in _THERE_ATTRS and attr in prior
+                if not values and attr == "lives_in" and attr in prior
                 else None
             )
             if there:  # "... near Lyon? We moved there in March": the place named before
@@ -307,7 +307,6 @@ _THERE = re.compile(
     r"(there)\b",
     re.IGNORECASE,
 )
-_THERE_ATTRS = ("lives_in",)
 
 
 # Each attribute's entity type (a fact's object type; the entity gate's type for a value).
@@ -478,7 +477,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
             and not any(m.group(0).lower() in _USER for m in after)
         ):
             return "other"  # "read that X is opening an office": the clause is X's
-        for m in tokens:
+        for n, m in enumerate(tokens):  # n: how many words lie between it and the value
             word = m.group(0)
             low = word.lower()
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
@@ -488,7 +487,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                     continue  # "... with X since the party at Lena's": no owner of X
                 return "other"  # "my uncle's car", "Dana's new badge"
             if low in _USER:
-                if named_subject and (side == "after" or len(before) - _index(before, m) > 6):
+                if named_subject and (side == "after" or n >= 6):
                     return "other"  # an assistant's "you" far from the value, or after it
                 return "user"
             if low in _PRONOUN:
@@ -507,10 +506,6 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
             ):
                 return "other"  # "Jo drinks ...", "Dana said ..."
     return "other" if named_subject else "user"
-
-
-def _index(tokens: list[re.Match[str]], m: re.Match[str]) -> int:
-    return next(n for n, t in enumerate(tokens) if t.start() == m.start())
 
 
 def _values(attr: str, sentence: str) -> list[_Value]:
