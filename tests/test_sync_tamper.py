@@ -186,6 +186,34 @@ def test_a_heartbeat_claiming_more_pushed_than_we_did_is_not_a_clone(
     assert b.get_bead("x2").content == "second"
 
 
+def test_a_forged_heartbeat_s_hole_closes_once_the_real_heartbeat_is_back(
+    open_memory: Opener, remote_url: Any
+) -> None:
+    """Found by the soak: a heartbeat forged to claim one op more than its replica pushed
+    made a peer report a hole at the tail; once the replica's own heartbeat was back the peer
+    held all it had pushed and stopped reading it, but kept reporting the hole for ever."""
+    url = remote_url()
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url), Sync(b, url)
+    a.append_bead("first", id="x1")
+    a.append_bead("second", id="x2")
+    sa.push()
+    remote = open_remote(url)
+    real = remote.get("replicas/aaaa.json")
+    pushed = json.loads(real)["pushed"]
+    remote.put(
+        "replicas/aaaa.json", json.dumps({**json.loads(real), "pushed": pushed + 1}).encode()
+    )
+    sb.pull()
+    gaps = sb.status()["gaps"]
+    assert {r: (g["from"], g["to"]) for r, g in gaps.items()} == {"aaaa": (pushed + 1, pushed + 1)}
+
+    remote.put("replicas/aaaa.json", real)  # the replica's next heartbeat says what it pushed
+    sb.pull(force=True)
+    assert sb.status()["gaps"] == {}
+    assert b.state_digest() == a.state_digest()
+
+
 @pytest.mark.parametrize("keyed", [False, True])
 def test_a_deleted_format_is_never_recreated_and_the_repair_puts_it_back(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool

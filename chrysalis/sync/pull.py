@@ -179,6 +179,9 @@ class Puller:
         firsts = [f for f, _ in segs]
         pushed = int(hbs.get(replica, {}).get("pushed", 0))
         if protocol.up_to_date(firsts, pushed=pushed, have=have):
+            # We hold all its heartbeat says it pushed: a hole we reported (a forged
+            # heartbeat's tail, ops that came another way) is closed.
+            s.health.gaps.pop(replica, None)
             return True
         for i in range(protocol.read_from(firsts, have), len(segs)):
             first, key = segs[i]

@@ -723,7 +723,31 @@ def converge(
                 + describe(replicas, statuses, memory)
                 + "\nlast sync results:\n"
                 + "\n".join(json.dumps(res, default=str)[:2000] for res in results)
+                + "\nunsettled: "  # last: a CI log cut in the middle keeps its tail
+                + unsettled(replicas, statuses, results)
             )
+
+
+def unsettled(
+    replicas: list[Replica], statuses: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> str:
+    """On one line, what `settled` found wrong, per replica."""
+    digests = {r.name: s["state_digest"][:8] for r, s in zip(replicas, statuses, strict=True)}
+    why = [] if len(set(digests.values())) == 1 else [f"digests {digests}"]
+    for r, s, res in zip(replicas, statuses, results, strict=True):
+        remote = s["sync"]["remote"]
+        wrong = {
+            "behind": {k: v for k, v in s["index"]["behind"].items() if v},
+            "pending_ops": s["counts"]["pending_ops"],
+            "unpushed": remote["pending_ops"],
+            "rejected": [x.get("key") if isinstance(x, dict) else x for x in remote["rejected"]],
+            "sync_failed": not res["ok"],
+            "vv": s["version_vector"] if len(set(digests.values())) > 1 else None,
+        }
+        wrong = {k: v for k, v in wrong.items() if v}
+        if wrong:
+            why.append(f"{r.name}: {wrong}")
+    return "; ".join(why) or "nothing (the bound ran out between two equal rounds)"
 
 
 def describe(replicas: list[Replica], statuses: list[dict[str, Any]], memory: str) -> str:
