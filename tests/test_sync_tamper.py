@@ -214,6 +214,34 @@ def test_a_forged_heartbeat_s_hole_closes_once_the_real_heartbeat_is_back(
     assert b.state_digest() == a.state_digest()
 
 
+# (A plaintext heartbeat anyone can write and read: push judges what it claims, clone check.)
+@pytest.mark.parametrize(
+    ("attack", "keyed"), [("delete", False), ("delete", True), ("forge", True)]
+)
+def test_a_replica_puts_back_its_heartbeat_deleted_or_forged_at_its_next_full_pull(
+    open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool, attack: str
+) -> None:
+    """Found by the soak: an idle replica (nothing to push) never looked at its heartbeat, so
+    one the bucket writer deleted (or, with a key, forged) stayed gone: peers could not tell
+    what it had pushed, and a damaged segment of its stayed rejected for ever."""
+    url, kf = remote_url(), _key(tmp_path, keyed)
+    a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
+    sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
+    a.append_bead("first", id="x1")
+    sa.push()
+    remote = open_remote(url)
+    if attack == "delete":
+        remote.delete("replicas/aaaa.json")
+    else:
+        forged = {"replica": "aaaa", "host": "mallory", "generation": 1, "pushed": 0}
+        remote.put("replicas/aaaa.json", json.dumps(forged).encode())
+
+    sa.pull(force=True)  # nothing to pull, nothing to push: only its heartbeat is wrong
+    sb.pull(force=True)
+    peers = {row["replica"]: row for row in sb.status()["peers"]}
+    assert peers["aaaa"]["pushed"] == 1 and peers["aaaa"]["host"] != "mallory"
+
+
 @pytest.mark.parametrize("keyed", [False, True])
 def test_a_deleted_format_is_never_recreated_and_the_repair_puts_it_back(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool

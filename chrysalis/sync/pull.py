@@ -92,7 +92,11 @@ class Puller:
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
         missing = missing_blobs(s)
         news = told != self._gaps_told or missing != self._missing_told
-        if out.ops or self.heartbeats.due() or news:
+        # Ours deleted, or unreadable (forged without the key): peers cannot tell what we
+        # pushed, and an idle push never looks. (One that reads but lies is push's to judge:
+        # it may be a clone's.)
+        lost = s.me not in hbs
+        if out.ops or self.heartbeats.due() or news or lost:
             self.heartbeats.beat()
         if (told and told != self._gaps_told) or (missing and missing != self._missing_told):
             # A new hole: the marker makes every replica's next pull a full one, so the
