@@ -214,6 +214,37 @@ def test_a_forged_heartbeat_s_hole_closes_once_the_real_heartbeat_is_back(
     assert b.state_digest() == a.state_digest()
 
 
+@pytest.mark.parametrize("snapshot", [False, True])
+def test_a_replica_whose_every_segment_is_gone_is_still_pulled(
+    open_memory: Opener, remote_url: Any, snapshot: bool
+) -> None:
+    """Found by the soak: compaction keeps only a replica's newest segment, and the bucket
+    writer deleted that one. A peer read only replicas with segments listed, so it never saw
+    the hole: it stayed behind for ever, reporting nothing."""
+    url = remote_url()
+    a, b, c = (open_memory(n, replica_id=n * 4) for n in "abc")
+    sa, sb, sc = Sync(a, url), Sync(b, url), Sync(c, url)
+    a.append_bead("one", id="x1")
+    sa.push()
+    sb.pull()
+    a.append_bead("two", id="x2")
+    sa.push()
+    sc.pull()
+    if snapshot:
+        sc.snapshot()  # c holds and announces all of a's ops
+    remote = open_remote(url)
+    for obj in remote.list("ops/aaaa/"):
+        remote.delete(obj.key)
+    sb.pull(force=True)
+    if not snapshot:  # a hole only a can fill: b reports it, a puts its ops again
+        assert {r: (g["from"], g["to"]) for r, g in sb.status()["gaps"].items()} == {"aaaa": (2, 2)}
+        sa.pull(force=True)
+        sa.push()
+        sb.pull(force=True)
+    assert b.version_vector()["aaaa"] == 2 and b.get_bead("x2").content == "two"
+    assert sb.status()["gaps"] == {}
+
+
 # (A plaintext heartbeat anyone can write and read: push judges what it claims, clone check.)
 @pytest.mark.parametrize(
     ("attack", "keyed"), [("delete", False), ("delete", True), ("forge", True)]

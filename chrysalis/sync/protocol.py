@@ -189,9 +189,10 @@ def check_segment(payload: Any, key: str, replica: str, first: int) -> list[Op]:
 
 
 def up_to_date(firsts: Sequence[int], *, pushed: int, have: int) -> bool:
-    """Nothing to read of a replica whose segments start at ``firsts`` (sorted): its heartbeat
-    is current (no segment starts past its ``pushed``) and we hold all it pushed."""
-    return firsts[-1] <= pushed <= have
+    """Nothing to read of a replica whose segments start at ``firsts`` (sorted; none if every
+    one is gone): its heartbeat is current (no segment starts past its ``pushed``) and we hold
+    all it pushed."""
+    return (not firsts or firsts[-1] <= pushed) and pushed <= have
 
 
 def gap(firsts: Sequence[int], have: int) -> tuple[int, int] | None:

@@ -81,10 +81,12 @@ class Puller:
         if s.local.is_empty() and hbs:
             snapshots.join(s, hbs, out)
         complete = True
-        for replica, segs in sorted(segments.items()):
+        # Also a replica with no segment left (compaction keeps only the newest, and a bucket
+        # writer may delete that): its heartbeat says what it pushed, so the hole is seen.
+        for replica in sorted(segments.keys() | hbs.keys()):
             if replica == s.me:
                 continue
-            complete &= self._pull_replica(replica, sorted(segs), hbs, out)
+            complete &= self._pull_replica(replica, sorted(segments.get(replica, ())), hbs, out)
         self._forget_settled_rejections(segments, hbs)
         self.peers = self.seen = hbs
         self._seen_at = self._full_at
