@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from chrysalis.core.errors import InvalidInput, SegmentError, SyncKeyError
 from chrysalis.remotes import RemoteNotFound
 from chrysalis.sync import protocol
-from chrysalis.sync.layout import REPLICAS, heartbeat_key, is_heartbeat_key
+from chrysalis.sync.layout import CHANGED_KEY, REPLICAS, heartbeat_key, is_heartbeat_key
 from chrysalis.sync.remote_format import FORMAT
 from chrysalis.sync.segment import MAGIC, Kind, decode, encode
 from chrysalis.sync.session import Session
@@ -41,8 +42,11 @@ class Heartbeats:
         self.unreadable: list[str] = []  # the keys the last read_all could not read
 
     def beat(self) -> None:
-        """Publish ours."""
+        """Publish ours; nothing once push stopped (retired, or a clone's copy: what it
+        would say is not this replica id's to say)."""
         s = self.s
+        if s.health.stopped:
+            return
         with self._lock:
             hb = self._ours()
             s.remote.put(heartbeat_key(s.me), self._seal(heartbeat_key(s.me), hb))
@@ -117,6 +121,9 @@ class Heartbeats:
             raise InvalidInput(f"no replica {replica!r} in {s.remote.url}")
         tomb = protocol.tombstone(hbs[replica], by=s.me, at=time.time())
         self.rewrite_other(replica, tomb)
+        # Every replica's next poll is a full one: the retired one, if it still runs, stops
+        # before an idle heartbeat of its own would write over the tombstone.
+        s.remote.put(CHANGED_KEY, secrets.token_hex(8).encode())
         return {"replica": replica, "decommissioned": True}
 
     def rewrite_other(self, replica: str, hb: dict[str, Any]) -> None:
@@ -144,6 +151,8 @@ class Heartbeats:
             hb = decode(raw, kind=Kind.HEARTBEAT, object_key=key, key=self.s.key)
         if not isinstance(hb, dict) or heartbeat_key(str(hb["replica"])) != key:
             raise SegmentError(f"{key}: not the heartbeat of the replica its name says")
+        if flaw := protocol.heartbeat_flaw(hb):
+            raise SegmentError(f"{key}: {flaw}")
         return hb
 
     def _forged(self, key: str, exc: Exception) -> None:

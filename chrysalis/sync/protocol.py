@@ -399,6 +399,34 @@ def blob_deletable(mtime: float | None, now: float, grace: float = BLOB_GRACE) -
 # ---- heartbeats and status (§9, §12) ---------------------------------------------------------
 
 
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _vv(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(r, str) and _count(n) for r, n in v.items())
+
+
+def heartbeat_flaw(hb: Mapping[str, Any]) -> str | None:
+    """What makes a heartbeat unusable, or None. Pull, status, compaction and scrub do sums
+    and comparisons on its counts: on a plaintext remote anyone can write words there (a
+    pull then failed for ever), so a count must be a whole number >= 0, a version vector
+    replica -> count, an announced snapshot a key and a version vector."""
+    if "pushed" in hb and not _count(hb["pushed"]):
+        return "its pushed is not a whole number >= 0"
+    for name in ("vv", "scrubbed"):
+        if hb.get(name) is not None and not _vv(hb[name]):
+            return f"its {name} is not a version vector"
+    snap = hb.get("snapshot")
+    if snap is not None and not (
+        isinstance(snap, dict) and isinstance(snap.get("key"), str) and _vv(snap.get("vv"))
+    ):
+        return "its snapshot is not a key and a version vector"
+    if hb.get("time") is not None and not isinstance(hb["time"], int | float):
+        return "its time is not a number"
+    return None
+
+
 def tombstone(hb: Mapping[str, Any], *, by: str, at: float) -> dict[str, Any]:
     """A decommissioned replica's heartbeat."""
     return {**hb, "decommissioned": True, "by": by, "at": at}

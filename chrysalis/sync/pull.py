@@ -49,6 +49,7 @@ class Puller:
         # remote deletes blobs only from a fresh, complete view: scrub.py)
         self.complete_at: float | None = None
         self._missing_told: list[str] = []  # the blobs our last heartbeat said we miss
+        self._claimed: dict[str, int] = {}  # replica -> what it pushed, as far as we know
 
     def run(self, out: Outcome, *, force: bool) -> bool:
         """One pull (a full one unless nobody pushed since the last, or ``force``)."""
@@ -73,6 +74,7 @@ class Puller:
         self._check_format()
         s.health.missing_blobs.clear()  # each full pull finds again those still missing
         hbs = self.heartbeats.read_all()
+        self._note_claims(hbs)
         segments: dict[str, list[tuple[int, str]]] = {}
         for obj in s.remote.list(OPS):
             parsed = parse_seg_key(obj.key)
@@ -94,10 +96,16 @@ class Puller:
         told = {r: (g["from"], g["to"]) for r, g in s.health.gaps.items()}
         missing = missing_blobs(s)
         news = told != self._gaps_told or missing != self._missing_told
-        # Ours deleted, or unreadable (forged without the key): peers cannot tell what we
-        # pushed, and an idle push never looks. (One that reads but lies is push's to judge:
-        # it may be a clone's.)
-        lost = s.me not in hbs
+        # Ours deleted, unreadable (forged without the key), or saying we pushed less than we
+        # did (an old one put back): peers cannot tell what we pushed, and an idle push never
+        # looks. (One claiming more is push's to judge: it may be a clone's.)
+        lost = s.me not in hbs or int(hbs[s.me].get("pushed", 0)) < s.pushed()
+        # (beyond=False: a tombstone claiming more than we pushed is a forgery, as push says.)
+        verdict = protocol.judge_own_heartbeat(hbs.get(s.me), s.me, s.pushed(), beyond=False)
+        if isinstance(verdict, protocol.Retired):
+            # Decommissioned while we run: a heartbeat of ours now would undo the tombstone
+            # (beat() writes nothing once stopped; push raises).
+            s.health.stopped, s.health.retired = verdict.why, True
         if out.ops or self.heartbeats.due() or news or lost:
             self.heartbeats.beat()
         if (told and told != self._gaps_told) or (missing and missing != self._missing_told):
@@ -110,6 +118,17 @@ class Puller:
             self._marker_seen = marker  # else the next poll looks again
             self.complete_at = self._full_at
         return True
+
+    def _note_claims(self, hbs: dict[str, dict[str, Any]]) -> None:
+        """Remember what each replica's heartbeat says it pushed. A heartbeat deleted takes
+        back nothing; with a key, neither does an older one put back (only its replica
+        writes one, and its cursor only grows): else the hole past what it says would close
+        while its ops are still missing. On a plaintext remote anyone writes heartbeats,
+        higher or lower, so the one read counts (its replica puts its own back)."""
+        keyed = self.s.key is not None
+        for replica, hb in hbs.items():
+            now = int(hb.get("pushed", 0))
+            self._claimed[replica] = max(now, self._claimed.get(replica, 0)) if keyed else now
 
     def _forget_settled_rejections(
         self, segments: dict[str, list[tuple[int, str]]], hbs: dict[str, dict[str, Any]]
@@ -183,7 +202,7 @@ class Puller:
         s = self.s
         have = s.local.version_vector().get(replica, 0)
         firsts = [f for f, _ in segs]
-        pushed = int(hbs.get(replica, {}).get("pushed", 0))
+        pushed = self._claimed.get(replica, 0)
         if protocol.up_to_date(firsts, pushed=pushed, have=have):
             # We hold all its heartbeat says it pushed: a hole we reported (a forged
             # heartbeat's tail, ops that came another way) is closed.

@@ -69,7 +69,7 @@ class Pusher:
         """Stop if we were decommissioned or a clone pushed as us."""
         s = self.s
         if s.health.stopped:
-            raise CloneDetected(s.health.stopped)
+            raise (Decommissioned if s.health.retired else CloneDetected)(s.health.stopped)
         own = self.heartbeats.own()
         beyond = True
         if own is not None and int(own.get("pushed", 0)) > s.pushed():
@@ -84,7 +84,7 @@ class Pusher:
             s.health.tampered[heartbeat_key(s.me)] = verdict.detail
             log.warning("%s: %s", heartbeat_key(s.me), verdict.detail)
         if isinstance(verdict, protocol.Retired):
-            s.health.stopped = verdict.why
+            s.health.stopped, s.health.retired = verdict.why, True
             raise Decommissioned(verdict.why)
         if isinstance(verdict, protocol.Clone):
             self._clone(verdict.detail)

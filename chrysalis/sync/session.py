@@ -40,6 +40,7 @@ class SyncHealth:
     last_error: str | None = None
     consecutive_errors: int = 0
     stopped: str | None = None  # why push refuses to run (clone, decommissioned)
+    retired: bool = False  # stopped because decommissioned (push raises Decommissioned)
     dropped: str | None = None  # why sync stopped for good: the memory was dropped (drop.py)
     rejected: dict[str, str] = field(default_factory=dict)  # object key -> why
     # replica -> {"from", "to", "why"}: ops missing from the remote that we cannot read yet
