@@ -258,3 +258,29 @@ def test_a_replica_decommissioned_while_idle_stops_before_its_next_heartbeat(
     sa.pull()
     assert sb.heartbeats()["aaaa"].get("decommissioned") is True
     assert "decommissioned" in sa.status()["stopped"]
+
+
+def test_a_decommissioned_replica_s_deleted_segments_are_a_hole_a_snapshot_fills(
+    open_memory: Opener, remote_url: Any, tmp_path: Path
+) -> None:
+    """Its tombstone says it pushed 4; the bucket writer deletes every segment of it. b, which
+    held 2, reports 3..4 (nobody will put them again: the gap is true, not a ghost's) until
+    c, which holds them, publishes a snapshot; then the gap closes."""
+    url, kf = remote_url(), _key(tmp_path, True)
+    a, b, c = (open_memory(n, replica_id=n * 4) for n in "abc")
+    sa, sb, sc = (Sync(m, url, key_file=kf) for m in (a, b, c))
+    a.append_beads({"content": f"retiring note {i}"} for i in range(2))
+    sa.push()
+    sb.pull()
+    a.append_beads({"content": f"late note {i}"} for i in range(2))
+    sa.push()
+    sc.pull()
+    sb.decommission("aaaa")
+    remote = open_remote(url)
+    for obj in remote.list("ops/aaaa/"):
+        remote.delete(obj.key)
+    sb.pull(force=True)
+    assert _gaps(sb) == {"aaaa": (3, 4)}
+    sc.snapshot()
+    sb.pull(force=True)
+    assert _gaps(sb) == {} and b.version_vector()["aaaa"] == 4
