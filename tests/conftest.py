@@ -5,12 +5,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from chrysalis import Memory
 from tests.bench_forker import BenchForker
 from tests.daemon_process import DaemonProcess, DaemonThread
 
 pytest_plugins = ["tests.remote_fixtures"]
+
+# Properties, not timings: a suite running four workers on two cores makes an example slow now
+# and then, and hypothesis's default 200 ms deadline then fails a correct test (seen on
+# test_sync_protocol's compaction property). Speed lives in bench/.
+settings.register_profile("chrysalis", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("chrysalis")
 
 ROOT = Path(__file__).resolve().parent.parent
 
