@@ -717,7 +717,8 @@ def converge(
             previous = digest
         else:
             previous = None
-        if time.monotonic() > deadline:
+        # (Settled once: the round that confirms it runs even past the bound.)
+        if time.monotonic() > deadline and previous is None:
             raise AssertionError(
                 f"{memory}: no convergence in {bound:.0f} s ({rounds} rounds)\n"
                 + describe(replicas, statuses, memory)
