@@ -400,7 +400,8 @@ class Memory:
         it (a relevance floor: fewer than ``k`` rather than padding).
         """
         retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
-        with self.knowledge.foreground.busy():  # the extraction thread waits meanwhile
+        # The extraction thread waits meanwhile; at most `READS_AT_ONCE` reads compute at once.
+        with self.knowledge.foreground.read():
             return retriever.retrieve(
                 query, k=k, token_budget=token_budget, strategy=strategy, filters=filters,
                 query_vector=query_vector, now=now, as_of=as_of, min_score=min_score,
@@ -428,8 +429,8 @@ class Memory:
             for name, m in [(None, self), *(memories or {}).items()]
         ]
         # The extraction threads wait meanwhile (the process's one `Foreground`: every
-        # memory's).
-        with self.knowledge.foreground.busy():
+        # memory's), and at most `READS_AT_ONCE` reads compute at once.
+        with self.knowledge.foreground.read():
             return build_context(
                 sources, query, token_budget=token_budget, session_id=session_id,
                 exclude=exclude, now=now, recent=recent,

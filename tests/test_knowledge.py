@@ -648,3 +648,61 @@ def test_the_foreground_is_idle_only_a_grace_after_the_last_read() -> None:
     assert ground.reads == 0
     assert not ground.wait_idle(0.0)  # a read just ended: the next may be coming
     assert ground.wait_idle(WAIT)  # quiet for the grace: idle
+
+
+def test_reads_compute_at_most_at_once_a_nested_one_never_waits_on_itself() -> None:
+    from chrysalis.extract.worker import Foreground
+
+    ground = Foreground(at_once=1)
+    inside = threading.Event()
+    leave = threading.Event()
+    second_in = threading.Event()
+
+    def first() -> None:
+        with ground.read():
+            inside.set()
+            with ground.read():  # nested on one thread: takes no second slot
+                leave.wait(WAIT)
+
+    def second() -> None:
+        with ground.read():
+            second_in.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert inside.wait(WAIT)
+    threads[1].start()
+    assert not second_in.wait(0.2)  # the one slot is taken: it waits its turn
+    assert ground.reads == 3  # ... counted as a read in flight all the same
+    leave.set()
+    assert second_in.wait(WAIT)
+    for t in threads:
+        t.join(WAIT)
+    assert ground.reads == 0
+
+
+def test_a_recall_waits_for_a_slot_when_every_one_is_held(mem: Memory) -> None:
+    """`Memory.retrieve` computes in one of the process's `READS_AT_ONCE` slots: with every
+    slot held it waits, and answers as soon as one is let go."""
+    from chrysalis.extract import worker
+
+    mem.append_bead("I live in Lisbon.", ts=1000)
+    holding, release = threading.Barrier(worker.READS_AT_ONCE + 1), threading.Event()
+
+    def hold() -> None:
+        with mem.knowledge.foreground.read():
+            holding.wait(WAIT)
+            release.wait(WAIT)
+
+    holders = [threading.Thread(target=hold) for _ in range(worker.READS_AT_ONCE)]
+    for t in holders:
+        t.start()
+    holding.wait(WAIT)
+    answered = threading.Event()
+    asker = threading.Thread(target=lambda: (mem.retrieve("Lisbon", k=1), answered.set()))
+    asker.start()
+    assert not answered.wait(0.3)
+    release.set()
+    assert answered.wait(WAIT)
+    for t in [*holders, asker]:
+        t.join(WAIT)

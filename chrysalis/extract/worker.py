@@ -66,6 +66,12 @@ YIELD_S = 0.25
 # ... and for this long after one ends: the next question of an agent asking in turn comes
 # within a few ms of the last answer, and would find the worker mid-step.
 GRACE_S = 0.02
+# Recalls and contexts computed at once in a process; more wait their turn. One interpreter
+# lock runs them all: sixteen at once each take sixteen times as long and pass the lock among
+# themselves every switch interval. Two keep the lock busy while the other is in FAISS, LMDB or
+# tantivy (which let it go). The daemon under 32 clients at 100k beads, three A/B pairs: closed
+# loop +12 to +26 % req/s, recall p95 -7 to -18 % (docs/benchmarks.md, "Reads at once").
+READS_AT_ONCE = 2
 _EDGE_OPS = frozenset({OpKind.EDGE_PUT, OpKind.EDGE_REMOVE})
 _NODE_OPS = frozenset({OpKind.NODE_PUT, OpKind.NODE_REMOVE})
 
@@ -113,15 +119,62 @@ class Budget:
 NO_BUDGET = Budget()
 
 
+class Slots:
+    """``n`` slots handed out first come, first served: one let go goes straight to the
+    longest waiter (`threading.Semaphore` lets a newcomer barge in, and the tail waits)."""
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._lock = threading.Lock()
+        self._waiting: deque[threading.Event] = deque()
+
+    def acquire(self) -> None:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return
+            turn = threading.Event()
+            self._waiting.append(turn)
+        turn.wait()
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()  # the slot passes on, never freed in between
+            else:
+                self._free += 1
+
+
 class Foreground:
     """The reads in flight (recalls, contexts) that background work yields to: a read holds
-    `busy` while it runs; the worker calls `wait_idle` between beads."""
+    `busy` while it runs; the worker calls `wait_idle` between beads. A read's computation
+    also holds one of ``at_once`` slots (`read`; 0: no limit)."""
 
-    def __init__(self, grace: float = 0.0) -> None:
+    def __init__(self, grace: float = 0.0, at_once: int = 0) -> None:
         self._reads = 0
         self._idle = threading.Condition()
         self.grace = grace  # quiet this long after a read before background work resumes
         self._ended = float("-inf")  # monotonic time the last read ended
+        self._slots = Slots(at_once) if at_once > 0 else None
+        self._depth = threading.local()  # reads this thread is inside
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[None]:
+        """`busy`, and while the read computes, one of the slots (waiting for one, first come
+        first served); a read inside another on the same thread takes none (it never waits on
+        itself)."""
+        with self.busy():
+            depth = getattr(self._depth, "n", 0)
+            slot = self._slots if depth == 0 else None
+            if slot is not None:
+                slot.acquire()
+            self._depth.n = depth + 1
+            try:
+                yield
+            finally:
+                self._depth.n = depth
+                if slot is not None:
+                    slot.release()
 
     @contextlib.contextmanager
     def busy(self) -> Iterator[None]:
@@ -158,7 +211,7 @@ class Foreground:
 
 
 # One per process: a daemon serving several memories has one GIL for all their workers.
-FOREGROUND = Foreground(grace=GRACE_S)
+FOREGROUND = Foreground(grace=GRACE_S, at_once=READS_AT_ONCE)
 
 
 class KnowledgeWorker:
