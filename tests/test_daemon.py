@@ -527,3 +527,42 @@ def test_only_a_daemon_of_its_own_freezes_what_start_up_made(
     finally:
         frozen.stop()
         gc.unfreeze()  # this process's collector as it was
+
+
+def test_recalls_begun_and_never_finished_do_not_hold_the_others_back(
+    daemon: DaemonProcess,
+) -> None:
+    """At most `READS_AT_ONCE` recalls compute at once. A client that starts more recalls than
+    that, sends half of each body and waits (or asks and never reads the answer) holds no
+    slot: a slot is taken only while the recall computes."""
+    from chrysalis.extract.worker import READS_AT_ONCE
+
+    with daemon.client() as c:
+        c.remember("the user keeps bees on the roof", session_id="s1")
+        # an answer of ~300 kB: more than the socket buffers hold, so one never read blocks
+        c.remember_many({"content": f"bees note {i}: " + "honey and wax " * 60} for i in range(200))
+        body = json.dumps({"query": "bees honey", "k": 200}).encode()
+        stalled = []
+        for _ in range(READS_AT_ONCE * 2):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(daemon.socket))
+            s.sendall(
+                b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:5]
+            )
+            stalled.append(s)
+        for _ in range(READS_AT_ONCE * 2):  # asked in full, the answers never read
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(str(daemon.socket))
+            s.sendall(
+                b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
+            stalled.append(s)
+        try:
+            with daemon.client(timeout=10.0) as asker:  # held back, it would time out
+                assert asker.recall("bees", k=1).items
+        finally:
+            for s in stalled:
+                s.close()
