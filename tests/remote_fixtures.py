@@ -115,3 +115,12 @@ def remote_url(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], s
         return server.url(server.new_bucket())
 
     return make
+
+
+def key_file(tmp_path: Path, keyed: bool) -> Path | None:
+    """A fresh sync key (32 random bytes, hex) in ``tmp_path``, or None for a plaintext remote."""
+    if not keyed:
+        return None
+    key = tmp_path / "key"
+    key.write_text(os.urandom(32).hex())
+    return key

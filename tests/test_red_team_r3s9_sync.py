@@ -6,7 +6,6 @@ bucket without the sync key, a decommissioned replica that still runs, and a clo
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -18,16 +17,9 @@ from chrysalis import Memory
 from chrysalis.core.errors import CloneDetected, Decommissioned
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
+from tests.remote_fixtures import key_file
 
 Opener = Callable[..., Memory]
-
-
-def _key(tmp_path: Path, keyed: bool) -> Path | None:
-    if not keyed:
-        return None
-    key = tmp_path / "key"
-    key.write_text(os.urandom(32).hex())
-    return key
 
 
 def _gaps(sync: Sync) -> dict[str, tuple[int, int]]:
@@ -72,7 +64,7 @@ def test_a_replayed_old_heartbeat_does_not_hide_a_hole_that_is_still_open(
     again, and its idle pulls never looked at its own heartbeat (readable: not "lost"), so the
     hole stayed hidden until a's next hourly heartbeat. (Plaintext: the same bytes are a
     forgery anyone can write; b cannot tell, but a puts its own back and the hole heals.)"""
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b, sa, sb, old = _open_tail(open_memory, url, kf)
     open_remote(url).put("replicas/aaaa.json", old)
 
@@ -97,7 +89,7 @@ def test_a_deleted_heartbeat_does_not_hide_a_hole_that_is_still_open(
 ) -> None:
     """Deleting a's heartbeat made b read what it pushed as 0: its one segment left was held,
     no tail was missing, and b dropped the gap for ops 3..6 it still lacked."""
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b, sa, sb, _ = _open_tail(open_memory, url, kf)
     assert a.version_vector()["aaaa"] == 6
     open_remote(url).delete("replicas/aaaa.json")
@@ -131,7 +123,7 @@ def test_a_heartbeat_of_a_replica_that_never_existed_neither_breaks_nor_costs_a_
     anyone may write one: b may report a hole for it (as a forged segment always could make
     it), but a pull never fails on it, b's status still answers, and each pull costs the
     same requests as the last (nothing accumulates)."""
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("a line of its own", id="x1")
@@ -168,7 +160,7 @@ def test_a_heartbeat_of_a_replica_that_never_existed_neither_breaks_nor_costs_a_
 def test_full_pulls_with_nothing_wrong_write_no_heartbeat(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("one thing", id="x1")
@@ -189,7 +181,7 @@ def test_our_pull_never_overwrites_a_clone_s_claim_and_the_clone_is_still_caught
     reads, and claims more: push judges it). If the bucket writer deletes or forges it, a's
     pull puts its own back, but a segment of a's past a's cursor still names the twin: a's
     next push stops."""
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a = open_memory("a", replica_id="aaaa")
     a.append_bead("before the copy", id="b0")
     Sync(a, url, key_file=kf).push()
@@ -219,7 +211,7 @@ def test_a_decommissioned_replica_that_still_runs_does_not_undo_its_tombstone(
     """b decommissions a, which is still running; a's pulls (its heartbeat due, or its
     heartbeat deleted by the bucket writer) must not write a live heartbeat over the
     tombstone: a retired replica would gate compaction again."""
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("a's only line", id="x1")
@@ -245,7 +237,7 @@ def test_a_replica_decommissioned_while_idle_stops_before_its_next_heartbeat(
 ) -> None:
     """a never pushes again after b retires it; its polls (not forced) must notice before an
     idle heartbeat writes over the tombstone."""
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("a's only line", id="x1")
@@ -266,7 +258,7 @@ def test_a_decommissioned_replica_s_deleted_segments_are_a_hole_a_snapshot_fills
     """Its tombstone says it pushed 4; the bucket writer deletes every segment of it. b, which
     held 2, reports 3..4 (nobody will put them again: the gap is true, not a ghost's) until
     c, which holds them, publishes a snapshot; then the gap closes."""
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a, b, c = (open_memory(n, replica_id=n * 4) for n in "abc")
     sa, sb, sc = (Sync(m, url, key_file=kf) for m in (a, b, c))
     a.append_beads({"content": f"retiring note {i}"} for i in range(2))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,20 +21,13 @@ from chrysalis.remotes import open_remote
 from chrysalis.store.keys import same_op
 from chrysalis.sync import Sync, protocol
 from chrysalis.sync.segment import MAGIC, Kind, decode
+from tests.remote_fixtures import key_file
 
 Opener = Callable[..., Memory]
 MARK = "zebra-quartz-7731"
 VECTOR = [1234.5678, -8765.4321, 42.4242, 0.007]  # a vector of a forgotten bead, as a marker
 VMARK = vector_bytes.encode(np.asarray(VECTOR))  # as the op stores it (float16 here)
 KINDS = {"ops/": Kind.SEGMENT, "snapshots/": Kind.SNAPSHOT, "blobs/": Kind.BLOB}
-
-
-def _key(tmp_path: Path, keyed: bool) -> Path | None:
-    if not keyed:
-        return None
-    key = tmp_path / "key"
-    key.write_text(os.urandom(32).hex())
-    return key
 
 
 def _big(tag: str) -> str:
@@ -77,7 +69,7 @@ def _holding(url: str, key: bytes | None, mark: bytes = MARK.encode()) -> list[s
 def test_after_a_forget_no_object_in_the_remote_holds_the_content(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf, blob_grace=-5), Sync(b, url, key_file=kf, blob_grace=-5)
     a.append_bead(f"a small note {MARK}", id="small")
@@ -160,7 +152,7 @@ def test_the_receipt_says_who_must_act_while_content_remains(
 def test_a_decommissioned_origins_segments_are_cleaned_by_a_live_replica(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b, old = (open_memory(n, replica_id=n * 4) for n in ("a", "b", "o"))
     sa, sb, so = (Sync(m, url, key_file=kf, blob_grace=-5) for m in (a, b, old))
     old.append_bead(f"old's note {MARK}", id="onote")

@@ -5,7 +5,6 @@ and S3 on 127.0.0.1)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,9 @@ from chrysalis import Memory
 from chrysalis.core.errors import FormatTampered
 from chrysalis.remotes import open_remote
 from chrysalis.sync import Sync
+from tests.remote_fixtures import key_file
 
 Opener = Callable[..., Memory]
-
-
-def _key(tmp_path: Path, keyed: bool) -> Path | None:
-    if not keyed:
-        return None
-    key = tmp_path / "key"
-    key.write_text(os.urandom(32).hex())
-    return key
 
 
 def _three_segments(a: Memory, sa: Sync) -> list[str]:
@@ -43,7 +35,7 @@ def _three_segments(a: Memory, sa: Sync) -> list[str]:
 def test_a_segment_deleted_mid_run_shows_as_a_gap_and_its_origin_puts_it_again(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     segs = _three_segments(a, sa)
@@ -71,7 +63,7 @@ def test_a_segment_damaged_mid_run_is_a_gap_its_origin_replaces(
 ) -> None:
     """Found by the soak's tampering actor: a segment edited, replayed or swapped in place
     (not deleted) was rejected by peers forever, and its origin never heard of it."""
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     segs = _three_segments(a, sa)
@@ -126,7 +118,7 @@ def test_a_hole_its_origin_cannot_fill_is_filled_from_a_snapshot(
 def test_an_old_segment_replayed_under_our_next_name_does_not_stall_push(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("first", id="x1")
@@ -255,7 +247,7 @@ def test_a_replica_puts_back_its_heartbeat_deleted_or_forged_at_its_next_full_pu
     """Found by the soak: an idle replica (nothing to push) never looked at its heartbeat, so
     one the bucket writer deleted (or, with a key, forged) stayed gone: peers could not tell
     what it had pushed, and a damaged segment of its stayed rejected for ever."""
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("first", id="x1")
@@ -277,7 +269,7 @@ def test_a_replica_puts_back_its_heartbeat_deleted_or_forged_at_its_next_full_pu
 def test_a_deleted_format_is_never_recreated_and_the_repair_puts_it_back(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     Sync(a, url, key_file=kf).push()
     a.append_bead("before", id="x1")
@@ -310,7 +302,7 @@ def test_a_deleted_format_is_never_recreated_and_the_repair_puts_it_back(
 def test_a_rewritten_format_is_refused_and_repaired(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a = open_memory("a", replica_id="aaaa")
     a.append_bead("before", id="x1")
     Sync(a, url, key_file=kf).push()
@@ -329,7 +321,7 @@ def test_a_rewritten_format_is_refused_and_repaired(
 def test_repair_refuses_a_remote_whose_segments_our_key_does_not_open(
     open_memory: Opener, remote_url: Any, tmp_path: Path
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a = open_memory("a", replica_id="aaaa")
     a.append_bead("before", id="x1")
     Sync(a, url, key_file=kf).push()
@@ -348,7 +340,7 @@ def test_repair_is_not_stopped_by_one_damaged_segment(
     """A bucket writer deleted format.json and damaged a segment: the origin would replace
     the segment, but only once syncing works again, so the repair must not wait for it. One
     segment that reads under the known format is proof enough that the remote is ours."""
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a = open_memory("a", replica_id="aaaa")
     sa = Sync(a, url, key_file=kf, segment_ops=1)
     for i in range(3):
@@ -375,7 +367,7 @@ def test_repair_is_not_stopped_by_one_damaged_segment(
 def test_a_heartbeat_lying_about_what_it_applied_never_costs_a_peer_an_op(
     open_memory: Opener, remote_url: Any, tmp_path: Path, keyed: bool, claim: str
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, keyed)
+    url, kf = remote_url(), key_file(tmp_path, keyed)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa, sb = Sync(a, url, key_file=kf), Sync(b, url, key_file=kf)
     a.append_bead("a's first", id="a0")
@@ -443,7 +435,7 @@ def test_a_lie_compaction_cannot_see_through_still_loses_nothing(
 def test_with_a_key_a_forged_heartbeat_neither_stops_nor_retires_us(
     open_memory: Opener, remote_url: Any, tmp_path: Path, forgery: str
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a, b = open_memory("a", replica_id="aaaa"), open_memory("b", replica_id="bbbb")
     sa = Sync(a, url, key_file=kf)
     a.append_bead("first", id="x1")
@@ -471,7 +463,7 @@ def test_with_a_key_a_forged_heartbeat_neither_stops_nor_retires_us(
 def test_with_a_key_a_heartbeat_moved_to_another_name_is_refused(
     open_memory: Opener, remote_url: Any, tmp_path: Path
 ) -> None:
-    url, kf = remote_url(), _key(tmp_path, True)
+    url, kf = remote_url(), key_file(tmp_path, True)
     a = open_memory("a", replica_id="aaaa")
     sa = Sync(a, url, key_file=kf)
     a.append_bead("first", id="x1")
