@@ -376,6 +376,13 @@ class Memory:
         query = selector.query if isinstance(selector, Selector) else selector.get("query")
         return self.indexer if query is not None else None
 
+    def _retriever(self) -> Retriever:
+        """A `Retriever` over this memory; a remote embedder's wait gives up the read's slot."""
+        return Retriever(
+            self.reader, self.indexer, self.embedder, self.weights,
+            self.knowledge.foreground.waiting,
+        )  # fmt: skip
+
     def retrieve(
         self,
         query: str,
@@ -399,7 +406,7 @@ class Memory:
         now (a superseded fact is not walked). ``min_score`` leaves out items scoring under
         it (a relevance floor: fewer than ``k`` rather than padding).
         """
-        retriever = Retriever(self.reader, self.indexer, self.embedder, self.weights)
+        retriever = self._retriever()
         # The extraction thread waits meanwhile; at most `READS_AT_ONCE` reads compute at once.
         with self.knowledge.foreground.read():
             return retriever.retrieve(
@@ -425,7 +432,7 @@ class Memory:
         out: ``exclude`` (ids), the turn being answered, ``session_id``'s latest ``recent``
         turns. ``memories`` (name to `Memory`) are read too. See `chrysalis.context`."""
         sources = [
-            Source(name, m.reader, Retriever(m.reader, m.indexer, m.embedder, m.weights))
+            Source(name, m.reader, m._retriever())
             for name, m in [(None, self), *(memories or {}).items()]
         ]
         # The extraction threads wait meanwhile (the process's one `Foreground`: every

@@ -706,3 +706,45 @@ def test_a_recall_waits_for_a_slot_when_every_one_is_held(mem: Memory) -> None:
     assert answered.wait(WAIT)
     for t in [*holders, asker]:
         t.join(WAIT)
+
+
+def test_a_read_waiting_on_a_remote_embedder_lets_its_slot_go(tmp_path: Path) -> None:
+    """A query embedded by a server (Ollama) is a wait, not work: while every slot's read
+    waits on it, another read still computes (a keyword recall, which embeds nothing)."""
+    from chrysalis.extract import worker
+    from chrysalis.search.embed import DeterministicEmbedder
+
+    entered, release = threading.Semaphore(0), threading.Event()
+
+    class Remote(DeterministicEmbedder):
+        remote = True
+
+        def embed_query(self, text: str) -> Any:
+            if text == "slow":
+                entered.release()
+                release.wait(WAIT)
+            return super().embed_query(text)
+
+    m = Memory.open(tmp_path / "r", embedder=Remote(), sync=False)
+    try:
+        m.append_bead("the hives are on the roof", ts=1000)
+        m.wait_indexed(WAIT)
+        waiters = [
+            threading.Thread(target=m.retrieve, args=("slow",)) for _ in range(worker.READS_AT_ONCE)
+        ]
+        for t in waiters:
+            t.start()
+        for _ in waiters:
+            assert entered.acquire(timeout=WAIT)  # every slot's read is waiting on the server
+        done = threading.Event()
+        other = threading.Thread(
+            target=lambda: (m.retrieve("hives", strategy="keyword"), done.set())
+        )
+        other.start()
+        assert done.wait(WAIT / 2)
+        release.set()
+        for t in [*waiters, other]:
+            t.join(WAIT)
+    finally:
+        release.set()
+        m.close()

@@ -205,7 +205,7 @@ def _retrieve(
     vector = None
     if wide != query and r.embedder is not None:
         try:  # the words added widen the keyword search; the vector stays the question's
-            vector = r.embedder.embed_query(query)
+            vector = r.embed_query(r.embedder, query)
         except EmbedderUnavailable:
             wide = query
     # No kinds filter: with one, the vector search reads ten times as deep (FAISS cannot

@@ -169,12 +169,29 @@ class Foreground:
             if slot is not None:
                 slot.acquire()
             self._depth.n = depth + 1
+            self._depth.slot = slot if slot is not None else getattr(self._depth, "slot", None)
             try:
                 yield
             finally:
                 self._depth.n = depth
                 if slot is not None:
+                    self._depth.slot = None
                     slot.release()
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around a wait on something outside the process (a query embedded by Ollama): the
+        slot this thread's read holds is let go meanwhile and taken back after (its turn
+        again first come first served), so reads waiting on a server do not stall the rest."""
+        slot = getattr(self._depth, "slot", None)
+        if slot is None:
+            yield
+            return
+        slot.release()
+        try:
+            yield
+        finally:
+            slot.acquire()
 
     @contextlib.contextmanager
     def busy(self) -> Iterator[None]:

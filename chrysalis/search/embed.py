@@ -44,7 +44,8 @@ PREFIXES = {"nomic-embed-text": ("search_document: ", "search_query: ")}
 
 
 class Embedder(ABC):
-    """Turns texts into unit vectors. Implementations are thread-safe.
+    """Turns texts into unit vectors. Implementations are thread-safe. ``remote``: it asks a
+    server, so embedding is mostly a wait (a read lets its slot go meanwhile: `Foreground`).
 
     ``model`` names the vector space: vectors of different models are never compared, and a
     replica embeds only what has no vector for its model yet.
@@ -61,6 +62,8 @@ class Embedder(ABC):
     - When the backing service or model cannot answer, both raise `EmbedderUnavailable`
       saying what to do; no other exception escapes (a foreign one is mapped to it).
     """
+
+    remote: bool = False
 
     provider: str
     model: str
@@ -144,6 +147,7 @@ class OllamaEmbedder(Embedder):
     """
 
     provider = "ollama"
+    remote = True
 
     def __init__(
         self,

@@ -7,11 +7,13 @@ from (``provenance``: origin replica and op, source, span refs, edges walked).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, get_args
@@ -168,11 +170,20 @@ class Retriever:
         indexer: Indexer,
         embedder: Embedder | None,
         weights: Weights | None = None,
+        waiting: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self.reader = reader
         self.indexer = indexer
         self.embedder = embedder
         self.weights = weights or Weights()
+        # around embedding the query: a remote embedder is a wait, not work (`Foreground`)
+        self.waiting = waiting
+
+    def embed_query(self, embedder: Embedder, query: str) -> Any:
+        """``embedder``'s vector of ``query``; a remote embedder's wait outside the read's
+        slot (`waiting`)."""
+        with self.waiting() if embedder.remote else contextlib.nullcontext():
+            return embedder.embed_query(query)
 
     def retrieve(
         self,
@@ -319,7 +330,7 @@ class Retriever:
                 )
         else:
             try:
-                vector = embedder.embed_query(query)
+                vector = self.embed_query(embedder, query)
             except EmbedderUnavailable as exc:
                 notes.append(f"emb: {exc}")
                 return {}
