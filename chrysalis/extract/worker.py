@@ -135,14 +135,34 @@ class Slots:
                 return
             turn = threading.Event()
             self._waiting.append(turn)
-        turn.wait()
+        try:
+            turn.wait()
+        except BaseException:  # Ctrl-C in the main thread: no longer waiting, and holds none
+            with self._lock:
+                if turn.is_set():  # handed over just now (`set` is under the lock): pass it on
+                    self._release_locked()
+                else:
+                    self._waiting.remove(turn)
+            raise
 
     def release(self) -> None:
         with self._lock:
-            if self._waiting:
-                self._waiting.popleft().set()  # the slot passes on, never freed in between
-            else:
-                self._free += 1
+            self._release_locked()
+
+    def _release_locked(self) -> None:
+        if self._waiting:
+            self._waiting.popleft().set()  # the slot passes on, never freed in between
+        else:
+            self._free += 1
+
+
+class _Reading:
+    """One thread's part in the reads: whether it holds a slot now."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = False
 
 
 class Foreground:
@@ -156,42 +176,55 @@ class Foreground:
         self.grace = grace  # quiet this long after a read before background work resumes
         self._ended = float("-inf")  # monotonic time the last read ended
         self._slots = Slots(at_once) if at_once > 0 else None
-        self._depth = threading.local()  # reads this thread is inside
+        self._local = threading.local()
+
+    def _mine(self) -> _Reading:
+        mine: _Reading | None = getattr(self._local, "reading", None)
+        if mine is None:
+            mine = self._local.reading = _Reading()
+        return mine
 
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
         """`busy`, and while the read computes, one of the slots (waiting for one, first come
-        first served); a read inside another on the same thread takes none (it never waits on
-        itself)."""
+        first served). A thread holds at most one: a read inside another on the same thread
+        computes in its slot (it never waits on itself); one inside `waiting` takes one again.
+        Whatever ends the read (an exception, Ctrl-C while it waits, a generator closed on
+        another thread), the slot it took is let go once, and only it."""
         with self.busy():
-            depth = getattr(self._depth, "n", 0)
-            slot = self._slots if depth == 0 else None
-            if slot is not None:
-                slot.acquire()
-            self._depth.n = depth + 1
-            self._depth.slot = slot if slot is not None else getattr(self._depth, "slot", None)
+            # This thread's record, kept: a generator suspended in here may be closed on
+            # another thread, and the bookkeeping is still the opening thread's.
+            mine = self._mine()
+            slots = None if mine.held else self._slots
+            if slots is not None:
+                slots.acquire()  # raises holding none
+                mine.held = True
             try:
                 yield
             finally:
-                self._depth.n = depth
-                if slot is not None:
-                    self._depth.slot = None
-                    slot.release()
+                if slots is not None and mine.held:
+                    mine.held = False
+                    slots.release()
 
     @contextlib.contextmanager
     def waiting(self) -> Iterator[None]:
         """Around a wait on something outside the process (a query embedded by Ollama): the
         slot this thread's read holds is let go meanwhile and taken back after (its turn
-        again first come first served), so reads waiting on a server do not stall the rest."""
-        slot = getattr(self._depth, "slot", None)
-        if slot is None:
+        again first come first served), so reads waiting on a server do not stall the rest.
+        Outside a read, or inside another `waiting`, it lets nothing go. Interrupted while it
+        takes the slot back, it raises holding none (and the read lets none go)."""
+        mine = self._mine()
+        slots = self._slots
+        if slots is None or not mine.held:
             yield
             return
-        slot.release()
+        mine.held = False
+        slots.release()
         try:
             yield
         finally:
-            slot.acquire()
+            slots.acquire()
+            mine.held = True
 
     @contextlib.contextmanager
     def busy(self) -> Iterator[None]:
