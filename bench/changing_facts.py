@@ -8,8 +8,8 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|held3|held4] [--quick] [--json]
-        [--show-misses]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|held3|held4|held5] [--quick]
+        [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
 cannot read reach the context as beads only). Wording, people, places and times are drawn
@@ -530,6 +530,168 @@ CHATTER_HELD4 = [
     "Went to a friend's leaving do, she's off to {org} and moving to {city} for it.",
     "Borrowed my neighbour's {car} for the day to move a sofa.",
 ]
+# A seventh family (`--wordings held5`), written blind on 2026-11-25 by a helper session (brief
+# r3s10/held5) without reading the extractor, the context code or the other families' texts:
+# what people tell an assistant over a year and a half, plain statements among requests that
+# carry the fact, households ("we"), dates inline, the old value implied, the assistant's own
+# turn ("A: "), corrections ({y}: what was said by mistake), lowercase and a few typos.
+SAY_HELD5: dict[str, list[str]] = {
+    "home": [
+        "Just moved into a flat in {x}.",
+        "I live in {x} now.",
+        "We've finally moved to {x}, there are boxes everywhere.",
+        "Can you help me find a GP near my new place? I'm in {x} now, on the north side.",
+        "i relocated to {x} last weekend, still figuring out the trams lol",
+        "Since the start of this month I've been living in {x}, so use that for the weather.",
+        "A: Got it, you're based in {x} now. I'll give times and forecasts for there.",
+        "Sorry, I wrote {y} earlier but I meant {x}. That's where we moved.",
+        "The lease on the old apartment is done, we're settled in {x} as of this week.",
+        "What does a monthly transit pass cost in {x}? Moved here a few days ago.",
+        "Home is {x} these days. Still getting used to the weather here.",
+        "Signed the rental contract and got the keys, officially a {x} resident!",
+    ],
+    "employer": [
+        "I started a new job at {x} today.",
+        "I work at {x} now.",
+        "handed in my notice last month, first day at {x} is monday",
+        "Could you help me write a short intro for my new team? I just joined {x} as an analyst.",
+        "Left my old job. Working for {x} now, it's a big change.",
+        "A: Congratulations on the new role at {x}! Want help planning your first week?",
+        "Small correction: my new employer is {x}, not {y}.",
+        "Been at {x} since the first of the month and the onboarding is a lot.",
+        "My employer is {x} now, in case that matters for the pension question.",
+        "Do you know what the parental leave policy at {x} is like? I work there since this week.",
+        "we had our first team lunch at {x} today, everyone seems nice so far",
+    ],
+    "drink": [
+        "I've switched to {x} in the mornings.",
+        "These days I mostly drink {x}.",
+        "Changed my morning routine, it's {x} every day now.",
+        "Can you suggest snacks that go with {x}? It has become my daily drink.",
+        "doctor told me to change things up so im on {x} now",
+        "Since about two weeks I'm hooked on {x}, honestly can't stop.",
+        "A: Noted, {x} is your go-to drink now. I'll keep that in mind for café suggestions.",
+        "Not {y}, I meant {x}. That's what I drink every morning now.",
+        "We buy {x} in bulk now, it's what everyone in the house drinks.",
+        "My new thing is {x}. Where can I buy it cheaper online?",
+        "Finally found my drink: {x}. I've had it every day this week.",
+    ],
+    "partner": [
+        "I'm seeing someone new, {x}.",
+        "{x} and I are officially together.",
+        "Can you help me plan a dinner for {x}? We've been together a month tomorrow.",
+        "me and {x} made it official last night :)",
+        "Since last month I've been dating {x}, so we're two for the holiday booking.",
+        "A: That's lovely news about you and {x}! Would you like some gift ideas?",
+        "Quick fix: my partner's name is {x}, not {y}. I was typing too fast.",
+        "After the breakup I didn't expect to meet anyone so soon, but {x} and I are together now.",
+        "My partner {x} is moving in with me, so please plan groceries for two.",
+        "Going out with {x} now. It's still early but it feels good.",
+        "My other half is {x} now, we met at a friend's birthday.",
+    ],
+    "car": [
+        "Bought a {x} last week.",
+        "I drive a {x} now.",
+        "Traded in the old car for a {x}.",
+        "What tyre pressure should I use on a {x}? Just picked it up from the dealer.",
+        "finally got a car of my own, a used {x}, pretty happy with it",
+        "We've replaced the family car, it's a {x} now.",
+        "A: Nice, congrats on the {x}! Shall I remind you about its first service?",
+        "Sorry, typo: it's a {x} I bought, not a {y}.",
+        "From this week on I'm driving a {x}, so the insurance quotes should be for that.",
+        "Leasing a {x} from this month, the old one went back to the dealer.",
+        "Can you compare winter tyres for my {x}? I've only had it a few days.",
+    ],
+}
+ASK_NOW_HELD5: dict[str, list[str]] = {
+    "home": [
+        "Which city am I living in at the moment?",
+        "Remind me, where do I live now?",
+        "where's home for me these days",
+    ],
+    "employer": [
+        "Who am I working for right now?",
+        "What's my current employer?",
+        "which company do I work at now",
+    ],
+    "drink": [
+        "What's my usual drink these days?",
+        "What do I drink most mornings now?",
+        "whats my go-to drink at the moment",
+    ],
+    "partner": [
+        "Who's my partner at the moment?",
+        "Who am I with these days?",
+        "Remind me who I'm dating now?",
+    ],
+    "car": [
+        "What car do I have right now?",
+        "What am I driving these days?",
+        "which car is mine at the moment",
+    ],
+}
+ASK_THEN_HELD5: dict[str, list[str]] = {
+    "home": [
+        "Which city did I live in {t}?",
+        "Where was home for me {t}?",
+        "Remind me, where was I living {t}?",
+    ],
+    "employer": [
+        "Who was I working for {t}?",
+        "Which company employed me {t}?",
+        "where did i work {t}",
+    ],
+    "drink": [
+        "What was my go-to drink {t}?",
+        "What did I usually drink {t}?",
+        "Which drink was I into {t}?",
+    ],
+    "partner": [
+        "Who was I dating {t}?",
+        "Who was my partner {t}?",
+        "who was i with {t}",
+    ],
+    "car": [
+        "What car was I driving {t}?",
+        "Which car did I own {t}?",
+        "what did i drive {t}",
+    ],
+}
+CHATTER_HELD5 = [
+    "My brother just moved to {city} for work.",
+    "Flying to {city} next Thursday for a conference, any tips?",
+    "Thinking about moving to {city} some day. Is it expensive to live there?",
+    "What's the best time of year to visit {city}?",
+    "My sister got a job at {org}, she's thrilled.",
+    "Saw in the news that {org} is laying people off.",
+    "Had a call with a recruiter from {org} but I'm not sure I'd want to work there.",
+    "Tried {drink} at a café yesterday, not for me.",
+    "My mum swears by {drink}, I don't get it.",
+    "If I won the lottery I'd get a {car}, just for fun.",
+    "Rented a {car} for the weekend trip, it was fine.",
+    "My neighbour just bought a {car} and won't stop talking about it.",
+    "{partner} from work is getting married in May.",
+    "Had lunch with my old friend {partner} today.",
+    "My cousin {partner} lives in {city} and works at {org}.",
+    "What's the weather going to be like in {city} this weekend?",
+    "Does {org} have offices outside Europe?",
+    "Is {drink} high in caffeine?",
+    "Can you recommend a podcast about history?",
+    "Remind me to call the dentist on Friday.",
+    "How long should I boil an egg for a runny yolk?",
+    "the train to {city} was delayed two hours, ugh",
+    "My dad is thinking of trading his car in for a {car}.",
+    "what's a good birthday gift for a 10 year old",
+    "Watched a documentary about {org} last night, wild story.",
+    "Would a {car} fit three car seats in the back? Asking for my friend {partner}.",
+    "Help me write a polite email declining a wedding invite.",
+    "Stayed with {partner} in {city} over the long weekend.",
+    "A colleague of mine left for {org} last week.",
+    "Ordered {drink} by mistake today, it was actually nice.",
+    "Need a vegetarian recipe for six people, nothing too spicy.",
+    "My back hurts from sitting all day, any stretches?",
+    "Should I learn Spanish or Portuguese first?",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -649,7 +811,8 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
-    held-out third (``held``), fourth (``held2``), fifth (``held3``) or sixth (``held4``)."""
+    held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``)
+    or seventh (``held5``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -662,6 +825,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held4":
         say, ask_now, ask_then = SAY_HELD4, ASK_NOW_HELD4, ASK_THEN_HELD4
         chatter = CHATTER_HELD4
+    elif wordings == "held5":
+        say, ask_now, ask_then = SAY_HELD5, ASK_NOW_HELD5, ASK_THEN_HELD5
+        chatter = CHATTER_HELD5
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -691,7 +857,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3", "held4"):
+        if wordings in ("held", "held2", "held3", "held4", "held5"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
@@ -699,7 +865,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
         bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
-        if text.startswith("A: "):  # held3, held4: the assistant's turn (a summary, a suggestion)
+        if text.startswith("A: "):  # held3-held5: the assistant's turn (a summary, a suggestion)
             bead |= {"content": text[3:], "role": "assistant"}
         u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
@@ -834,9 +1000,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
         "--wordings", default="old",
-        choices=("old", "new", "all", "held", "held2", "held3", "held4"),
+        choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2, SAY_HELD3, SAY_HELD4: never used to tune)",
+        "SAY_HELD2 to SAY_HELD5: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
