@@ -482,3 +482,18 @@ def test_near_duplicates_of_different_sizes_collapse_at_the_threshold() -> None:
     # the other way round (the larger first) the pair is one as well
     kept = _collapse([item("b", one_more), item("a", base)])
     assert [i.item.id for i in kept] == ["b"] and kept[0].item.provenance["duplicates"] == ["a"]
+
+
+def test_a_question_word_asks_for_its_kind_when_no_word_names_the_predicate(
+    learned: Memory,
+) -> None:
+    # No word of "where do I hang my hat" names a home or a job: "where" asks for a place.
+    ctx = learned.context("Where do I hang my hat these days?", now=NOW)
+    assert _first(ctx.text, ["Lisbon", "Porto", "Berlin"]) == "Berlin", ctx.text
+    assert _first(ctx.text, ["Harbor Health", "Kestrel Robotics"]) == "Kestrel Robotics"
+    month = datetime.fromtimestamp(T0 + 100 * DAY, UTC).strftime("%B %Y")
+    then = learned.context(f"where was I clocking in during {month}?", now=NOW)
+    assert _first(then.text, ["Harbor Health", "Kestrel Robotics"]) == "Harbor Health", then.text
+    # A question word with a word of its own keeps to that word's predicate.
+    home = learned.context("Where do I live now?", now=NOW)
+    assert {f.predicate for f in home.facts if f.holds} == {"lives_in"}

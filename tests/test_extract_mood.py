@@ -53,6 +53,9 @@ ASSERTIONS = [
     ("Should I invite my friend Rachel?", ("friend", "Rachel")),  # presupposed
     ("I wish my dog Max would stop barking.", ("dog", "Max")),  # presupposed
     ("If my brother Tom calls, tell him.", ("brother", "Tom")),  # presupposed
+    # "I'd" before a past participle is "I had": no plan
+    ("By spring I'd moved to Ghent for good.", ("lives_in", "Ghent")),
+    ("We'd just relocated to Graz when the job came up.", ("lives_in", "Graz")),
 ]
 
 # The speaker does not assert it: no fact about them comes out.
@@ -171,3 +174,23 @@ def test_apostrophes_are_not_quotes() -> None:
     reading = Reading("I'm sure the dogs' bowl is fine and I live in Leeds, it's true.")
     assert reading.plain == reading.text
     assert facts(reading.text) == {("lives_in", "Leeds")}
+
+
+@pytest.mark.parametrize(
+    ("text", "mood"),
+    [
+        ("By spring I'd moved to Ghent for good.", "asserted"),
+        ("I'd already signed with Initech by then.", "asserted"),
+        ("I'd move to Oslo tomorrow if they let me.", CONDITION),
+        ("I'd live in Oslo, honestly.", PLAN),
+        ("We almost moved to Oslo last year.", NEGATED),
+        ("I nearly joined Initech in March.", NEGATED),
+        ("Almost every week I'm in Oslo for work.", "asserted"),
+    ],
+)
+def test_had_would_and_a_close_call(text: str, mood: str) -> None:
+    """ "I'd" is "I had" before a past participle and "I would" otherwise; what "almost" or
+    "nearly" happened did not."""
+    value = next(w for w in ("Oslo", "Ghent", "Initech") if w in text)
+    at = text.index(value)
+    assert Reading(text).mood(at, at + len(value)) == mood

@@ -165,6 +165,10 @@ def test_what_the_assistant_restates_of_the_user_is_the_users() -> None:
             "works_at", "Initech"),
         "So your go-to these days is oolong tea, I'll remember that.": ("drinks", "oolong tea"),
         "It's lovely that you and Priya are a couple now.": ("partner", "Priya"),
+        # Congratulating names no one, so it is the one the assistant answers.
+        "Congratulations on the new role at Initech!": ("works_at", "Initech"),
+        "Congrats on joining Vandelay Industries, the team sounds great.": (
+            "works_at", "Vandelay Industries"),
     }  # fmt: skip
     for text, fact in said.items():
         assert extracted(text, role="assistant") == {fact}, text
@@ -179,7 +183,7 @@ def test_what_the_assistant_restates_of_the_user_is_the_users() -> None:
         "Your sister lives in Ghent, right? She could show you around.",
         "Lisbon is lovely in spring; the trams are worth the trip.",
         "Initech is hiring data engineers, if you're curious.",
-        "Congratulations on the new role at Initech!",  # no one named: not read as the user's
+        "Congratulations to Sam on the new role at Initech!",  # Sam's, not the user's
         "Choose a format that works for you. Keep your notes short.",
     ):
         assert extracted(text, role="assistant") == set(), text
@@ -310,3 +314,65 @@ def test_whose_value_and_which_words_are_values_read_generally() -> None:
     assert extracted("Sam keeps saying we live in Utrecht now, and he is right") == {
         ("lives_in", "Utrecht")
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # The value is the subject of "is my ...", "is mine", "is home": the sentence says whose.
+        ("Ingrid is my girlfriend these days, it's official", ("partner", "Ingrid")),
+        ("yerba mate is my morning staple now", ("drinks", "yerba mate")),
+        ("traded in the old hatchback, so the Kia Niro is mine now", ("drives", "Kia Niro")),
+        ("Ballinasloe is home now, the last boxes are gone", ("lives_in", "Ballinasloe")),
+        # A possessive presupposes it, in a question or a plan too.
+        ("Can you check the winter tyre sizes for my Mazda MX-5?", ("drives", "Mazda MX-5")),
+        ("we'll take our trusty Volvo V60 to the coast next week", ("drives", "Volvo V60")),
+        ("is there a decent plumber near my flat in Utrecht?", ("lives_in", "Utrecht")),
+        ("what should I bring to lunch with my team at Quillsoft?", ("works_at", "Quillsoft")),
+        # "I'd" before a past participle is "I had", no plan.
+        ("By then I'd already settled in Aarhus, so the paperwork was easy", ("lives_in", "Aarhus")),
+        # The new one of a swap, not the old one.
+        ("I've replaced my old coffee habit with rooibos", ("drinks", "rooibos")),
+        ("swapped the espresso for kombucha this month", ("drinks", "kombucha")),
+        # A move to a firm by its name is a job, not a home.
+        ("so I've moved over to Lumen Optics, different team, same commute",
+         ("works_at", "Lumen Optics")),
+        ("honestly i'm at Cobalt Media now, the old place is history", ("works_at", "Cobalt Media")),
+        # How often, not which drink ("twice a day" is no part of its name).
+        ("I'm having matcha twice a day at the moment", ("drinks", "matcha")),
+        # A car does nothing: "picked up", "delivered" are said of it.
+        ("Subaru Outback delivered this morning, still smells of plastic", ("drives", "Subaru Outback")),
+    ],
+)  # fmt: skip
+def test_whose_it_is_said_by_the_sentence_around_the_value(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in extracted(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lisbon is my favourite city to visit",
+        "Meridian Bank is my bank, the app is awful",
+        "Kwame is my colleague, he sits next to me",
+        "Is Ingrid my girlfriend now? I honestly can't tell",
+        "I sold my Mazda MX-5 to a collector in spring",
+        "my dad's Volvo V60 is older than me",
+        "we nearly bought a Kia Niro but the dealer was rude",
+        "We almost rented a place in Utrecht, then the deal fell apart",
+        "moving in with Yuki would be a big step",
+        "read that Lumen Optics moved to a new campus",
+        "Almost every morning someone at work brings kombucha",
+    ],
+)
+def test_what_the_sentence_around_the_value_does_not_make_mine(text: str) -> None:
+    facts = extracted(text)
+    assert not {f for f in facts if f[0] in ("lives_in", "works_at", "drinks", "drives",
+                                              "partner")}, (text, facts)  # fmt: skip
+
+
+def test_an_earlier_car_is_the_one_bought() -> None:
+    text = "How often does a Toyota Yaris need its oil changed? I bought one last month."
+    assert ("drives", "Toyota Yaris") in extracted(text)
+    assert not extracted("How often does a Toyota Yaris need its oil changed?")

@@ -55,7 +55,7 @@ _CUES: dict[str, tuple[str, ...]] = {
     "works_at": (
         "work", "job", "employ", "company", "firm", "office", "workplace", "hired", "boss",
         "career", "join", "salary", "pay", "paying", "paid", "payroll", "hired", "employer",
-        "organi", "gig",
+        "organi", "gig", "clock",
     ),
     "works_as": ("job", "role", "position", "title", "profession", "occupation", "career"),
     "prefers": ("prefer", "drink", "favo", "like", "beverage"),
@@ -227,12 +227,26 @@ def bearing(
             out[key] = value
     if any(v >= 0.9 for v in out.values()):  # words of the question name what it asks
         out = {k: v for k, v in out.items() if v >= 0.9}
+    else:  # no word of it does: "where" asks for a place, "who" for a person
+        asked = next((_ASKS[w] for w in words[:4] if w in _ASKS), ())
+        for key in groups:
+            if key[1] in asked:
+                out[key] = max(out.get(key, 0.0), 0.85)
     named = set(named)
     if not any(sid in named for sid, _ in out):
         for key, group in groups.items():  # "tell me about Anna": what holds of her
             if key[0] in named and any(f.until is None for f in group):
                 out.setdefault(key, 0.5)
     return out
+
+
+# What a question asks for by its question word alone, when none of its words cues a
+# predicate ("where do I clock in these days?", "who's the one for me now?").
+_ASKS: dict[str, tuple[str, ...]] = {
+    "where": ("lives_in", "works_at"),
+    "who": ("partner", "married_to"),
+    "whom": ("partner", "married_to"),
+}
 
 
 # Words that say the same as a cued predicate, added to the words a context searches with:

@@ -48,7 +48,8 @@ _PERSON = r"(?P<object>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
 _STOP = (
     r"and|but|because|since|so|now|these|this|for|every|each|in|at|on|with|when|while|before|"
     r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those|"
-    r"lately|recently|nowadays|anymore|again|right|then|though|yet|either"
+    r"lately|recently|nowadays|anymore|again|right|then|though|yet|either|twice|thrice|once|"
+    r"per|several|whenever|throughout|mostly|usually"
 )
 _THING = (
     r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|"

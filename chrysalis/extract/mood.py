@@ -153,7 +153,10 @@ _PLAN = _words(
 )
 _NEGATED = _words(
     "not|never|no longer|no more|nobody|neither|nor|hardly|far from|",
-    r"\w+n't|\w+n’t|cannot|anymore|any more",
+    r"\w+n't|\w+n’t|cannot|anymore|any more|",
+    # What came close and did not happen ("we almost rented a flat in X"; not "almost every").
+    r"(?:almost|nearly)\s+(?:\w+ed|took|bought|got|went|made|left|sold|quit|had|became|ran)|",
+    r"(?:almost|nearly)\s*$",  # ... right before the span read ("we almost [rented a flat]")
 )
 _COORDINATE = re.compile(
     r";|\b(?:and|but|so|or|yet|because|since|although|though|whereas|while)\b", re.IGNORECASE
@@ -165,6 +168,14 @@ _AFTER_NEGATED = _words(
     "fell through|falls through|fallen through|is off|was off|is cancelled|was cancelled|",
     "got cancelled|is canceled|was canceled|got canceled|called off|collapsed|",
     "never happened|didn't happen|did not happen|not happening|went nowhere",
+)
+# "I'd" before a past participle is "I had" ("I'd already registered there", "we'd moved"),
+# no plan: an adverb or two may come between.
+_HAD = re.compile(
+    r"['’]d\s+(?:(?:already|just|never|finally|recently|long|since|all|both|only|also)\s+)*"
+    r"(?:\w+ed|been|had|got|gotten|gone|done|made|taken|seen|known|found|left|bought|met|"
+    r"begun|become|come|sold|grown|given|won|run|paid|spent|put|set)\b",
+    re.IGNORECASE,
 )
 # "may" is a plan only in lower case ("we may move"; "in May I moved" is a month).
 _MAY = re.compile(r"\bmay\b")
@@ -480,7 +491,7 @@ class Reading:
                 return mood
         if _AFTER_CONDITION.search(rest):
             return CONDITION
-        if (_PLAN.search(clause) or _MAY.search(clause)) and not _DO_WITHOUT.search(clause):
+        if (_planned(clause) or _MAY.search(clause)) and not _DO_WITHOUT.search(clause):
             return PLAN  # ("couldn't get through a day without X": no plan, a habit)
         if (_NEGATED.search(clause) or _AFTER_NEGATED.search(rest)) and not _DO_WITHOUT.search(
             clause
@@ -489,3 +500,12 @@ class Reading:
         if _SIMPLE_PAST.match(self.plain[start:end]):
             return PAST
         return ASSERTED
+
+
+def _planned(clause: str) -> bool:
+    """Whether ``clause`` speaks of a plan or a possibility: a word of `_PLAN`, but not the
+    "'d" of "I'd already moved" (`_HAD`)."""
+    return any(
+        not (m.group(0) in ("'d", "’d") and _HAD.match(clause, m.start()))
+        for m in _PLAN.finditer(clause)
+    )

@@ -62,12 +62,13 @@ CUES: dict[str, frozenset[str]] = {
         morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
         switched swapped switch thing go-to order choice favourite favorite favourite
         personality habit staple anything cup cups mug breakfast enough prefer
-        prefers these_days beverage""".split()
+        prefers these_days beverage having twice a_day per_day each_day""".split()
     ),
     "drives": frozenset(
         """bought buy got drive drives driving drove wheels picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
-        petrol charging traded lease leased collected upgraded garage car vehicle""".split()
+        petrol charging traded lease leased collected upgraded garage car vehicle
+        congratulations congrats delivered delivery keys""".split()
     ),
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
@@ -80,32 +81,102 @@ AGAINST: dict[str, frozenset[str]] = {
     "lives_in": frozenset(
         """flew fly flying flight flights visit visiting visited trip trips conference
         holiday holidays vacation wedding gig hotel hostel airbnb tour sightseeing layover
-        stopover weekend_in weekend_away booked festival should""".split()
+        stopover weekend_in weekend_away booked festival should almost nearly favourite
+        favorite dream""".split()
     ),
     "works_at": frozenset(
         """ad ads advert posting posted recruiter interview interviews interviewing applied
         applying application rejected dream layoffs layoff article talk news shares stock
-        customer client competitor podcast""".split()
+        customer client competitor podcast almost nearly""".split()
     ),
     "drinks": frozenset(
-        """tried try trying whim gross hate hated stand sample taste once idk""".split()
+        """tried try trying whim gross hate hated stand sample taste once idk almost
+        nearly""".split()
     ),
-    "drives": frozenset("""rented rent rental hire borrowed test holiday taxi uber fun""".split()),
+    "drives": frozenset(
+        """rented rent rental hire borrowed test holiday taxi uber fun almost nearly
+        dream""".split()
+    ),
     # ("a couple of weeks": a number, no pair)
     "partner": frozenset(
         """ex broke split divorced engaged couple_of couple_days couple_weeks couple_months
-        couple_years couple_hours couple_times couple_more""".split()
+        couple_years couple_hours couple_times couple_more almost nearly""".split()
     ),
 }
 # Phrases right before a value that say it is no longer (or never was) the current one.
 _NOT_NOW = re.compile(
     r"(?:\bused\s+to\b|\b(?:my|our|the)\s+(?:old|former|previous|last)\b|\bex[- ]|\bformer\b|"
     r"\bleft\b|\bleaving\b|\bquit\b|\bgave\s+up\b|\bditched\b|\bdropped\b|\bkicked\b|"
-    r"\bstopped\b|\bgive\s+up\b|\bswapped\b|\bswitched\s+from\b|"
+    r"\bstopped\b|\bgive\s+up\b|\bswapped\b|\bswitched\s+from\b|\bsold\b|\bselling\b|"
+    r"\bscrapped\b|\btotall?ed\b|"
     r"\binstead\s+of\b|\bthan\b|\bno\s+more\b|\bfrom\s+my\s+old\b|\bback\s+when\b|"
     r"\bmoved\s+(?:away\s+|out\s+)?from\b|\bout\s+of\b)"
     r"(?:\W+\w+){0,2}\W*$",
     re.IGNORECASE,
+)
+# ... unless the value is what the old one was given up for ("replaced my old drink with X",
+# "switched from tea to X", "left Acme for X"): the new one.
+_NEW_ONE = re.compile(
+    r"\b(?:replaced|replacing|swapped|swapping|switched|switching|traded|trading|exchanged|"
+    r"changed|upgraded)\b(?:\W+\w+){0,5}?\W+(?:for|with|to|into)\W*$",
+    re.IGNORECASE,
+)
+# The value is the subject of "is my/our <words of the attribute>", "is mine", "is home"
+# ("Tariq is my partner now", "X is my go-to drink", "the X is mine now", "X is home now"):
+# the sentence says whose it is, now, whatever was named before it.
+_IS_MINE = re.compile(
+    r"\s+(?:is|['’]s)\s+(?:(?:now|officially|finally|definitely|basically)\s+)*"
+    r"(?:(?:my|our)\s+(?P<words>[\w-]+(?:\s+[\w-]+){0,2})|(?P<mine>mine|ours)\b|"
+    r"(?P<home>home)\b)",
+    re.IGNORECASE,
+)
+# The value presupposed as the speaker's by a possessive ("taking my X", "a plumber for my
+# flat in X", "my colleagues at X"): it holds in a question or a plan too ("Can you check the
+# tyres on my X?"). A car right after "my"; a home or a job through its noun.
+_MINE_BEFORE: dict[str, re.Pattern[str]] = {
+    "drives": re.compile(
+        r"\b(?:my|our)\s+(?:(?:new|current|own|trusty|beloved|little|second-hand|used)\s+)*$",
+        re.IGNORECASE,
+    ),
+    "lives_in": re.compile(
+        r"\b(?:my|our)\s+(?:new\s+)?(?:flat|place|apartment|house|home|condo|studio|address|"
+        r"neighbou?rhood|street|landlord|landlady)\s+(?:here\s+)?in\s+$",
+        re.IGNORECASE,
+    ),
+    "works_at": re.compile(
+        r"\b(?:my|our)\s+(?:new\s+)?(?:job|role|position|office|team|manager|boss|contract|badge|"
+        r"salary|desk|colleagues|coworkers|co-workers|onboarding|employer)\s+(?:at|with|for)\s+$",
+        re.IGNORECASE,
+    ),
+}
+# An organisation's name by its last word ("Redwood Insurance", "Northwind Labs"): no place
+# ("moved over to Redwood Insurance" is a job), and a change of job without a job's word.
+ORG_HEADS = frozenset(
+    """labs lab analytics robotics health healthcare energy foods food logistics media bank
+    optics games insurance travel print press publishing inc ltd llc gmbh corp corporation co
+    company group systems solutions technologies technology tech software studios studio
+    consulting consultancy partners capital holdings pharma pharmaceuticals biotech airlines
+    airways motors industries enterprises ventures networks digital telecom agency associates
+    foundation institute university hospital clinic bakery brewery logistics""".split()
+)
+# A move to an organisation ("moved over to X", "switched to X") or being at one now
+# ("I'm at X now"): a job, when X is one by its name.
+_TO_AN_ORG = re.compile(
+    r"(?:\b(?:moved|moving|switched|switching|went|gone|jumped|jumping|headed|defected)\s+"
+    r"(?:over\s+|across\s+)?to|\b(?:i['’]?m|i\s+am)\s+(?:now\s+)?(?:at|with))\s+$",
+    re.IGNORECASE,
+)
+# An assistant congratulating the person it answers ("Congratulations on joining X!"): X is
+# that person's.
+_CONGRATS = re.compile(
+    r"\b(?:congratulations|congrats|well\s+done)\s+on\b(?:\s+\S+){0,4}\s*$", re.IGNORECASE
+)
+# Words that open a sentence capitalised without being a name doing something ("Since X is
+# ...", "Noted, X ...").
+_OPENERS = frozenset(
+    """since because after before by once until till while though although unless whether
+    during from for with at in on to as like congratulations congrats noted got thanks
+    thank anyway besides""".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _USER = frozenset(
@@ -263,21 +334,17 @@ def typed_mentions(
         for attr in CUES:
             if named[attr] <= 0:
                 continue
-            weigh = (
+            open_ = (
                 not past
-                and attr in cued_text
                 and tries[attr] > 0
-                and _cued(low_words, CUES[attr])
                 and not _cued(low_words, AGAINST[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
+            weigh = open_ and attr in cued_text and _cued(low_words, CUES[attr])
             values = _values(attr, sentence)
-            there = (
-                _THERE.search(sentence)
-                if not values and attr == "lives_in" and attr in prior
-                else None
-            )
-            if there:  # "... near Lyon? We moved there in March": the place named before
+            back = _BACK.get(attr)
+            there = back.search(sentence) if back and not values and attr in prior else None
+            if there:  # "... near Lyon? We moved there in March": the value named before
                 values = [_Value(there.start(1), there.end(1), prior[attr])]
             elif values:
                 prior[attr] = values[-1].text
@@ -288,25 +355,69 @@ def typed_mentions(
                 if named[attr] < 0:
                     break
                 own = False
-                if weigh and tries[attr] > 0:
+                said = _said_mine(sentence, value, attr) if open_ else None
+                if (weigh or said) and tries[attr] > 0:
                     tries[attr] -= 1
                     a, b = start + value.start, start + value.end
-                    own = (
-                        _now(plain[start:a])
-                        and _asserted(reading, plain, start, a, b, attr, named_subject)
-                        and _whose(sentence, a - start, b - start, attr, named_subject) == "user"
-                    )
+                    if said == "is":  # "X is my partner now": whose, and now, are said
+                        own = _asserted(reading, plain, start, a, b, attr, named_subject)
+                    elif said == "my":  # "my X": presupposed, in a question or plan too
+                        own = (
+                            _now(plain[start:a])
+                            and reading.mood(a, b, noun_phrase=True) == ASSERTED
+                            and _whose(sentence, a - start, b - start, attr, named_subject)
+                            == "user"
+                        )
+                    else:
+                        own = (
+                            _now(plain[start:a])
+                            and _asserted(reading, plain, start, a, b, attr, named_subject)
+                            and _whose(sentence, a - start, b - start, attr, named_subject)
+                            == "user"
+                        )
                 key = (attr, value.text)
                 out[key] = out.get(key, False) or own
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
 
 
-# A home told of the place the sentence before named ("We moved there in March").
-_THERE = re.compile(
-    r"\b(?:moved|move|live|living|lived|settled|relocated|based|rent|renting)\s+(?:out\s+)?"
-    r"(there)\b",
-    re.IGNORECASE,
-)
+# A value told of the one the sentence before named ("... near Lyon? We moved there in
+# March", "tyre pressure for a Kia Niro? I bought one last week").
+_BACK = {
+    "lives_in": re.compile(
+        r"\b(?:moved|move|live|living|lived|settled|relocated|based|rent|renting)\s+"
+        r"(?:out\s+)?(there)\b",
+        re.IGNORECASE,
+    ),
+    "drives": re.compile(
+        r"\b(?:bought|got|purchased|picked\s+up|ordered|leased|collected)\s+(one|it)\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
+    """``is`` when the sentence says the value is the speaker's ("X is my partner now", "the
+    X is mine"), ``my`` when a possessive presupposes it ("my X", "my flat in X"), ``to`` when
+    the speaker moved to an organisation by its name ("moved over to X Insurance"), else
+    None."""
+    m = _IS_MINE.match(sentence, value.end)
+    if m is not None:
+        if m.group("home"):
+            return "is" if attr == "lives_in" else None
+        if m.group("mine"):
+            return "is" if attr == "drives" else None
+        words = set(_WORD.findall(m.group("words").lower()))
+        return "is" if _cued(words, CUES[attr], typos=False) else None
+    mine = _MINE_BEFORE.get(attr)
+    if mine is not None and mine.search(sentence[max(0, value.start - 60) : value.start]):
+        return "my"
+    if (
+        attr == "works_at"
+        and value.text.split()[-1].lower() in ORG_HEADS
+        and _TO_AN_ORG.search(sentence[max(0, value.start - 40) : value.start])
+    ):
+        return "to"
+    return None
 
 
 # Each attribute's entity type (a fact's object type; the entity gate's type for a value).
@@ -412,7 +523,8 @@ def _mine(sentence: str, words: set[str]) -> bool:
 def _now(before: str) -> bool:
     """Whether the words right before a value leave it current ("my old X", "used to ... X",
     "gave up X" do not)."""
-    return _NOT_NOW.search(before[-60:]) is None
+    tail = before[-60:]
+    return _NEW_ONE.search(tail) is not None or _NOT_NOW.search(tail) is None
 
 
 def _asserted(
@@ -466,12 +578,14 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
     speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
     (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
+    if named_subject and _CONGRATS.search(sentence[:a]):
+        return "user"  # "Congratulations on joining X!": the one the assistant answers
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
     for side, tokens in (("before", reversed(before)), ("after", after)):
         if (
             side == "after"
-            and attr != "partner"
+            and attr not in ("partner", "drives", "drinks")  # a car or a drink does nothing
             and _ITS_VERB.match(sentence, b)
             and not _AFTER_PREP.search(sentence[:a])
             and not any(m.group(0).lower() in _USER for m in after)
@@ -499,6 +613,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
             if (
                 word[0].isupper()
                 and low not in NOT_A_SUBJECT
+                and low not in _OPENERS
                 and not any(low in cues for cues in CUES.values())
                 and not (attr == "partner" and m.start() >= a)
                 and _NAME_VERB.match(sentence, m.end())
@@ -569,6 +684,10 @@ def _places(sentence: str) -> list[_Value]:
         words = v.text.split()
         if words[0].lower() in CAR_MAKES:
             continue  # "a Honda Civic": a car (Honda is a city too)
+        if words[-1].lower() in ORG_HEADS and len(words) > 1:
+            continue  # "Meridian Bank": a firm (Meridian is a city too)
+        if re.search(r"\bwith\s+$", sentence[: v.start], re.I):
+            continue  # "moving in with Yuki": a person (Yuki is a city too)
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Sam's new flat": its owner, no place
         before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
@@ -584,8 +703,14 @@ def _places(sentence: str) -> list[_Value]:
                 out.append(_Value(v.start, v.start + len(name), name))
                 break
         else:
-            if _IN_PLACE.search(sentence[: v.start]) and len(words) <= 3:
-                out.append(v)  # "a flat in Galway": a place the gazetteer lacks
+            if len(words) > 3:
+                continue
+            home = _IS_MINE.match(sentence, v.end)
+            if _IN_PLACE.search(sentence[: v.start]) or (
+                home and (home.group("home") or "home" in (home.group("words") or "").lower())
+            ):
+                out.append(v)  # "a flat in Galway", "Galway is home now": a place the
+                # gazetteer lacks
     return out
 
 
