@@ -8,8 +8,8 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|held3|held4|held5] [--quick]
-        [--json] [--show-misses]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held6]
+        [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
 cannot read reach the context as beads only). Wording, people, places and times are drawn
@@ -692,6 +692,199 @@ CHATTER_HELD5 = [
     "My back hurts from sitting all day, any stretches?",
     "Should I learn Spanish or Portuguese first?",
 ]
+# An eighth family (`--wordings held6`), written blind on 2026-11-25 by a helper session (brief
+# r3s10/held6) without reading the extractor, the context code or the other families' texts:
+# messages of several sentences mixing topics, non-native English, comparisons naming two values
+# of a kind ({y}: one this user never has), the value as a bare reply, the old value and the new
+# told together, voice-dictated run-on lines, emoji, the assistant's own turn ("A: "),
+# corrections, and still about a third plain statements.
+SAY_HELD6: dict[str, list[str]] = {
+    "home": [
+        "Just moved to {x}.",
+        "We live in {x} now.",
+        "Our new flat is in {x}, we moved in on the weekend.",
+        "I am living now in {x} since two weeks, the flat is small but the light is beautiful. "
+        "Can you help me write an email to the landlord about the heating?",
+        "{y} was cheaper but we chose {x} in the end, the schools are better. Movers came on "
+        "Tuesday and nothing broke 🙏",
+        "{x}. Moved there last week.",
+        "no more {y} for me, it's {x} now 🏠",
+        "ok so boxes everywhere lol we finally got the keys to the place in {x} yesterday can "
+        "you give me a checklist for changing my address",
+        "A: Congratulations on settling into {x}! Here are a few things to sort out in your "
+        "first weeks in a new city.",
+        "Sorry, I wrote {y} before, I meant {x}. That's where I live now. Can you redo the "
+        "weather tips?",
+        "Gave back the keys of the old apartment today. New lease in {x} started on the 1st 📦 "
+        "Also, how do I get rid of the smell of paint?",
+        "Long day. Unpacked the kitchen, fought with the internet company, and realised I "
+        "don't know a single person in {x} yet 😅 Any ideas for meeting people?",
+    ],
+    "employer": [
+        "I started a new job at {x}.",
+        "I work at {x} now.",
+        "First day at {x} today, so nervous!",
+        "I am working now for {x} since three weeks, is a good company but the commute is "
+        "long. How I can ask for remote days in a polite way?",
+        "{y} offered more money but I went with {x}, the team felt right. Signed the contract "
+        "this morning ✍️",
+        "{x}. Signed on Friday.",
+        "no more {y}, it's {x} now 🎉 can you help me update my LinkedIn headline?",
+        "handed in my notice last month and today was my first day at {x} can you remind me "
+        "what i should ask HR about the pension",
+        "A: Good luck in your new role at {x}! Here's a simple plan for your first 30 days.",
+        "wait correction, it's {x} not {y}, I mixed them up. {y} was the other offer, the one "
+        "I turned down.",
+        "We're celebrating tonight, I got the job at {x}!! 🥂 What's a nice cocktail I can "
+        "make with gin and lemons?",
+        "Left my old job. Onboarding at {x} all this week, so many passwords. Also what's a "
+        "good lunch that travels well?",
+    ],
+    "drink": [
+        "I drink {x} every morning now.",
+        "Switched to {x}, my stomach is much happier.",
+        "These days it's {x} for me.",
+        "I am drinking now {x} every day since one month, my doctor told me less sugar. Is ok "
+        "to drink it in the evening also?",
+        "{y} was fine but {x} is what I actually drink now, I even buy it in bulk.",
+        "{x} 😊 every morning since last week",
+        "no more {y}, it's {x} now ☕",
+        "gave up my old morning drink and now its {x} all day long my partner thinks im "
+        "obsessed what are the health effects",
+        "A: Since you've switched to {x}, here are some ways to make it at home for less.",
+        "Correction: I don't drink {y}, I drink {x}. Please remember that for the shopping list.",
+        "Long week. Work was crazy, the kids were sick, and I've basically been living on {x} "
+        "since Monday. Can you suggest an easy dinner?",
+        "We only buy {x} at home now, cancelled the old subscription.",
+    ],
+    "partner": [
+        "I'm seeing someone new, {x}.",
+        "{x} and I are together now.",
+        "My partner {x} and I just made it official 💕",
+        "I am together with {x} now since six weeks, we met in the language course. What we "
+        "can cook together for a date night at home?",
+        "{y} was sweet but it's {x} I fell for, we made it official this weekend.",
+        "{x}. We've been together a few weeks now ❤️",
+        "no more {y} drama, I'm with {x} now and it's so calm 😌",
+        "so i finally asked {x} to be my partner and they said yes can you help me plan "
+        "something nice for saturday",
+        "A: That's lovely news about you and {x}! Here are some ideas for a first weekend "
+        "away together.",
+        "sorry typo, my partner is {x} not {y} 🙈",
+        "After the breakup I didn't think I'd date again for a while, but {x} and I have "
+        "been together a month now. Anyway, how do I fix a dripping tap?",
+        "We're a couple now, me and {x} 🥰 my mum already wants to meet them",
+    ],
+    "car": [
+        "I bought a {x}.",
+        "My new car is a {x}.",
+        "Just picked up my {x} from the dealer.",
+        "I have now a {x} since two weeks, second hand but very clean. How often I must "
+        "change the oil?",
+        "The {y} was cheaper but we chose the {x} because the dog crate fits in the back.",
+        "{x}, bought it used this week.",
+        "no more {y}, it's a {x} now 🚗",
+        "sold the old car on saturday and drove the {x} home today its so quiet can you "
+        "explain how the lane assist works",
+        "A: Nice, a {x}! Here's a maintenance schedule for your first year with it.",
+        "I wrote {y} before but that was wrong, it's a {x} that I drive.",
+        "We traded in our old car for a {x}, the kids love the back seat. Also, what's a good "
+        "road trip under three hours?",
+        "finally got the keys to my {x} 🔑 insurance was a nightmare tho",
+    ],
+}
+ASK_NOW_HELD6: dict[str, list[str]] = {
+    "home": [
+        "Where am I living at the moment?",
+        "what city am I in these days",
+        "Remind me, where is home for me right now?",
+    ],
+    "employer": [
+        "Who do I work for now?",
+        "where am I working these days?",
+        "What's my current employer?",
+    ],
+    "drink": [
+        "What do I usually drink these days?",
+        "whats my go-to drink right now",
+        "Which drink do I have every day at the moment?",
+    ],
+    "partner": [
+        "Who am I with at the moment?",
+        "who's my partner now?",
+        "Who am I dating these days?",
+    ],
+    "car": [
+        "What car do I drive now?",
+        "which car do I have at the moment",
+        "Remind me what I'm driving these days?",
+    ],
+}
+ASK_THEN_HELD6: dict[str, list[str]] = {
+    "home": [
+        "Where did I live {t}?",
+        "which city was I based in {t}?",
+        "Remind me what city I was living in {t}.",
+    ],
+    "employer": [
+        "Which company was I working at {t}?",
+        "who was my employer {t}?",
+        "where did I work {t}",
+    ],
+    "drink": [
+        "What was I drinking every day {t}?",
+        "what was my usual drink {t}?",
+        "Which drink did I have most mornings {t}?",
+    ],
+    "partner": [
+        "Who was I dating {t}?",
+        "who was my partner {t}?",
+        "Who was I together with {t}?",
+    ],
+    "car": [
+        "What was I driving {t}?",
+        "which car did I have {t}?",
+        "What car did I own {t}?",
+    ],
+}
+CHATTER_HELD6 = [
+    "My sister just got a job at {org}, she starts in two weeks. Can you help her with a "
+    "thank-you note?",
+    "My brother lives in {city} and keeps asking me to visit.",
+    "Flying to {city} on Thursday for a conference, what should I pack?",
+    "thinking about moving to {city} some day when the kids are older",
+    "Is {city} expensive to live in? Asking for a friend 😄",
+    "Had {drink} at a cafe today for the first time, not sure I liked it.",
+    "My colleague swears by {drink}, I tried a sip and nope 😂",
+    "What does {org} actually do? Saw an ad for them on the train.",
+    "Read in the news that {org} is laying people off, scary.",
+    "If I won the lottery I would buy a {car} and drive around Europe.",
+    "My dad just bought a {car}, he won't stop talking about it.",
+    "Rented a {car} for the weekend trip, it was ok but the boot is tiny.",
+    "My friend {partner} is getting married in {city} next spring, what should I wear?",
+    "My cousin and her husband moved to {city} last year, they love it.",
+    "Had an interview at {org} but didn't get it, oh well. On to the next one.",
+    "weekend in {city} was amazing the food omg 😍 we have to go back",
+    "Can you translate 'where is the train station' into Portuguese?",
+    "my neighbour {partner} keeps parking the {car} in front of my gate 😤 how do I say "
+    "something without a fight",
+    "my friend {partner} works at {org} and says they're hiring, should I apply? I don't know",
+    "Do you know if {org} has an office in {city}?",
+    "If I ever get a big dog I'd need a bigger car, something like a {car} maybe.",
+    "What is the best way to descale a kettle?",
+    "I can't sleep again. Any tips that aren't 'put the phone away'?",
+    "Help me write a birthday message for my mum, she is turning 70.",
+    "The weather has been awful all week 🌧️",
+    "A: Here are three day trips from {city} you might enjoy, if you ever go.",
+    "Bought a bag of {drink} as a gift for my boss, is that weird?",
+    "tried {drink} at my aunts place she drinks it all day long i dont get it",
+    "In my country we don't have {drink}, what is it made of exactly?",
+    "Is it safe to walk alone at night in {city}? Going there for two days in May.",
+    "my boss was in a bad mood all day and then the printer broke lol what a monday",
+    "{partner} from the book club lent me a novel, can you tell me what it's about without "
+    "spoilers? It's called The Remains of the Day.",
+    "Which is better for a family of five, a {car} or a minivan? Just curious.",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -811,8 +1004,8 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
-    held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``)
-    or seventh (``held5``)."""
+    held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
+    seventh (``held5``) or eighth (``held6``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -828,6 +1021,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held5":
         say, ask_now, ask_then = SAY_HELD5, ASK_NOW_HELD5, ASK_THEN_HELD5
         chatter = CHATTER_HELD5
+    elif wordings == "held6":
+        say, ask_now, ask_then = SAY_HELD6, ASK_NOW_HELD6, ASK_THEN_HELD6
+        chatter = CHATTER_HELD6
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -857,7 +1053,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3", "held4", "held5"):
+        if wordings in ("held", "held2", "held3", "held4", "held5", "held6"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
@@ -865,7 +1061,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
         bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
-        if text.startswith("A: "):  # held3-held5: the assistant's turn (a summary, a suggestion)
+        if text.startswith("A: "):  # held3-held6: the assistant's turn (a summary, a suggestion)
             bead |= {"content": text[3:], "role": "assistant"}
         u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
@@ -1000,9 +1196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
         "--wordings", default="old",
-        choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5"),
+        choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD5: never used to tune)",
+        "SAY_HELD2 to SAY_HELD6: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
