@@ -52,7 +52,7 @@ _STOP = (
     r"per|several|whenever|throughout|mostly|usually"
 )
 _THING = (
-    r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|"
+    r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|every|each|all|most|daily|twice|once|now|usually|mostly|always|"
     r"lot|bit|little|few|couple|ton|bunch|anything|nothing|everything)\b)[\w'’&.-]+(?:\s+(?!(?:"
     + _STOP
     + r")\b)[\w'’&.-]+){0,3}?)"
@@ -135,7 +135,7 @@ CAR_MAKES = frozenset(
     volvo alfa""".split()
 )
 _WE = r"\b(?:I|[Ww]e)"  # a home is the household's: "we moved to Lisbon" says where I live
-_CAR = r"(?P<object>[A-Z][\w'’&-]*(?:\s+(?:[A-Z][\w'’&-]*|\d[\w-]*)){0,3})"
+_CAR = r"(?P<object>[A-Z][\w'’&-]*(?:\s+(?!I\b)(?:[A-Z][\w'’&-]*|\d[\w-]*)){0,3})"
 _HOME_NOUN = r"(?:place|flat|apartment|house|home|condo|studio|address|lease)"
 # A role before "at X" ("I'm now an analyst at Acme"): up to three lower-case words.
 _ROLE = r"(?:a|an|the)\s+(?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*"
@@ -178,7 +178,7 @@ _SAID = [
     _said(r"\bit['’]s\s+(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
-    _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
+    _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+(?:(?:someone|somebody)(?:\s+new)?,?\s+(?:(?:called|named)\s+)?)?" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
     _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner))", "partner", "person", " and i | me out| my "),
     _said(r"\b(?:[Ii]ntroduced|[Mm]et)\s+" + _PERSON + r"\s+(?:to\s+\w+\s+\w+\s+)?as\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)", "partner", "person", " as my "),
     # What the speaker drives now (a vague verb needs a car make).

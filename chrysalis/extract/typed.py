@@ -35,7 +35,7 @@ from itertools import pairwise
 
 from chrysalis.extract import Fact, Mention
 from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT, OTHER_PEOPLE
-from chrysalis.extract.mood import ASSERTED, REPORTED, Reading
+from chrysalis.extract.mood import ASSERTED, NEGATED, REPORTED, RETRACTED, Reading
 from chrysalis.extract.places import is_city
 
 __all__ = ["AGAINST", "CUES", "TYPES", "addressed", "facts_from", "typed_facts", "typed_mentions"]
@@ -73,7 +73,7 @@ CUES: dict[str, frozenset[str]] = {
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
-        other_half going_out stayed_over couple""".split()
+        other_half going_out stayed_over couple moving_in moved_in move_in""".split()
     ),
 }
 # Words that make the value something other than the attribute's current value.
@@ -176,7 +176,8 @@ _CONGRATS = re.compile(
 _OPENERS = frozenset(
     """since because after before by once until till while though although unless whether
     during from for with at in on to as like congratulations congrats noted got thanks
-    thank anyway besides""".split()
+    thank anyway besides can could would should did does do is are was were has have had
+    shall must might""".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _USER = frozenset(
@@ -324,13 +325,19 @@ def typed_mentions(
     out: dict[tuple[str, str], bool] = {}
     tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
     named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
-    prior: dict[str, str] = {}  # the last value the sentence before named, per attribute
+    prior: dict[str, list[tuple[int, int, str]]] = {}  # the values the sentence before named
+    cued_before: set[str] = set()  # the attributes the sentence before had words of
     for start, end in reading.sentences():
         sentence = plain[start:end]
         if end - start > MAX_SENTENCE:
             continue
         past = _PAST.search(sentence) is not None
         low_words = _words(sentence)
+        cued_now = {a for a in cued_text if _cued(low_words, CUES[a])}
+        # The words of the attribute may be in the sentence before, when this one is the
+        # speaker's own ("a GP near my new place? I'm in X now"), unless it says a stay.
+        carried = cued_before if low_words & _USER and _STAY.search(sentence) is None else set()
+        cued_before = cued_now
         for attr in CUES:
             if named[attr] <= 0:
                 continue
@@ -340,14 +347,15 @@ def typed_mentions(
                 and not _cued(low_words, AGAINST[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
-            weigh = open_ and attr in cued_text and _cued(low_words, CUES[attr])
+            weigh = open_ and (attr in cued_now or attr in carried)
             values = _values(attr, sentence)
             back = _BACK.get(attr)
             there = back.search(sentence) if back and not values and attr in prior else None
-            if there:  # "... near Lyon? We moved there in March": the value named before
-                values = [_Value(there.start(1), there.end(1), prior[attr])]
+            meant = _pointed(reading, prior[attr]) if there else None
+            if there and meant:  # "... near Lyon? We moved there in March": the value before
+                values = [_Value(there.start(1), there.end(1), meant)]
             elif values:
-                prior[attr] = values[-1].text
+                prior[attr] = [(start + v.start, start + v.end, v.text) for v in values]
             else:
                 prior.pop(attr, None)
             for value in values:
@@ -380,19 +388,39 @@ def typed_mentions(
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
 
 
-# A value told of the one the sentence before named ("... near Lyon? We moved there in
-# March", "tyre pressure for a Kia Niro? I bought one last week").
+# Words of a stay somewhere, not a home ("I'm in Lyon this weekend").
+_STAY = re.compile(
+    r"\b(?:this\s+(?:weekend|week)|today|tonight|tomorrow|for\s+work|for\s+a\s+(?:few\s+)?days?|"
+    r"on\s+(?:holiday|vacation|a\s+trip|business)|visiting|for\s+the\s+weekend)\b",
+    re.IGNORECASE,
+)
+
+
+# A value told of the one the sentence before named, by a word that points back to it
+# ("... near Lyon? We moved there in March", "tyre pressure for a Kia Niro? I bought one",
+# "snacks that go with chai? It has become my daily drink", "I meant Porto. That's where we
+# live", "a dinner for Sam? We've been together a month"): the sentence must be the
+# attribute's in its own words (cued, the user's, asserted) like any other.
+_POINTER = re.compile(
+    r"(?<![\w'’])(it|there|here|that|this|one)(?:['’]s)?(?![\w'’])", re.IGNORECASE
+)
 _BACK = {
-    "lives_in": re.compile(
-        r"\b(?:moved|move|live|living|lived|settled|relocated|based|rent|renting)\s+"
-        r"(?:out\s+)?(there)\b",
-        re.IGNORECASE,
-    ),
-    "drives": re.compile(
-        r"\b(?:bought|got|purchased|picked\s+up|ordered|leased|collected)\s+(one|it)\b",
+    **dict.fromkeys(("lives_in", "works_at", "drinks", "drives"), _POINTER),
+    "partner": re.compile(
+        r"\b(we)(?:['’]ve|['’]re|\s+have|\s+are)?\s+(?:(?:been|now|officially|finally)\s+)*"
+        r"(?:together|dating|a\s+couple|seeing\s+each\s+other|an\s+item)\b",
         re.IGNORECASE,
     ),
 }
+
+
+def _pointed(reading: Reading, named: list[tuple[int, int, str]]) -> str | None:
+    """What a pointer back points to of the values the sentence before ``named``: the last
+    not taken back ("Porto, not Braga. That's where we live")."""
+    for a, b, text in reversed(named):
+        if reading.mood(a, b) not in (NEGATED, RETRACTED):
+            return text
+    return None
 
 
 def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
@@ -657,8 +685,8 @@ def _names(sentence: str) -> list[_Value]:
 
 def _plain_word(word: str, opener: bool = False) -> bool:
     low = word.lower().rstrip(".,;:!?")
-    if opener and low.endswith(("ed", "ing", "ly")):
-        return True  # "Started dating ...", "Finally ...": a verb or an adverb opens it
+    if opener and (low.endswith(("ed", "ing", "ly")) or low in _OPENERS):
+        return True  # "Started dating ...", "Finally ...", "After ...": no name opens it
     return low in NOT_A_SUBJECT or low in _COMMON
 
 
@@ -722,8 +750,12 @@ def _orgs(sentence: str) -> list[_Value]:
         low = v.text.lower()
         if is_city(v.text) or low.split()[0] in CAR_MAKES or low in DRINK_WORDS:
             continue
-        if len(v.text.split()) == 1 and _NAME_VERB.match(sentence, v.end):
-            continue  # "Jo says ...": a person
+        if (
+            len(v.text.split()) == 1
+            and _NAME_VERB.match(sentence, v.end)
+            and not _AFTER_PREP.search(sentence[: v.start])
+        ):
+            continue  # "Jo says ...": a person ("the policy at X is ...": a firm)
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Dana's badge": its owner, no organisation
         if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
@@ -770,6 +802,8 @@ def _cars(sentence: str) -> list[_Value]:
         if m.group(0)[0].isupper() and m.group(0).lower() in CAR_MAKES:
             end = _MODEL.match(sentence, m.end())
             b = end.end() if end else m.end()
+            while sentence[m.start() : b].endswith(" I"):
+                b -= 2  # "it's a Kia Niro I bought": the "I" is no part of its model
             out.append(_Value(m.start(), b, sentence[m.start() : b]))
     return out
 
