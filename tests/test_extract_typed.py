@@ -428,3 +428,44 @@ def test_what_points_back_without_the_users_words_is_not_theirs(text: str) -> No
     got = extracted(text)
     assert not {f for f in got if f[0] in ("lives_in", "works_at", "drinks", "drives",
                                             "partner")}, (text, got)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # Two values of one kind, one taken back: the other is the choice.
+        ("The Kia Niro was cheaper but we chose the Mazda MX-5.", ("drives", "Mazda MX-5")),
+        ("no more Acme Labs, it's Globex Systems now", ("works_at", "Globex Systems")),
+        ("Imogen was lovely but it's Mateus I'm seeing now.", ("partner", "Mateus")),
+        # A value alone, the words of its attribute in the sentence after it.
+        ("Vandelay Industries. Started on Monday.", ("works_at", "Vandelay Industries")),
+        # "Correction:" heads the speaker's own line, not someone else's words.
+        ("Correction: I don't drive a Honda Civic, I drive a Kia Niro.", ("drives", "Kia Niro")),
+        # An emoji ends a sentence: the question after it is another one.
+        ("no more Acme Labs, it's Globex Systems now 🎉 can you fix my email signature?",
+         ("works_at", "Globex Systems")),
+        ("I have now a Volvo V60 since a month, very happy", ("drives", "Volvo V60")),
+        ("been basically living on matcha since the exams started", ("drinks", "matcha")),
+        ("I'm with Noor now, it's getting serious", ("partner", "Noor")),
+    ],
+)  # fmt: skip
+def test_a_choice_said_by_contrast_or_by_the_sentence_after(
+    text: str, fact: tuple[str, str]
+) -> None:
+    got = extracted(text)
+    assert fact in got, (text, got)
+    assert len([p for p, _ in got if p == fact[0]]) == 1, got  # the choice only
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("I prefer rooibos these days, espresso makes me shaky.", ("drinks", "espresso")),
+        ("no more Porto for my sister, she's in Lisbon now", ("lives_in", "Lisbon")),
+        ("Sorry, I wrote Porto but I meant Tallinn.", ("partner", "Tallinn")),
+        ("wait, it's Globex Systems not Acme Labs. Acme Labs was the offer I turned down.",
+         ("works_at", "Acme Labs")),
+    ],
+)  # fmt: skip
+def test_what_the_contrast_leaves_out(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in extracted(text), text

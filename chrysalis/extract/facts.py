@@ -59,7 +59,10 @@ _THING = (
     r"(?=\s*(?:[.,!?;:)]|$|\s+(?:" + _STOP + r")\b))"
 )
 _SUBJECT = r"(?P<subject>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
-_SOON = r"(?:(?:just|recently|finally|now|also|still|currently|already|officially|actually)\s+)?"
+_SOON = (
+    r"(?:(?:just|recently|finally|now|also|still|currently|already|officially|actually|basically|"
+    r"literally|honestly|totally|mostly|mainly|pretty\s+much)\s+){0,2}"
+)
 _TAIL = {"place": _NAMED, "org": _NAMED, "person": _PERSON, "thing": _THING}
 
 
@@ -178,6 +181,7 @@ _SAID = [
     _said(r"\bit['’]s\s+(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
+    _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?with\s+" + _PERSON + r"\s+now\b", "partner", "person", "with"),
     _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+(?:(?:someone|somebody)(?:\s+new)?,?\s+(?:(?:called|named)\s+)?)?" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
     _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner))", "partner", "person", " and i | me out| my "),
     _said(r"\b(?:[Ii]ntroduced|[Mm]et)\s+" + _PERSON + r"\s+(?:to\s+\w+\s+\w+\s+)?as\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)", "partner", "person", " as my "),
@@ -185,6 +189,7 @@ _SAID = [
     _said(r"\bI(?:(?:['’]m|\s+am)\s+(?:now\s+)?driving|\s+(?:now\s+)?drive)\s+(?:a|an|the|my)\s+(?:new\s+)?" + _CAR, "drives", "product", "driving|drive"),
     _said(r"\b(?i:bought|got|upgraded\s+to|picked\s+up|collected|leased|traded\s+(?:in\s+)?(?:my|the)\s+(?:old\s+)?car\s+for)\s+(?:a|an|my|our|the)\s+(?:new\s+|used\s+|second-hand\s+)?" + _CAR, "drives", "product", "bought|got|upgraded|picked|collected|leased|traded", "car"),
     _said(r"\b(?:[Mm]y|[Oo]ur)\s+(?:new\s+)?car\s+is\s+(?:now\s+)?(?:a|an|the)\s+" + _CAR, "drives", "product", "car"),
+    _said(r"\b(?:I|[Ww]e)(?:\s+have|['’]ve|\s+have\s+got|['’]ve\s+got)\s+(?:now\s+)?(?:a|an|my|our)\s+(?:new\s+|used\s+|second-hand\s+)?" + _CAR, "drives", "product", "have|'ve|’ve", "car"),
 ]
 # fmt: on
 

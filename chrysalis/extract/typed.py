@@ -45,7 +45,8 @@ CUES: dict[str, frozenset[str]] = {
     "lives_in": frozenset(
         """live lives living lived move* moving relocat* keys key landlord* landlady flat
         flats apartment* house home homes rent rented renting lease* postcode* zipcode address
-        neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled
+        neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled chose
+        chosen picked went_with went_for opted
         settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
         wohnung casa appartement déménag* mudanza mudado commute our_place my_place
         new_place own_place for_good city town""".split()
@@ -53,8 +54,9 @@ CUES: dict[str, frozenset[str]] = {
     "works_at": frozenset(
         """job jobs work working workplace employer* employed employee hire* hiring manager
         boss onboarding badge salary paycheck payslip payroll contract colleague* coworker*
-        co-workers team office start standup* codebase intern internship offer signed
-        probezeit probation career position role notice desk shift join
+        co-workers team office start* standup* codebase intern internship offer signed
+        probezeit probation career position role notice desk shift join chose chosen
+        went_with went_for opted accepted
         joined joining gig company firm""".split()
     ),
     "drinks": frozenset(
@@ -62,12 +64,13 @@ CUES: dict[str, frozenset[str]] = {
         morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
         switched swapped switch thing go-to order choice favourite favorite favourite
         personality habit staple anything cup cups mug breakfast enough prefer
-        prefers these_days beverage having twice a_day per_day each_day""".split()
+        prefers these_days beverage having twice a_day per_day each_day living_on""".split()
     ),
     "drives": frozenset(
         """bought buy got drive drives driving drove wheels picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
-        petrol charging traded lease leased collected upgraded garage car vehicle
+        petrol charging traded lease leased collected upgraded garage car vehicle chose
+        chosen went_with went_for opted
         congratulations congrats delivered delivery keys""".split()
     ),
     "partner": frozenset(
@@ -87,7 +90,8 @@ AGAINST: dict[str, frozenset[str]] = {
     "works_at": frozenset(
         """ad ads advert posting posted recruiter interview interviews interviewing applied
         applying application rejected dream layoffs layoff article talk news shares stock
-        customer client competitor podcast almost nearly""".split()
+        customer client competitor podcast almost nearly turned_down declined passed_on
+        other_offer""".split()
     ),
     "drinks": frozenset(
         """tried try trying whim gross hate hated stand sample taste once idk almost
@@ -201,9 +205,10 @@ _OTHERS = (
 _PARTNER_WORDS = frozenset(
     "parents partner girlfriend boyfriend fiancé fiancée fiance fiancee spouse".split()
 )
-# A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said").
+# A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said"; not
+# a capitalised one: "Northwind Labs" is one name).
 _NAME_VERB = re.compile(
-    r"\s+(?:\w+(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
+    r"\s+(?:[a-z]\w*(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
     r"from)\b"
 )
 _SPEECH = re.compile(
@@ -305,7 +310,9 @@ def facts_from(mentions: Sequence[Mention], speaker: str) -> list[Fact]:
     found: dict[str, str] = {}
     for m in mentions:
         if m.own:
-            found.setdefault(m.predicate, m.value)
+            found[m.predicate] = (
+                m.value
+            )  # the last: a later one is the newer ("X was cheaper, but we chose Y")
     return [Fact(speaker, attr, obj, "person", TYPES[attr], stated_by=speaker)
             for attr, obj in found.items()]  # fmt: skip
 
@@ -326,18 +333,20 @@ def typed_mentions(
     tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
     named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
     prior: dict[str, list[tuple[int, int, str]]] = {}  # the values the sentence before named
-    cued_before: set[str] = set()  # the attributes the sentence before had words of
-    for start, end in reading.sentences():
+    spans = [(a, b) for a, b in reading.sentences() if b - a <= MAX_SENTENCE]
+    words_of = [_words(plain[a:b]) for a, b in spans]
+    cues_of = [{a for a in cued_text if _cued(w, CUES[a])} for w in words_of]
+    for i, (start, end) in enumerate(spans):
         sentence = plain[start:end]
-        if end - start > MAX_SENTENCE:
-            continue
         past = _PAST.search(sentence) is not None
-        low_words = _words(sentence)
-        cued_now = {a for a in cued_text if _cued(low_words, CUES[a])}
+        low_words = words_of[i]
+        cued_now = cues_of[i]
         # The words of the attribute may be in the sentence before, when this one is the
         # speaker's own ("a GP near my new place? I'm in X now"), unless it says a stay.
-        carried = cued_before if low_words & _USER and _STAY.search(sentence) is None else set()
-        cued_before = cued_now
+        carried = (
+            cues_of[i - 1] if i and low_words & _USER and _STAY.search(sentence) is None else set()
+        )
+        ahead = cues_of[i + 1] if i + 1 < len(spans) else set()
         for attr in CUES:
             if named[attr] <= 0:
                 continue
@@ -358,13 +367,27 @@ def typed_mentions(
                 prior[attr] = [(start + v.start, start + v.end, v.text) for v in values]
             else:
                 prior.pop(attr, None)
+            # Two values of one kind, one taken back ("X was cheaper but we chose Y", "no
+            # more X, it's Y now"): the choice is said by the contrast itself.
+            dropped = _taken_back(reading, start, sentence, values) if len(values) > 1 else []
             for value in values:
                 named[attr] -= 1
                 if named[attr] < 0:
                     break
                 own = False
                 said = _said_mine(sentence, value, attr) if open_ else None
-                if (weigh or said) and tries[attr] > 0:
+                chosen = (
+                    bool(dropped)
+                    and value not in dropped
+                    and (
+                        attr != "partner"
+                        or all(" " not in v.text and not is_city(v.text) for v in values)
+                    )
+                )
+                # A value alone in its sentence ("Quillsoft. Signed on Friday.") has the words
+                # of the sentence after it.
+                bare = len(values) == 1 and attr in ahead and _bare(sentence, value)
+                if (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
                     tries[attr] -= 1
                     a, b = start + value.start, start + value.end
                     if said == "is":  # "X is my partner now": whose, and now, are said
@@ -412,6 +435,37 @@ _BACK = {
         re.IGNORECASE,
     ),
 }
+
+
+# Words a sentence may hold besides a value and still be that value alone ("It's X now!").
+_FILLER_WORDS = frozenset(
+    "it's it’s its a an the now just finally officially yes yep so well ok okay".split()
+)
+
+
+def _bare(sentence: str, value: _Value) -> bool:
+    """Whether ``sentence`` is ``value`` alone, but for filler words and punctuation."""
+    rest = sentence[: value.start] + " " + sentence[value.end :]
+    return all(w.lower() in _FILLER_WORDS for w in _WORD.findall(rest))
+
+
+def _taken_back(
+    reading: Reading, start: int, sentence: str, values: Sequence[_Value]
+) -> list[_Value]:
+    """Of several ``values`` of one kind in a sentence, those it takes back: denied, retracted,
+    said as no longer ("no more X", "my old X"), or told in the past ("X was cheaper"); empty
+    when it takes back none or all of them (no contrast)."""
+    out = [
+        v
+        for v in values
+        if reading.mood(start + v.start, start + v.end) in (NEGATED, RETRACTED)
+        or not _now(sentence[: v.start])
+        or _WAS.match(sentence, v.end)
+    ]
+    return out if len(out) < len(values) else []
+
+
+_WAS = re.compile(r"\s+(?:was|were|had\s+been|used\s+to)\b", re.IGNORECASE)
 
 
 def _pointed(reading: Reading, named: list[tuple[int, int, str]]) -> str | None:
@@ -596,7 +650,9 @@ _LINKED = re.compile(r"\s+(?:at|in|from|for|with|of)\s+(?:the\s+)?", re.IGNORECA
 # subject, doing something ("X is opening an office", "X posted a job ad"); the clause is
 # about it, unless the user is in it after all ("X hired me", "X is treating us well").
 _ITS_VERB = re.compile(
-    r"\s+(?:(?:is|was|are|were)\s+\w+ing|\w+ed|keeps?|will|would|can|could)\b", re.IGNORECASE
+    r"\s+(?:(?:is|was|are|were)\s+\w+ing|\w+ed|keeps?|will|would|can|could|makes|gives|helps|"
+    r"tastes|upsets|hurts|costs|seems|feels|looks|sounds)\b",
+    re.IGNORECASE,
 )
 
 
@@ -610,18 +666,22 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
         return "user"  # "Congratulations on joining X!": the one the assistant answers
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
+    if (
+        attr not in ("partner", "drives")  # a car does nothing of its own
+        and _ITS_VERB.match(sentence, b)
+        and not _AFTER_PREP.search(sentence[:a])
+        and not (attr == "works_at" and any(m.group(0).lower() in _USER for m in after))
+    ):
+        # "read that X is opening an office", "I prefer tea, coffee makes me jittery": the
+        # value is its clause's subject, doing something; the clause is its own (a firm's
+        # may be the user's: "X hired me").
+        return "other"
     for side, tokens in (("before", reversed(before)), ("after", after)):
-        if (
-            side == "after"
-            and attr not in ("partner", "drives", "drinks")  # a car or a drink does nothing
-            and _ITS_VERB.match(sentence, b)
-            and not _AFTER_PREP.search(sentence[:a])
-            and not any(m.group(0).lower() in _USER for m in after)
-        ):
-            return "other"  # "read that X is opening an office": the clause is X's
         for n, m in enumerate(tokens):  # n: how many words lie between it and the value
             word = m.group(0)
             low = word.lower()
+            if side == "before" and low == "but":
+                break  # "X was sweet but it's Y I fell for": whose Y is, is said after "but"
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
                 return "user"  # "User's current drink: X" (a note about the user)
             if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
