@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held6]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held7]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -885,6 +885,188 @@ CHATTER_HELD6 = [
     "spoilers? It's called The Remains of the Day.",
     "Which is better for a family of five, a {car} or a minivan? Just curious.",
 ]
+# A ninth family (`--wordings held7`), written blind on 2026-11-25 by a helper session (brief
+# r3s10/held7) without reading the extractor, the context code or the other families' texts:
+# chat-assistant sessions in the style of LongMemEval, where the user asks for help with a task
+# (a budget, a cover letter, a trip, a workout, code) and the fact comes out incidentally or as
+# a reply; relative times ("a couple of weeks ago", "as of this month"); the assistant's
+# third-person notes and profile summaries ("A: "); the old value named with the new ({y}: one
+# this user never has); hedged but true statements; corrections; about a third plain statements.
+SAY_HELD7: dict[str, list[str]] = {
+    "home": [
+        "Just moved to {x}.",
+        "I live in {x} now.",
+        "We moved to {x} last weekend, there are boxes everywhere.",
+        "Can you help me set a grocery budget? Prices in {x} are higher than I'm used to, we "
+        "only moved here a couple of weeks ago.",
+        "oh we're in {x} now, moved in at the start of the month",
+        "A: Noted: the user now lives in {x}.",
+        "Left {y} after six years and settled in {x}. Are there any good running clubs there?",
+        "I guess {x} is home now. Still getting used to the trams though.",
+        "Sorry, I gave you the wrong city earlier: it's {x} I moved to, not {y}.",
+        "Need a cover letter for a local role. Please mention that as of this month I'm based "
+        "in {x}, so no relocation needed.",
+        "A: Your profile: lives in {x} (recently relocated). Shall I plan the trip from there?",
+        "we signed the lease in {x} yesterday, finally out of my parents' place",
+    ],
+    "employer": [
+        "I started a new job at {x}.",
+        "I work at {x} now.",
+        "Got the offer from {x} and accepted it! Started today.",
+        "Can you tidy up my LinkedIn headline? I joined {x} as a product analyst a couple of "
+        "weeks ago.",
+        "left {y} after five years, starting at {x} next week",
+        "A: Noted: the user now works at {x}.",
+        "Help me write an out-of-office reply. As of this month I'm with {x}, so sign it from "
+        "there.",
+        "first week at {x} done, im exhausted lol",
+        "Correction: the new job is at {x}, not {y}, I mixed up the two offers in my last message.",
+        "I guess I'm officially a {x} employee now, badge and lanyard and all.",
+        "A: Your profile: works at {x} since this month. Want me to redo the commute plan?",
+        "Can you write a python script to parse my payslips? The PDF layout changed when I "
+        "moved over to {x}.",
+    ],
+    "drink": [
+        "I drink {x} these days.",
+        "I've switched to {x}.",
+        "My go-to drink is {x} now.",
+        "Trying to cut down on sugar, so as of this month it's {x} for me in the mornings.",
+        "Make me a shopping list for the week: the usual stuff plus {x}, that's all I drink at "
+        "the moment.",
+        "A: Noted: the user's usual drink is now {x}.",
+        "swapped {y} for {x} a couple of weeks ago and honestly i sleep better",
+        "I guess I'm a {x} person now, who knew.",
+        "Small correction to what I said before: my morning drink is {x}, not {y}.",
+        "We've both got hooked on {x} lately and buy it by the crate. Which shop is cheapest "
+        "online?",
+        "A: Your profile: drinks {x} daily, unsweetened. I'll leave coffee out of the plan.",
+    ],
+    "partner": [
+        "I'm seeing someone, {x}.",
+        "My partner is {x}.",
+        "{x} and I got together a couple of weeks ago.",
+        "Can you suggest a gift for a one-month anniversary? {x} and I have been together since "
+        "the start of last month.",
+        "A: Noted: the user's partner is now {x}.",
+        "Broke up with {y} a while ago, and now there's {x}. Is it too soon to introduce them to "
+        "my parents?",
+        "moving in with {x} soon!! any tips for sharing a flat for the first time?",
+        "I guess {x} and I are officially a thing now, we said it out loud on Saturday.",
+        "Correction: my partner's name is {x}, not {y}, autocorrect got me.",
+        "Write a short poem for {x}, please. We started dating recently and I want to surprise "
+        "them.",
+        "A: Your profile: in a relationship with {x}. I'll plan the weekend away for two.",
+        "we're a couple now, me and {x}, so the holiday budget is for two people",
+    ],
+    "car": [
+        "I bought a {x}.",
+        "I drive a {x} now.",
+        "Just picked up my new {x} from the dealer.",
+        "What's the recommended tyre pressure for a {x}? I've only had mine since last week.",
+        "A: Noted: the user now drives a {x}.",
+        "traded in the {y} for a {x} a couple of weeks ago, way better on fuel",
+        "I guess the {x} is my daily driver now, the bike is for weekends.",
+        "Sorry, correction: the car I bought is a {x}, not a {y}. Can you redo the insurance "
+        "comparison?",
+        "We finally replaced the old car, it's a {x} as of this month. Can you make me a "
+        "maintenance schedule?",
+        "A: Your profile: drives a {x} (bought recently). Shall I add its service dates to your "
+        "calendar?",
+        "Help me update my budget spreadsheet: new line for the car loan on the {x}, 240 a "
+        "month, started this month.",
+    ],
+}
+ASK_NOW_HELD7: dict[str, list[str]] = {
+    "home": [
+        "Where do I live these days?",
+        "What should you assume about where I live?",
+        "If you had to send me a parcel today, which city would it go to?",
+    ],
+    "employer": [
+        "Who's my employer at the moment?",
+        "Remind me which company I work for now.",
+        "If a recruiter asked you where I currently work, what would you say?",
+    ],
+    "drink": [
+        "What do I usually drink now?",
+        "If you were getting me a drink right now, what would you order?",
+        "What's my go-to drink these days?",
+    ],
+    "partner": [
+        "Who am I with at the moment?",
+        "What's my partner's name these days?",
+        "Who would I be bringing as my plus-one right now?",
+    ],
+    "car": [
+        "What car do I have now?",
+        "Which car should you assume I drive today?",
+        "If I asked you for my tyre size today, which car would you look it up for?",
+    ],
+}
+ASK_THEN_HELD7: dict[str, list[str]] = {
+    "home": [
+        "Where was I living {t}?",
+        "Which city was home for me {t}?",
+        "If you'd sent me a parcel {t}, which city would it have gone to?",
+    ],
+    "employer": [
+        "Which company was I at {t}?",
+        "Who was paying my salary {t}?",
+        "Where did I work {t}?",
+    ],
+    "drink": [
+        "What was I drinking {t}?",
+        "What was my usual drink {t}?",
+        "If you'd made me a drink {t}, what would it have been?",
+    ],
+    "partner": [
+        "Who was I dating {t}?",
+        "Who was my partner {t}?",
+        "Who was I with {t}?",
+    ],
+    "car": [
+        "What did I drive {t}?",
+        "Which car did I have {t}?",
+        "What was parked outside my place {t}?",
+    ],
+}
+CHATTER_HELD7 = [
+    "My sister just got a job at {org}, so proud of her.",
+    "Can you plan a three-day trip to {city}? Museums and food, mostly.",
+    "Thinking about moving to {city} some day, what's the cost of living like?",
+    "My dad finally sold his old car and bought a {car}.",
+    "Tried {drink} at a cafe today, not for me.",
+    "What's {org} like as an employer? A friend has an interview there.",
+    "My friend {partner} is visiting next weekend, any ideas for a rainy Saturday?",
+    "Give me a 30-minute bodyweight workout I can do in a hotel room.",
+    "We're changing planes in {city} on the way back, is a six-hour layover enough to see the "
+    "old town?",
+    "My colleague swears by {drink}, says it fixed her afternoon slump.",
+    "If I won the lottery I'd buy a {car} and drive around Scotland for a month.",
+    "Did you see the news about {org} laying people off?",
+    "Can you help me debug this? My list comprehension returns None for every item.",
+    "Recipe for a vegetarian lasagne that serves six, please.",
+    "My brother lives in {city}, I'm staying with him over Easter.",
+    "{partner} from book club asked if I could host next month, what snacks are easy?",
+    "A: Here's a draft itinerary for {city}: day one, the old town and the market; day two, a "
+    "day trip to the coast.",
+    "my cousin drives a {car} and its always in the garage lol",
+    "What's the weather usually like in {city} in October?",
+    "Write a thank-you note to my landlord for fixing the boiler so quickly.",
+    "Is {drink} actually healthier than coffee or is that just marketing?",
+    "Had a call with some people from {org} today, they might become a client.",
+    "How do I split a restaurant bill fairly when some people didn't drink?",
+    "Test-drove a {car} just for fun, lovely but way over budget.",
+    "My best friend is marrying {partner} in June and I'm giving a speech. Can you help?",
+    "What's the capital gains tax allowance this year?",
+    "We might spend Christmas in {city} with the in-laws.",
+    "A: You could also ask {partner} for a recommendation, since they used to work at {org}.",
+    "Can you explain how compound interest works like I'm five?",
+    "Would it be crazy to quit everything and open a bar in {city}?",
+    "My mum has switched to {drink} and keeps sending me articles about it.",
+    "Watched a documentary about {org} last night, wild how fast they grew.",
+    "Suggest a name for a grey kitten.",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -1005,7 +1187,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
-    seventh (``held5``) or eighth (``held6``)."""
+    seventh (``held5``), eighth (``held6``) or ninth (``held7``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -1024,6 +1206,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held6":
         say, ask_now, ask_then = SAY_HELD6, ASK_NOW_HELD6, ASK_THEN_HELD6
         chatter = CHATTER_HELD6
+    elif wordings == "held7":
+        say, ask_now, ask_then = SAY_HELD7, ASK_NOW_HELD7, ASK_THEN_HELD7
+        chatter = CHATTER_HELD7
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -1053,7 +1238,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3", "held4", "held5", "held6"):
+        if wordings in ("held", "held2", "held3", "held4", "held5", "held6", "held7"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
@@ -1061,7 +1246,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
         bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
-        if text.startswith("A: "):  # held3-held6: the assistant's turn (a summary, a suggestion)
+        if text.startswith("A: "):  # held3-held7: the assistant's turn (a summary, a suggestion)
             bead |= {"content": text[3:], "role": "assistant"}
         u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
@@ -1196,9 +1381,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
         "--wordings", default="old",
-        choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6"),
+        choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
+                 "held7"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD6: never used to tune)",
+        "SAY_HELD2 to SAY_HELD7: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
