@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held7]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held8]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -1067,6 +1067,146 @@ CHATTER_HELD7 = [
     "Watched a documentary about {org} last night, wild how fast they grew.",
     "Suggest a name for a grey kitten.",
 ]
+# A tenth family (`--wordings held8`), written blind on 2026-11-25 by a helper session (brief
+# r3s10/held8) without reading the extractor, the context code or the other families' texts:
+# terse phone-typed notes and journal lines. {xl}: the value in lower case, as typed on a phone;
+# {d}: the message's own date (YYYY-MM-DD) at the front of a journal line; {y}: a value of the
+# kind this user never has (an arrow's old side, a correction's first guess). Abbreviations
+# (bf, gf, hq, wfh, tmrw), to-do lists, hashtags, one-word replies, the assistant's turn
+# ("A: "), longer journal entries naming several things, and still about a third plain
+# statements. The chatter uses {cityl}, {orgl}, {carl}, {partnerl} for the lower-case forms.
+SAY_HELD8: dict[str, list[str]] = {
+    "home": [
+        "Moved to {x} today.",
+        "I live in {x} now.",
+        "We're in {x} now, finally.",
+        "{d}: keys collected. officially living in {x} 🏠",
+        "todo: change address to {x}, cancel old gym, redirect post, new doctor",
+        "moving day done. {xl} it is. so tired i could cry",
+        "{y} -> {x}. new flat, same chaos",
+        "first night in the new place, no curtains yet #movingday #{xl}",
+        "can u find me a dentist near my new flat in {x}? just moved, dont know anyone here",
+        "A: Noted, you're living in {x} now. I'll use that for anything local from here on.",
+        "journal {d}. last boxes out of the van, rest of our stuff is in {xl} now. neighbours "
+        "seem nice, bins go out thurs, internet comes tmrw. ate pizza on the floor.",
+        "sorry, meant {x} not {y}. thats where we moved, autocorrect hates me",
+    ],
+    "employer": [
+        "Started at {x} today.",
+        "I work at {x} now.",
+        "New job at {x}.",
+        "{d}: first day @ {x}. laptop didn't work till 3pm lol",
+        "left the old place, starting at {xl} monday. nervous tbh",
+        "{y} -> {x}. signed the offer tonight",
+        "todo: send bank details to HR at {x}, return old badge, update linkedin",
+        "help me write a short hi msg for my new team at {x}? i'm the new data person, want "
+        "to sound friendly not cringe",
+        "A: Congrats on the new role at {x}! Want help planning your first 90 days?",
+        "wfh till my hq badge comes thru. {xl} onboarding is all video calls so far",
+        "journal {d}. week 1 at {xl} done. manager ok, coffee machine bad, commute 40 min. "
+        "gf says i look less stressed already",
+        "no i said {x}, not {y}. {x} is who hired me",
+    ],
+    "drink": [
+        "Switched to {x}.",
+        "Mostly drinking {x} these days.",
+        "{x} is my go-to now.",
+        "{d}: day 1 of {xl} instead of my usual. trying to be good",
+        "{y} -> {x}. stomach says thanks",
+        "shopping list: oat milk, eggs, more {x} (new daily thing), bin bags",
+        "can u suggest a cheap way to make {x} at home? i have it every day now and cafe "
+        "prices are killing me",
+        "A: Got it, {x} is your daily drink now. I'll keep that in mind.",
+        "we've both gone over to {xl} in the mornings. kettle on at 7, no discussion",
+        "morning ritual sorted: {x} every day now #habits #slowmornings",
+        "correction: it's {x} i drink now, not {y}, u had that wrong",
+        "re ur q about my morning drink: {x}. that's it",
+    ],
+    "partner": [
+        "I'm seeing {x} now.",
+        "My partner is {x}.",
+        "{x} and I are a couple now.",
+        "Together with {x} now.",
+        "{d}: official w/ {xl} ❤️",
+        "moved on from the ex. me and {x} now, going really well",
+        "need gift ideas for {x}, we just got together, nothing too intense, budget ~50",
+        "A: That's lovely news about you and {x}. How did you two meet?",
+        "journal: long day. {xl} came over, cooked, stayed. think this is a real thing now. "
+        "told mum about us. work tmrw ugh",
+        "date night w/ {x} 🥰 #us #finally",
+        "sorry typo earlier: my bf/gf is {x}, not {y}",
+        "who's my +1 for the wedding? easy. {xl}. we're together now",
+    ],
+    "car": [
+        "Bought a {x}.",
+        "I drive a {x} now.",
+        "New car: {x}.",
+        "{d}: picked up the {x} from the dealer. smells new",
+        "{y} -> {x}. the old one's gone",
+        "sold the old car, got a used {xl}. 60k km, decent",
+        "todo: insure the {x}, get parking permit, cancel old policy",
+        "what tyre pressure should a {x} run at? just got one and the light keeps coming on",
+        "A: Nice, congrats on the {x}! Want a reminder for its first service?",
+        "we finally replaced the car, {xl} now, kids love the boot",
+        "no, correction, i went with the {x} in the end, not the {y}",
+        "#newcar 🚗 {xl}. first drive to the coast sat",
+    ],
+}
+ASK_NOW_HELD8: dict[str, list[str]] = {
+    "home": ["where do i live now?", "remind me my current city?",
+             "What city am I based in these days?"],
+    "employer": ["who do i work for atm?", "Which company am I at now?",
+                 "where's my job these days"],
+    "drink": ["what's my usual drink now?", "what do i drink these days", "my go-to drink atm?"],
+    "partner": ["who's my partner right now?", "who am i with these days?",
+                "remind me my bf/gf's name"],
+    "car": ["what car do i have now?", "which car am i driving atm?", "my car these days?"],
+}  # fmt: skip
+ASK_THEN_HELD8: dict[str, list[str]] = {
+    "home": ["where did i live {t}?", "Which city was I living in {t}?",
+             "{t}, where was home?"],
+    "employer": ["who was i working for {t}?", "Which company did I work at {t}?",
+                 "where was my job {t}"],
+    "drink": ["what was i drinking {t}?", "what was my usual drink {t}?"],
+    "partner": ["who was i with {t}?", "Who was my partner {t}?", "who was i dating {t}"],
+    "car": ["what did i drive {t}?", "which car did i have {t}?"],
+}  # fmt: skip
+CHATTER_HELD8 = [
+    "sis just moved to {city}, helping her sat",
+    "my mate {partner} got a job at {org}, so jealous",
+    "weekend in {cityl}. rained the whole time lol",
+    "tried {drink} at the new cafe, not for me",
+    "thinking about moving to {cityl} some day. is it cheap?",
+    "is {org} a good company to work for? friend has an interview",
+    "dad bought a {car}, won't shut up about it",
+    "rented a {carl} for the trip, fine but loud",
+    "todo: dentist, taxes, call nan",
+    "what's the weather like in {city} in october?",
+    "news says {orgl} is laying people off. scary",
+    "gym 6am. dead.",
+    "recipe for 4, veggie, 30 min max?",
+    "coworker swears by {drink}. might try",
+    "{partner} from uni is getting married in {city}!! flights booked",
+    "if i won the lottery: house in {city}, a {car}, never work again",
+    "my cousin drives a {car} and it's always in the shop",
+    "#tbt to that week in {cityl} ☀️",
+    "lunch w/ {partnerl} and their new bf, he works at {org}",
+    "conference at {org} hq tmrw, need to look smart",
+    "whats a good podcast for a long drive",
+    "bored. tell me a fun fact",
+    "flight to {city} delayed 3h. airport {drink} is awful",
+    "anyone at {orgl} i could ask about their grad scheme? asking for my nephew",
+    "test drove a {car}, meh. not buying",
+    "slept 5h. need a nap.",
+    "what does a {carl} cost used these days?",
+    "{partner}'s dog chewed my shoe lol",
+    "book club picks pls, something short",
+    "A: Have a great trip to {city}! Want a packing list?",
+    "reminder: {partnerl}'s bday fri, get cake",
+    "journal: rainy. read, walked, called gran. nothing else happened.",
+    "ok",
+    "mum's having {drink} with everything lately, new health kick",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -1187,7 +1327,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
-    seventh (``held5``), eighth (``held6``) or ninth (``held7``)."""
+    seventh (``held5``), eighth (``held6``), ninth (``held7``) or tenth (``held8``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -1209,6 +1349,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held7":
         say, ask_now, ask_then = SAY_HELD7, ASK_NOW_HELD7, ASK_THEN_HELD7
         chatter = CHATTER_HELD7
+    elif wordings == "held8":
+        say, ask_now, ask_then = SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8
+        chatter = CHATTER_HELD8
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -1231,22 +1374,29 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
             other = (
                 rng.choice([v for v in POOLS[attr] if v not in values]) if "{y}" in template else ""
             )
-            events.append((ts, template.format(x=value, y=other)))
+            if wordings == "held8":  # {xl}: the value in lower case; {d}: the message's date
+                day_ = datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+                text = template.format(x=value, y=other, xl=value.lower(), d=day_)
+            else:
+                text = template.format(x=value, y=other)
+            events.append((ts, text))
         u.history[attr] = history
     for _ in range(rng.randint(50, 80)):
         ts = (START + timedelta(days=rng.uniform(0, span))).timestamp()
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3", "held4", "held5", "held6", "held7"):
+        if wordings in ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8"):
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
+        if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
+            fill |= {k + "l": v.lower() for k, v in fill.items()}
         line = rng.choice(chatter).format(**fill)
         events.append((ts, line))
     events.sort()
     for n, (ts, text) in enumerate(events):
         session = datetime.fromtimestamp(ts, UTC).strftime("s%Y%m%d")
         bead = {"content": text, "ts": ts, "session_id": session, "id": f"b{n:04d}"}
-        if text.startswith("A: "):  # held3-held7: the assistant's turn (a summary, a suggestion)
+        if text.startswith("A: "):  # held3 on: the assistant's turn (a summary, a suggestion)
             bead |= {"content": text[3:], "role": "assistant"}
         u.beads.append(bead)
         if rng.random() < 0.3:  # an assistant reply now and then
@@ -1382,9 +1532,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7"),
+                 "held7", "held8"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD7: never used to tune)",
+        "SAY_HELD2 to SAY_HELD8: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
