@@ -469,3 +469,12 @@ def test_a_choice_said_by_contrast_or_by_the_sentence_after(
 )  # fmt: skip
 def test_what_the_contrast_leaves_out(text: str, fact: tuple[str, str]) -> None:
     assert fact not in extracted(text), text
+
+
+def test_a_value_only_compared_away_leaves_no_choice() -> None:
+    # "instead of", "than": the other is no habit of the user's, only today's order.
+    for text in (
+        "Got an espresso instead of a chai at the airport café",
+        "grabbed kombucha rather than cold brew from the vending machine",
+    ):
+        assert "drinks" not in {p for p, _ in extracted(text)}, text

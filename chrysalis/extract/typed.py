@@ -452,14 +452,14 @@ def _bare(sentence: str, value: _Value) -> bool:
 def _taken_back(
     reading: Reading, start: int, sentence: str, values: Sequence[_Value]
 ) -> list[_Value]:
-    """Of several ``values`` of one kind in a sentence, those it takes back: denied, retracted,
-    said as no longer ("no more X", "my old X"), or told in the past ("X was cheaper"); empty
-    when it takes back none or all of them (no contrast)."""
+    """Of several ``values`` of one kind in a sentence, those it takes back: denied or said as
+    no longer ("not X", "no more X"), retracted, or told in the past ("X was cheaper"); empty
+    when it takes back none or all of them (no contrast). (A value only compared away, "than
+    X", "instead of X", is not enough: on a blind family that wrote 82 wrong drinks.)"""
     out = [
         v
         for v in values
         if reading.mood(start + v.start, start + v.end) in (NEGATED, RETRACTED)
-        or not _now(sentence[: v.start])
         or _WAS.match(sentence, v.end)
     ]
     return out if len(out) < len(values) else []
