@@ -478,3 +478,41 @@ def test_a_value_only_compared_away_leaves_no_choice() -> None:
         "grabbed kombucha rather than cold brew from the vending machine",
     ):
         assert "drinks" not in {p for p, _ in extracted(text)}, text
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "fact"),
+    [
+        # The assistant's note of the user in the third person, under "Noted:".
+        ("Noted: the user now lives in Aarhus.", "assistant", ("lives_in", "Aarhus")),
+        ("Noted - the user's usual drink is now rooibos.", "assistant", ("drinks", "rooibos")),
+        # "what I said" names no other writer.
+        ("Quick fix to what I said earlier: my afternoon drink is kombucha, not cola.", "user",
+         ("drinks", "kombucha")),
+        # An imperative passes on the speaker's own words.
+        ("Please mention in the letter that I'm based in Ghent these days.", "user",
+         ("lives_in", "Ghent")),
+        # "a couple of weeks" is a number: the pair is still together.
+        ("Soledad and I got together a couple of weeks ago.", "user", ("partner", "Soledad")),
+        ("Help me write a card for Kwame. We started dating in the spring.", "user",
+         ("partner", "Kwame")),
+        ("Should a Honda Civic pull left? I've only had mine for a month.", "user",
+         ("drives", "Honda Civic")),
+        ("Honestly the Fiat Panda is my daily driver now.", "user", ("drives", "Fiat Panda")),
+        ("Add oat milk and espresso to the list, that's all I drink at the moment.", "user",
+         ("drinks", "espresso")),
+    ],
+)  # fmt: skip
+def test_notes_imperatives_and_pointers_read_as_the_users(
+    text: str, role: str, fact: tuple[str, str]
+) -> None:
+    got = extracted(text, role=role)
+    assert fact in got, (text, got)
+    assert len([p for p, _ in got if p == fact[0]]) == 1, got
+
+
+def test_being_official_is_no_partner_and_another_writer_still_reports() -> None:
+    assert "partner" not in {
+        p for p, _ in extracted("officially a Vienna resident now, keys in hand")
+    }
+    assert extracted("Bob said I live in Lisbon, which is nonsense.") == set()

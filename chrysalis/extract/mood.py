@@ -212,7 +212,12 @@ _WHO = re.compile(r"(?:[\w'’]+\s+){0,4}$")
 _WHO_REACH = 200  # characters before a verb its four words are looked for in
 # A reporter who is the speaker asserts ("I said", "as I've told you", "I think", "I want to
 # tell you"); "let's say" supposes (a condition, below).
-_SPEAKER = frozenset({"i", "i've", "i’ve", "i'd", "i’d", "i'm", "i’m", "to", "let's", "let’s"})
+# (An imperative asks the one addressed to pass on the speaker's own words: "please mention
+# that I'm based in X".)
+_SPEAKER = frozenset(
+    {"i", "i've", "i’ve", "i'd", "i’d", "i'm", "i’m", "to", "let's", "let’s", "please", "pls",
+     "plz", "kindly"}
+)  # fmt: skip
 _QUESTION_OPENING = re.compile(
     r"^\W*(?:(?:and|but|so|also|then|ok|okay|well|hey|btw|now)\W+)*"
     r"(?:(?:what|where|when|why|how|who|whom|which|whose)\s+)?"
@@ -253,7 +258,7 @@ _OWN_LABELS = frozenset(
     diary journal entry log news morning evening night weekend monday tuesday wednesday
     thursday friday saturday sunday january february march april may june july august
     september october november december correction corrected fix oops sorry actually
-    clarification addendum afterthought""".split()
+    clarification addendum afterthought noted understood okay ok alright sure""".split()
 )
 
 
@@ -313,7 +318,7 @@ _OTHER_WRITER = re.compile(
     rf"|(?:\b(?i:from|by)\s+(?:(?i:the|my|our|a|an)\s+)?(?:(?i:{_OTHER_WORDS})\b|[A-Z]))"
     rf"|\b(?:[A-Z][\w’-]*|(?i:{_OTHER_WORDS}))['’]s?\s+(?:\w+\s+)?(?i:{_MEDIUM})\b"
     rf"|\b(?i:{_OTHER_WORDS})\b"  # "his answer was", "what she sent"
-    rf"|\b[A-Z][\w’-]*\s+(?:said|says|wrote|writes|sent|texted|replied|answered|posted|"
+    rf"|\b(?!I\b)[A-Z][\w’-]*\s+(?:said|says|wrote|writes|sent|texted|replied|answered|posted|"
     rf"asked|forwarded|shared|messaged)\b",  # "what Dad sent"
 )
 _FIRST_PERSON_HEAD = re.compile(r"^\W*(?:I|I['’]\w+|my|me|we|our|us)\b", re.IGNORECASE)

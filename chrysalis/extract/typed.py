@@ -67,7 +67,7 @@ CUES: dict[str, frozenset[str]] = {
         prefers these_days beverage having twice a_day per_day each_day living_on""".split()
     ),
     "drives": frozenset(
-        """bought buy got drive drives driving drove wheels picked pick parked parking
+        """bought buy got drive drives driving drove driver wheels picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
         petrol charging traded lease leased collected upgraded garage car vehicle chose
         chosen went_with went_for opted
@@ -76,7 +76,8 @@ CUES: dict[str, frozenset[str]] = {
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
-        other_half going_out stayed_over couple moving_in moved_in move_in""".split()
+        other_half going_out stayed_over couple moving_in moved_in move_in a_thing
+        an_item""".split()
     ),
 }
 # Words that make the value something other than the attribute's current value.
@@ -101,11 +102,7 @@ AGAINST: dict[str, frozenset[str]] = {
         """rented rent rental hire borrowed test holiday taxi uber fun almost nearly
         dream""".split()
     ),
-    # ("a couple of weeks": a number, no pair)
-    "partner": frozenset(
-        """ex broke split divorced engaged couple_of couple_days couple_weeks couple_months
-        couple_years couple_hours couple_times couple_more almost nearly""".split()
-    ),
+    "partner": frozenset("""ex broke split divorced engaged almost nearly""".split()),
 }
 # Phrases right before a value that say it is no longer (or never was) the current one.
 _NOT_NOW = re.compile(
@@ -425,12 +422,13 @@ _STAY = re.compile(
 # live", "a dinner for Sam? We've been together a month"): the sentence must be the
 # attribute's in its own words (cued, the user's, asserted) like any other.
 _POINTER = re.compile(
-    r"(?<![\w'’])(it|there|here|that|this|one)(?:['’]s)?(?![\w'’])", re.IGNORECASE
+    r"(?<![\w'’])(it|there|here|that|this|one|mine)(?:['’]s)?(?![\w'’])", re.IGNORECASE
 )
 _BACK = {
     **dict.fromkeys(("lives_in", "works_at", "drinks", "drives"), _POINTER),
     "partner": re.compile(
-        r"\b(we)(?:['’]ve|['’]re|\s+have|\s+are)?\s+(?:(?:been|now|officially|finally)\s+)*"
+        r"\b(we)(?:['’]ve|['’]re|\s+have|\s+are)?\s+"
+        r"(?:(?:been|now|officially|finally|started|began|just|recently)\s+)*"
         r"(?:together|dating|a\s+couple|seeing\s+each\s+other|an\s+item)\b",
         re.IGNORECASE,
     ),
@@ -508,9 +506,16 @@ TYPES = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "p
 
 
 def _words(text: str) -> set[str]:
-    """The lower-case words of ``text`` and its two-word phrases joined by "_" ("other_half")."""
+    """The lower-case words of ``text`` and its two-word phrases joined by "_" ("other_half");
+    "couple" only where it is a pair, not a number ("a couple of weeks")."""
     words = _WORD.findall(text.lower())
-    return set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
+    out = set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
+    if any(x == "couple" and y in _A_NUMBER_OF for x, y in pairwise(words)):
+        out.discard("couple")
+    return out
+
+
+_A_NUMBER_OF = frozenset("of days weeks months years hours times more".split())
 
 
 def _cued(words: set[str], cues: frozenset[str], *, typos: bool = True) -> bool:
