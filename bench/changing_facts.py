@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held8]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held9]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -1207,6 +1207,149 @@ CHATTER_HELD8 = [
     "ok",
     "mum's having {drink} with everything lately, new health kick",
 ]
+# An eleventh family (`--wordings held9`), written blind on 2026-11-25 by a helper session
+# (brief r3s10/held9) without reading the extractor, the context code or the other families'
+# texts: what people tell a general chat assistant over a year and a half. About a third plain
+# statements; the rest inside requests (a change-of-address email, insurance quotes), "we" for
+# the household, relative dates ("since last week"), the old value only implied ("traded in the
+# old car"), lowercase and typos, corrections ({y}: a value of the kind this user never has, the
+# slip being corrected), and the assistant's own turn ("A: "): replies that restate the change
+# and third-person notes it keeps. The chatter: relatives' and colleagues' moves, jobs, cars and
+# drinks, trips, wishes, hypotheticals, news, a friend who shares a partner's name, plain chores.
+SAY_HELD9: dict[str, list[str]] = {
+    "home": [
+        "I live in {x} now.",
+        "Home is {x} these days.",
+        "We've finally got the keys to our new flat in {x}!",
+        "Can you find me a dentist near where I live? That's {x} now, new address since last week.",
+        "moved to {x} over the weekend, boxes everywhere lol",
+        "A: Noted - the user has relocated to {x}.",
+        "A: Now that you've settled in {x}, a few things to sort out: registering with a local "
+        "doctor, a library card and the bin collection days.",
+        "Sorry, I got that wrong before: the move was to {x}, not {y}.",
+        "Our lease on the old place ran out, so we're renting in {x} from this month.",
+        "Been living in {x} for about two weeks and I still get lost going to the shops.",
+        "Help me write an email to my bank to update my address. My new home is in {x}.",
+        "finaly unpacked the last box here in {x}. it feels like home now",
+    ],
+    "employer": [
+        "I work at {x} now.",
+        "Got the job at {x}! First day was today.",
+        "Left my old job last week, started at {x} this morning.",
+        "Can you help me rewrite my LinkedIn headline? I've joined {x} as a senior analyst.",
+        "A: Noted - the user now works for {x}.",
+        "A: Congratulations on the new role at {x}! Would you like a plan for your first 90 days?",
+        "my new employer is {x}, hr wants my bank details by friday",
+        "Quick correction: the company I joined is {x}, not {y}. I had two offers and mixed "
+        "them up.",
+        "I've been at {x} for a couple of weeks now and onboarding is finally over.",
+        "How do I introduce myself to my new team at {x}? I just started there.",
+        "just startd at {x}, the coffee machine is terrible but the people are nice",
+        "We're both adjusting to my new hours since I moved over to {x}.",
+    ],
+    "drink": [
+        "I drink {x} these days.",
+        "Switched my morning coffee for {x}.",
+        "It's been {x} every morning for me since the start of the month.",
+        "ok new habit: {x} first thing, every day",
+        "A: Noted - the user's usual drink is now {x}.",
+        "A: Since you're having {x} most days now, I've added it to your weekly shopping list.",
+        "Sorry, I said {y} earlier but I meant {x}. That's what I drink now.",
+        "Can you suggest snacks that go with {x}? It's what I have every afternoon now.",
+        "we've started buying {x} in bulk, both of us are hooked",
+        "My doctor told me to cut down on caffeine, so I've moved on to {x}.",
+        "my drink of choice lately: {x}",
+        "Ordered {x} again this morning, I think that's my thing now.",
+    ],
+    "partner": [
+        "I'm seeing someone new, {x}.",
+        "{x} and I are officially together!",
+        "My partner is {x}.",
+        "Can you suggest somewhere nice for dinner? It's been a month since {x} and I got "
+        "together.",
+        "A: Noted - the user is in a relationship with {x}.",
+        "A: That's lovely news about you and {x}. Would you like me to remember their "
+        "birthday once you know it?",
+        "broke up with my ex a while back, been with {x} since last week",
+        "{x} moved in with me at the weekend, so it's officially the two of us here.",
+        "Correction to what I told you: my partner's name is {x}, not {y}.",
+        "Help me plan a weekend away for me and {x}, we've just started dating.",
+        "been going out with {x} for a couple of weeks, early days but it's going really well",
+        "I'm with {x} now, we met at a friend's birthday party.",
+    ],
+    "car": [
+        "I bought a {x}.",
+        "Just picked up my new car, a {x}.",
+        "Traded in the old car for a {x}.",
+        "What's the recommended tyre pressure for a {x}? Just got one.",
+        "A: Noted - the user now drives a {x}.",
+        "A: Since you've got the {x} now, I've set a reminder for its first service in a year.",
+        "we finally replaced the family car, it's a {x} now",
+        "Correction: it's a {x}, not a {y}. Autocorrect and my brain both failed.",
+        "been driving my {x} for two weeks and I love it",
+        "Need insurance quotes for my {x}, I bought it on Saturday.",
+        "sold the old one, there's a {x} parked outside now",
+        "My car is a {x} now.",
+    ],
+}
+ASK_NOW_HELD9: dict[str, list[str]] = {
+    "home": ["Where do I live?", "Which city am I based in at the moment?",
+             "What's my current city?"],
+    "employer": ["Who do I work for?", "Where am I working these days?",
+                 "Which company am I at currently?"],
+    "drink": ["What do I usually drink?", "What's my drink lately?",
+              "If you were ordering for me at a café, what would you get?"],
+    "partner": ["Who's my partner?", "Who am I dating at the moment?",
+                "What's my partner's name?"],
+    "car": ["What do I drive?", "What car do I have at the moment?", "Which car is mine?"],
+}  # fmt: skip
+ASK_THEN_HELD9: dict[str, list[str]] = {
+    "home": ["Where did I live {t}?", "Which city was home for me {t}?",
+             "Remind me which city I was living in {t}."],
+    "employer": ["Who was I working for {t}?", "Which company employed me {t}?",
+                 "Remind me where I had a job {t}."],
+    "drink": ["What did I usually drink {t}?", "Which drink was I into {t}?",
+              "What was my regular drink {t}?"],
+    "partner": ["Who was my partner {t}?", "Who was I dating {t}?",
+                "Who was I in a relationship with {t}?"],
+    "car": ["What car did I have {t}?", "What did I drive {t}?", "Which car did I own {t}?"],
+}  # fmt: skip
+CHATTER_HELD9 = [
+    "My sister just moved to {city} for her master's.",
+    "Flying to {city} for a conference next Thursday, can you suggest a hotel near the centre?",
+    "Thinking about moving to {city} some day, what's the cost of living like?",
+    "My brother got a job at {org}, he's thrilled.",
+    "Is {org} a good company to work for? A friend has an interview there.",
+    "Saw in the news that {org} is laying people off.",
+    "Tried {drink} at a café today, not for me.",
+    "My colleague drinks {drink} all day, I don't know how.",
+    "Dad's buying a {car}, any thoughts on reliability?",
+    "Rented a {car} on holiday, it was fine.",
+    "If I ever won the lottery I'd get a {car}. Just saying.",
+    "My friend {partner} is getting married in {city} in May!",
+    "My coworker {partner} is leaving for {org} next month.",
+    "What's the weather like in {city} this weekend?",
+    "Remind me to call the plumber tomorrow.",
+    "Can you give me a recipe for a quick vegetarian dinner?",
+    "How do I stop a pipe from freezing?",
+    "A: Here's a three-day plan for {city}: the old town first, museums on day two, then a day "
+    "trip.",
+    "A: Noted - the user's cousin lives in {city}.",
+    "My in-laws drive a {car} and won't stop talking about it.",
+    "We visited {city} for the long weekend, the food was amazing.",
+    "Should I apply to {org}? The role looks interesting but the commute would be long.",
+    "My neighbour's {car} alarm went off at 3am again.",
+    "ugh, the café was out of {drink} so I just had water",
+    "What's the difference between green tea and {drink}?",
+    "Watched a documentary about {city} last night.",
+    "Can you summarise this article for me? It's about {org}'s new product launch.",
+    "feeling tired today, too many meetings",
+    "It's my birthday today, any ideas for a small celebration?",
+    "My old school friend lives in {city} now, I might visit her in the autumn.",
+    "Help me compare a {car} with a hybrid for a 30 km daily commute.",
+    "A: If you ever do move to {city}, the rental market there is tight, so start looking early.",
+    "my mum keeps sending me articles about {drink} being good for you",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -1327,7 +1470,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
-    seventh (``held5``), eighth (``held6``), ninth (``held7``) or tenth (``held8``)."""
+    seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``) or eleventh
+    (``held9``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -1352,6 +1496,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held8":
         say, ask_now, ask_then = SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8
         chatter = CHATTER_HELD8
+    elif wordings == "held9":
+        say, ask_now, ask_then = SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9
+        chatter = CHATTER_HELD9
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -1386,7 +1533,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        if wordings in ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8"):
+        held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9")
+        if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
             fill |= {k + "l": v.lower() for k, v in fill.items()}
@@ -1532,9 +1680,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8"),
+                 "held7", "held8", "held9"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD8: never used to tune)",
+        "SAY_HELD2 to SAY_HELD9: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
