@@ -478,3 +478,33 @@ def test_a_value_only_compared_away_leaves_no_choice() -> None:
         "grabbed kombucha rather than cold brew from the vending machine",
     ):
         assert "drinks" not in {p for p, _ in extracted(text)}, text
+
+
+def _cpu_ms(text: str) -> float:
+    import time
+
+    t = time.process_time()
+    typed_mentions(text)
+    return (time.process_time() - t) * 1000
+
+
+def test_many_tiny_sentences_or_distinct_words_stay_quick() -> None:
+    # A paste of 20,000 characters in thousands of empty "sentences" (emoji, dots) or of
+    # distinct made-up words (each a typo candidate for every attribute) costs tens of
+    # milliseconds, not hundreds.
+    import random
+
+    rng = random.Random(7)
+
+    def junk_words() -> str:
+        return (
+            " ".join(
+                "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
+                for _ in range(2850)
+            )
+            + " flat job tea car girlfriend"
+        )
+
+    for make in (lambda: "🎉 " * 10_000, lambda: "… " * 10_000, junk_words):
+        best = min(_cpu_ms(make()) for _ in range(3))
+        assert best < 100, best
