@@ -85,7 +85,7 @@ AGAINST: dict[str, frozenset[str]] = {
         """flew fly flying flight flights visit visiting visited trip trips conference
         holiday holidays vacation wedding gig hotel hostel airbnb tour sightseeing layover
         stopover weekend_in weekend_away booked festival should almost nearly favourite
-        favorite dream""".split()
+        favorite dream honeymoon""".split()
     ),
     "works_at": frozenset(
         """ad ads advert posting posted recruiter interview interviews interviewing applied
@@ -348,7 +348,11 @@ def typed_mentions(
         carried = (
             cues_of[i - 1] if i and low_words & _USER and _STAY.search(sentence) is None else set()
         )
-        ahead = cues_of[i + 1] if i + 1 < len(spans) else set()
+        ahead = (
+            cues_of[i + 1]
+            if i + 1 < len(spans) and _own_line(reading, *spans[i + 1], words_of[i + 1])
+            else set()
+        )
         for attr in CUES:
             if named[attr] <= 0:
                 continue
@@ -391,7 +395,9 @@ def typed_mentions(
                 # A value alone in its sentence ("Quillsoft. Signed on Friday.") has the words
                 # of the sentence after it.
                 bare = len(values) == 1 and attr in ahead and _bare(sentence, value)
-                if (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
+                if value in dropped:
+                    pass  # taken back ("X was cheaper but ..."): whoever chose, not X
+                elif (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
                     tries[attr] -= 1
                     a, b = start + value.start, start + value.end
                     if said == "is":  # "X is my partner now": whose, and now, are said
@@ -445,6 +451,13 @@ _BACK = {
 _FILLER_WORDS = frozenset(
     "it's it’s its a an the now just finally officially yes yep so well ok okay".split()
 )
+
+
+def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
+    """Whether the sentence at ``start:end`` tells the speaker's own doing, so a value alone
+    before it takes its words: asserted, of no one else ("Lisbon. My brother moved there",
+    "X. Started on Monday? No idea" give the value to no one)."""
+    return not words & (_OTHERS | _PRONOUN) and reading.mood(start, end) == ASSERTED
 
 
 def _bare(sentence: str, value: _Value) -> bool:
@@ -714,8 +727,6 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
     speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
     (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
-    if named_subject and _CONGRATS.search(sentence[:a]):
-        return "user"  # "Congratulations on joining X!": the one the assistant answers
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
     if (
@@ -760,7 +771,16 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and not is_city(word)
             ):
                 return "other"  # "Jo drinks ...", "Dana said ..."
-    return "other" if named_subject else "user"
+    if named_subject:
+        # "Congratulations on joining X!": the one the assistant answers, unless another is
+        # named in between ("Congratulations on Noor moving to X", "on your sister joining").
+        cheered = _CONGRATS.search(sentence[:a])
+        if cheered and not any(
+            w[0].isupper() for w in _WORD.findall(sentence[cheered.start() : a])[1:]
+        ):
+            return "user"
+        return "other"
+    return "user"
 
 
 def _values(attr: str, sentence: str) -> list[_Value]:
