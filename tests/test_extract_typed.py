@@ -516,3 +516,72 @@ def test_being_official_is_no_partner_and_another_writer_still_reports() -> None
         p for p, _ in extracted("officially a Vienna resident now, keys in hand")
     }
     assert extracted("Bob said I live in Lisbon, which is nonsense.") == set()
+
+
+def _cpu_ms(text: str) -> float:
+    import time
+
+    t = time.process_time()
+    typed_mentions(text)
+    return (time.process_time() - t) * 1000
+
+
+def test_many_tiny_sentences_or_distinct_words_stay_quick() -> None:
+    # A paste of 20,000 characters in thousands of empty "sentences" (emoji, dots) or of
+    # distinct made-up words (each a typo candidate for every attribute) costs tens of
+    # milliseconds, not hundreds.
+    import random
+
+    rng = random.Random(7)
+
+    def junk_words() -> str:
+        return (
+            " ".join(
+                "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6))
+                for _ in range(2850)
+            )
+            + " flat job tea car girlfriend"
+        )
+
+    for make in (lambda: "🎉 " * 10_000, lambda: "… " * 10_000, junk_words):
+        best = min(_cpu_ms(make()) for _ in range(3))
+        assert best < 100, best
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A value alone takes the words of the sentence after only when that one is the
+        # speaker's own doing, asserted.
+        "Lisbon. My brother moved there.",
+        "Globex Systems. My sister started there on Monday.",
+        "Tesla Model 3. Bought one? I wish.",
+        "Globex Systems. Started on Monday? No idea.",
+        # Of a contrast, the value taken back is no one's choice, whoever chose the other.
+        "The Kia Niro was cheaper but my dad chose the Mazda MX-5.",
+        "Acme Labs was my old job but my sister chose Globex Systems.",
+        "Porto was expensive but we picked Lisbon for our honeymoon.",
+    ],
+)
+def test_what_the_sentence_after_or_a_contrast_gives_no_one(text: str) -> None:
+    got = extracted(text)
+    assert not {f for f in got if f[0] in ("lives_in", "works_at", "drives")}, (text, got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Congratulations on your sister joining Globex Systems!",
+        "Congratulations on Noor moving to Lisbon!",
+        "Well done on Tariq's new job at Globex Systems.",
+        "Congrats on the Kia Niro your dad bought!",
+    ],
+)
+def test_an_assistant_congratulating_someone_else_gives_the_user_nothing(text: str) -> None:
+    got = extracted(text, role="assistant")
+    assert not {f for f in got if f[0] in ("lives_in", "works_at", "drives")}, (text, got)
+
+
+def test_an_assistant_congratulating_the_user_still_gives_the_user_the_value() -> None:
+    got = extracted("Congratulations on joining Globex Systems!", role="assistant")
+    assert ("works_at", "Globex Systems") in got

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from chrysalis.extract import Fact, Mention
@@ -86,7 +86,7 @@ AGAINST: dict[str, frozenset[str]] = {
         """flew fly flying flight flights visit visiting visited trip trips conference
         holiday holidays vacation wedding gig hotel hostel airbnb tour sightseeing layover
         stopover weekend_in weekend_away booked festival should almost nearly favourite
-        favorite dream""".split()
+        favorite dream honeymoon""".split()
     ),
     "works_at": frozenset(
         """ad ads advert posting posted recruiter interview interviews interviewing applied
@@ -325,35 +325,34 @@ def typed_mentions(
     is ``own`` only where the sentence names the speaker as its subject (`_whose`)."""
     reading = reading or Reading(text)
     plain = reading.plain
-    cued_text = {a for a in CUES if _cued(_words(text), CUES[a])}
+    cued_text = _cued_attrs(_words(text))
     out: dict[tuple[str, str], bool] = {}
     tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
     named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
     prior: dict[str, list[tuple[int, int, str]]] = {}  # the values the sentence before named
     spans = [(a, b) for a, b in reading.sentences() if b - a <= MAX_SENTENCE]
     words_of = [_words(plain[a:b]) for a, b in spans]
-    cues_of = [{a for a in cued_text if _cued(w, CUES[a])} for w in words_of]
+    cues_of = [_cued_attrs(w) & cued_text for w in words_of]
     for i, (start, end) in enumerate(spans):
         sentence = plain[start:end]
-        past = _PAST.search(sentence) is not None
         low_words = words_of[i]
+        if not prior and sentence == sentence.lower() and not low_words & DRINK_WORDS:
+            continue  # no name, no drink, nothing to point back to: no value (". . ." is quick)
+        past = _PAST.search(sentence) is not None
         cued_now = cues_of[i]
         # The words of the attribute may be in the sentence before, when this one is the
         # speaker's own ("a GP near my new place? I'm in X now"), unless it says a stay.
         carried = (
             cues_of[i - 1] if i and low_words & _USER and _STAY.search(sentence) is None else set()
         )
-        ahead = cues_of[i + 1] if i + 1 < len(spans) else set()
+        ahead = (
+            cues_of[i + 1]
+            if i + 1 < len(spans) and _own_line(reading, *spans[i + 1], words_of[i + 1])
+            else set()
+        )
         for attr in CUES:
             if named[attr] <= 0:
                 continue
-            open_ = (
-                not past
-                and tries[attr] > 0
-                and not _cued(low_words, AGAINST[attr], typos=False)
-                and (attr != "partner" or _mine(sentence, low_words))
-            )
-            weigh = open_ and (attr in cued_now or attr in carried)
             values = _values(attr, sentence)
             back = _BACK.get(attr)
             there = back.search(sentence) if back and not values and attr in prior else None
@@ -364,6 +363,15 @@ def typed_mentions(
                 prior[attr] = [(start + v.start, start + v.end, v.text) for v in values]
             else:
                 prior.pop(attr, None)
+            if not values:
+                continue
+            open_ = (
+                not past
+                and tries[attr] > 0
+                and not _cued(low_words, AGAINST[attr], typos=False)
+                and (attr != "partner" or _mine(sentence, low_words))
+            )
+            weigh = open_ and (attr in cued_now or attr in carried)
             # Two values of one kind, one taken back ("X was cheaper but we chose Y", "no
             # more X, it's Y now"): the choice is said by the contrast itself.
             dropped = _taken_back(reading, start, sentence, values) if len(values) > 1 else []
@@ -384,7 +392,9 @@ def typed_mentions(
                 # A value alone in its sentence ("Quillsoft. Signed on Friday.") has the words
                 # of the sentence after it.
                 bare = len(values) == 1 and attr in ahead and _bare(sentence, value)
-                if (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
+                if value in dropped:
+                    pass  # taken back ("X was cheaper but ..."): whoever chose, not X
+                elif (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
                     tries[attr] -= 1
                     a, b = start + value.start, start + value.end
                     if said == "is":  # "X is my partner now": whose, and now, are said
@@ -439,6 +449,13 @@ _BACK = {
 _FILLER_WORDS = frozenset(
     "it's it’s its a an the now just finally officially yes yep so well ok okay".split()
 )
+
+
+def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
+    """Whether the sentence at ``start:end`` tells the speaker's own doing, so a value alone
+    before it takes its words: asserted, of no one else ("Lisbon. My brother moved there",
+    "X. Started on Monday? No idea" give the value to no one)."""
+    return not words & (_OTHERS | _PRONOUN) and reading.mood(start, end) == ASSERTED
 
 
 def _bare(sentence: str, value: _Value) -> bool:
@@ -530,6 +547,54 @@ def _cued(words: set[str], cues: frozenset[str], *, typos: bool = True) -> bool:
         if typos and 6 <= len(w) <= lexicon.longest + 1 and _one_off(w, lexicon):
             return True
     return False
+
+
+def _cued_attrs(words: set[str]) -> set[str]:
+    """The attributes any of ``words`` cues, as `_cued` with typos reads them: each word
+    looked up once for all attributes (`_attrs_cued_by`), not once per attribute and
+    sentence (20,000 characters of distinct six-letter words took 140 ms so)."""
+    out: set[str] = set()
+    for w in words:
+        out |= _attrs_cued_by(w)
+        if len(out) == len(CUES):
+            break
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _attrs_cued_by(w: str) -> frozenset[str]:
+    """The attributes whose cues ``w`` is (`_cued`), a typo's variants of it built once."""
+    every = _lexicon(_ALL_CUES)  # first: is it any attribute's cue at all? (mostly not)
+    stripped = w.rstrip("'’s")
+    variants: set[str] = set()
+    if 6 <= len(w) <= every.longest + 1:  # one letter extra, or two neighbours swapped
+        variants = {w[:i] + w[i + 1 :] for i in range(len(w))} | {
+            w[:i] + w[i + 1] + w[i] + w[i + 2 :] for i in range(len(w) - 1) if w[i] != w[i + 1]
+        }
+    if not (
+        w in _ALL_CUES
+        or stripped in _ALL_CUES
+        or any(w.startswith(stem) for stem in every.stems.get(w[0], ()))
+        or (variants and (w in every.missing or not variants.isdisjoint(every.long)))
+    ):
+        return frozenset()
+    out = []
+    for attr, cues in CUES.items():
+        lexicon = _lexicon(cues)
+        if (
+            w in cues
+            or stripped in cues
+            or any(w.startswith(stem) for stem in lexicon.stems.get(w[0], ()))
+        ) or (
+            6 <= len(w) <= lexicon.longest + 1
+            and w not in lexicon.long
+            and (w in lexicon.missing or not variants.isdisjoint(lexicon.long))
+        ):
+            out.append(attr)
+    return frozenset(out)
+
+
+_ALL_CUES = frozenset().union(*CUES.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -667,8 +732,6 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
     speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
     (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
-    if named_subject and _CONGRATS.search(sentence[:a]):
-        return "user"  # "Congratulations on joining X!": the one the assistant answers
     before = list(_WORD.finditer(sentence[:a]))
     after = list(_WORD.finditer(sentence, b))
     if (
@@ -713,7 +776,16 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and not is_city(word)
             ):
                 return "other"  # "Jo drinks ...", "Dana said ..."
-    return "other" if named_subject else "user"
+    if named_subject:
+        # "Congratulations on joining X!": the one the assistant answers, unless another is
+        # named in between ("Congratulations on Noor moving to X", "on your sister joining").
+        cheered = _CONGRATS.search(sentence[:a])
+        if cheered and not any(
+            w[0].isupper() for w in _WORD.findall(sentence[cheered.start() : a])[1:]
+        ):
+            return "user"
+        return "other"
+    return "user"
 
 
 def _values(attr: str, sentence: str) -> list[_Value]:
