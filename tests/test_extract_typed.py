@@ -585,3 +585,42 @@ def test_an_assistant_congratulating_someone_else_gives_the_user_nothing(text: s
 def test_an_assistant_congratulating_the_user_still_gives_the_user_the_value() -> None:
     got = extracted("Congratulations on joining Globex Systems!", role="assistant")
     assert ("works_at", "Globex Systems") in got
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "fact"),
+    [
+        # "That's", "It's": "is", not an owner's "'s".
+        ("Any good bakeries near my place? That's Utrecht now, since the spring.", "user",
+         ("lives_in", "Utrecht")),
+        ("It's been two months since Felix and I got together.", "user", ("partner", "Felix")),
+        # A verb opening the sentence is no one's name.
+        ("Brewed kombucha again today, I think that's my thing now.", "user",
+         ("drinks", "kombucha")),
+        ("It's been matcha every afternoon for me lately.", "user", ("drinks", "matcha")),
+        # "moved over to X" is a change of job.
+        ("The commute is shorter since I moved over to Quillsoft.", "user",
+         ("works_at", "Quillsoft")),
+        # An assistant's glad news about the one it answers and one named person: a couple.
+        ("What lovely news about you and Yuki! Shall I remember the date?", "assistant",
+         ("partner", "Yuki")),
+        # A household's car is the speaker's.
+        ("We swapped the family car, it's a Renault Zoe now.", "user", ("drives", "Renault Zoe")),
+    ],
+)  # fmt: skip
+def test_contractions_openers_and_pairs(text: str, role: str, fact: tuple[str, str]) -> None:
+    got = extracted(text, role=role)
+    assert fact in got, (text, got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My in-laws drive a Volvo V60 and never stop talking about it.",
+        "Plan a weekend for me and Kwame, we just started dating.",  # no firm called Kwame
+        "Dana's new flat in Lisbon is lovely.",
+    ],
+)
+def test_in_laws_a_date_and_an_owner_give_nothing_of_the_kind(text: str) -> None:
+    got = extracted(text)
+    assert not {f for f in got if f[0] in ("drives", "works_at", "lives_in")}, (text, got)

@@ -178,7 +178,7 @@ _SAID = [
     # What the speaker drinks now (the value must name a drink).
     _said(r"\bI(?:['’]ve|\s+have|['’]m|\s+am)?\s+" + _SOON + r"(?:(?:been\s+|gotten\s+|got\s+)?(?:hooked\s+on|addicted\s+to|into|all\s+about|obsessed\s+with|living\s+on)|(?:been\s+)?(?:drinking|sipping|having)|(?:switched|changed|moved\s+on|gone\s+back)\s+to|(?:taken|picked)\s+up)\s+" + _THING, "drinks", "thing", "hooked|addicted|into|about|obsessed|living|drinking|sipping|having|switched|changed|moved|back|taken|picked", "drink"),
     _said(r"\b[Mm]y\s+(?:go-to|usual|daily|morning|regular)(?:\s+(?:drink|beverage|order|cup))?\s+(?:(?:right\s+now|these\s+days|now|lately|at\s+the\s+moment)\s+)?is\s+(?:now\s+)?" + _THING, "drinks", "thing", "go-to|usual|daily|morning|regular", "drink"),
-    _said(r"\bit['’]s\s+(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
+    _said(r"\bit['’]s\s+(?:been\s+)?(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
     _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?with\s+" + _PERSON + r"\s+now\b", "partner", "person", "with"),
@@ -201,7 +201,9 @@ OTHER_PEOPLE = frozenset(
     co-worker co-workers teammate teammates classmate classmates boss manager ceo auntie
     nephew niece nieces nephews gran granny nan nana grandad granddad grandmother grandfather
     grandparents stepmum stepmom stepdad sibling siblings kid twin bro sis lad lads guy guys
-    girl girls folks mentor acquaintance client clients customer customers recruiter""".split()
+    girl girls folks mentor acquaintance client clients customer customers recruiter in-laws
+    inlaws in-law relatives relative godmother godfather godparents stepbrother
+    stepsister stepson stepdaughter half-brother half-sister ex""".split()
 )
 _OTHER = re.compile(
     r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"

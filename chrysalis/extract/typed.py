@@ -92,7 +92,7 @@ AGAINST: dict[str, frozenset[str]] = {
         """ad ads advert posting posted recruiter interview interviews interviewing applied
         applying application rejected dream layoffs layoff article talk news shares stock
         customer client competitor podcast almost nearly turned_down declined passed_on
-        other_offer""".split()
+        other_offer dating girlfriend boyfriend""".split()
     ),
     "drinks": frozenset(
         """tried try trying whim gross hate hated stand sample taste once idk almost
@@ -167,11 +167,23 @@ _TO_AN_ORG = re.compile(
     r"(?:over\s+|across\s+)?to|\b(?:i['’]?m|i\s+am)\s+(?:now\s+)?(?:at|with))\s+$",
     re.IGNORECASE,
 )
+# "moved over to X": a change of job, whatever X's name ("since I moved over to Quillsoft").
+_OVER_TO = re.compile(r"\b(?:moved|moving|went|gone|switched)\s+over\s+to\s+$", re.IGNORECASE)
+# The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
+# as glad news: a couple.
+_PAIR = re.compile(r"\b(?:I|me|you)\s+and\s+$", re.IGNORECASE)
+_GLAD = re.compile(
+    r"\b(?:lovely|wonderful|great|happy|exciting|congratulations|congrats|good)\s+"
+    r"(?:news|for\s+(?:you|the\s+two\s+of\s+you|both\s+of\s+you))\b|\bcongrat",
+    re.IGNORECASE,
+)
 # An assistant congratulating the person it answers ("Congratulations on joining X!"): X is
 # that person's.
 _CONGRATS = re.compile(
     r"\b(?:congratulations|congrats|well\s+done)\s+on\b(?:\s+\S+){0,4}\s*$", re.IGNORECASE
 )
+# Words whose "'s" is "is", not an owner's ("That's X now", "It's been a month").
+_IS_WORDS = frozenset("that it there here what who where how let he she".split())
 # Words that open a sentence capitalised without being a name doing something ("Since X is
 # ...", "Noted, X ...").
 _OPENERS = frozenset(
@@ -343,7 +355,11 @@ def typed_mentions(
         # The words of the attribute may be in the sentence before, when this one is the
         # speaker's own ("a GP near my new place? I'm in X now"), unless it says a stay.
         carried = (
-            cues_of[i - 1] if i and low_words & _USER and _STAY.search(sentence) is None else set()
+            cues_of[i - 1]
+            if i
+            and (low_words & _USER or _THATS.match(sentence))
+            and _STAY.search(sentence) is None
+            else set()
         )
         ahead = (
             cues_of[i + 1]
@@ -418,6 +434,8 @@ def typed_mentions(
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
 
 
+# A sentence naming what the one before spoke of ("near my place? That's Utrecht now").
+_THATS = re.compile(r"\s*(?:that|it)['’]?s\b", re.IGNORECASE)
 # Words of a stay somewhere, not a home ("I'm in Lyon this weekend").
 _STAY = re.compile(
     r"\b(?:this\s+(?:weekend|week)|today|tonight|tomorrow|for\s+work|for\s+a\s+(?:few\s+)?days?|"
@@ -499,8 +517,8 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     None."""
     m = _IS_MINE.match(sentence, value.end)
     if m is not None:
-        if m.group("home"):
-            return "is" if attr == "lives_in" else None
+        if m.group("home"):  # (not "X is home to my parents": theirs, or anyone's)
+            return "is" if attr == "lives_in" and not sentence.startswith(" to", m.end()) else None
         if m.group("mine"):
             return "is" if attr == "drives" else None
         words = set(_WORD.findall(m.group("words").lower()))
@@ -508,12 +526,18 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     mine = _MINE_BEFORE.get(attr)
     if mine is not None and mine.search(sentence[max(0, value.start - 60) : value.start]):
         return "my"
+    before = sentence[max(0, value.start - 40) : value.start]
     if (
         attr == "works_at"
-        and value.text.split()[-1].lower() in ORG_HEADS
-        and _TO_AN_ORG.search(sentence[max(0, value.start - 40) : value.start])
+        and _TO_AN_ORG.search(before)
+        and (
+            value.text.split()[-1].lower() in ORG_HEADS
+            or (_OVER_TO.search(before) and not is_city(value.text))
+        )
     ):
         return "to"
+    if attr == "partner" and _PAIR.search(before) and _GLAD.search(sentence):
+        return "is"  # "lovely news about you and X!": the pair is a couple
     return None
 
 
@@ -752,7 +776,11 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 break  # "X was sweet but it's Y I fell for": whose Y is, is said after "but"
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
                 return "user"  # "User's current drink: X" (a note about the user)
-            if low.endswith(("'s", "’s")) and (low[:-2] in _OTHERS or word[0].isupper()):
+            if (
+                low.endswith(("'s", "’s"))
+                and (low[:-2] in _OTHERS or word[0].isupper())
+                and low[:-2] not in _IS_WORDS
+            ):
                 if side == "after" and low[:-2] not in _OTHERS:
                     continue  # "... with X since the party at Lena's": no owner of X
                 return "other"  # "my uncle's car", "Dana's new badge"
@@ -770,6 +798,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 word[0].isupper()
                 and low not in NOT_A_SUBJECT
                 and low not in _OPENERS
+                and not _plain_word(word, opener=not sentence[: m.start()].strip(" \t\"'(-"))
                 and not any(low in cues for cues in CUES.values())
                 and not (attr == "partner" and m.start() >= a)
                 and _NAME_VERB.match(sentence, m.end())
@@ -868,8 +897,8 @@ def _places(sentence: str) -> list[_Value]:
                 out.append(_Value(v.start, v.start + len(name), name))
                 break
         else:
-            if len(words) > 3:
-                continue
+            if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
+                continue  # ("moved over to Quillsoft": a job)
             home = _IS_MINE.match(sentence, v.end)
             if _IN_PLACE.search(sentence[: v.start]) or (
                 home and (home.group("home") or "home" in (home.group("words") or "").lower())
