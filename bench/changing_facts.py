@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held9]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held10]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -1350,6 +1350,195 @@ CHATTER_HELD9 = [
     "A: If you ever do move to {city}, the rental market there is tight, so start looking early.",
     "my mum keeps sending me articles about {drink} being good for you",
 ]
+# A twelfth family (`--wordings held10`), written blind on 2026-11-25 by a helper session
+# (brief r3s10/held10) without reading the extractor, the context code or the other families'
+# texts: several voices (formal and wordy, terse, chatty) telling a chat assistant about their
+# lives over a year and a half. About a third plain statements; the rest told in passing inside
+# a request (a GP, a pairing manual, a slide deck), "we" for the household, relative dates ("as
+# of this week"), the old value only implied ("handed in my notice"), lowercase and typos,
+# corrections ({y}: a value of the kind this user never has), and the assistant's own turn
+# ("A: "): replies that restate the change and third-person notes it keeps. The chatter:
+# relatives', friends' and colleagues' homes, jobs, cars and drinks, trips, wishes, news,
+# hypotheticals, a drink tried once, and lines naming nothing at all.
+SAY_HELD10: dict[str, list[str]] = {
+    "home": [
+        "Just moved to {x}. Boxes everywhere.",
+        "I live in {x} now.",
+        "Moved. {x}. Need a decent gym nearby, any ideas?",
+        "Can you help me find a GP that's taking new patients? I'm new in {x} and don't know "
+        "anyone here yet.",
+        "i live in {x} now btw so any weather stuff should be for there",
+        "We signed the lease last week and we've been living in {x} since Saturday. The flat is "
+        "tiny but the light is amazing.",
+        "Could you draft a short change-of-address email to my bank? My new address is in {x}, "
+        "flat 3, I moved in on the 1st.",
+        "Sorry, I wrote {y} earlier but I meant {x}, that's where we actually ended up moving.",
+        "Good morning. I wish to let you know that I have taken up residence in {x}; kindly take "
+        "this into account in any future recommendations.",
+        "been in {x} about two weeks now and still getting lost on the trams lol",
+        "A: Welcome to {x}! Since you've just moved there, a few things worth sorting out in the "
+        "first weeks: register locally, find a GP and update your address with your bank.",
+        "A: Noted - the user has relocated and now lives in {x}.",
+    ],
+    "employer": [
+        "Started a new job at {x} today.",
+        "I work at {x} now.",
+        "Handed in my notice at the old place last month, and on Monday I start at {x}.",
+        "Can you help me write a short intro for my first team meeting at {x}? Bit nervous.",
+        "got the job!!! {x} said yes, starting in two weeks",
+        "Correction: the offer I accepted was from {x}, not {y}. Long week.",
+        "As of the beginning of this month I am employed by {x}, in their operations team. Could "
+        "you summarise what a standard probation period usually involves?",
+        "new badge, new laptop, new commute. {x} it is.",
+        "We're both still adjusting - I joined {x} a couple of weeks ago and the hours are longer "
+        "than I expected, so dinners are later now.",
+        "my manager at {x} wants a slide deck by friday, can you outline one? only just started "
+        "there so i dont know their style yet",
+        "A: Congratulations on joining {x}! Would you like help preparing for your first week?",
+        "A: Noted - the user has changed jobs and now works at {x}.",
+    ],
+    "drink": [
+        "I've switched to {x}.",
+        "These days it's {x} every morning for me.",
+        "Dropped my old morning habit, it's {x} now. Any tips for making it properly at home?",
+        "Could you recommend a good flask? I've started taking {x} with me on the commute.",
+        "Not {y}, sorry - my go-to has been {x} for a few weeks now.",
+        "My doctor told me to cut back on what I was drinking, so I'm on {x} now.",
+        "We've gone full {x} in this house, my partner converted me.",
+        "honestly hooked on {x} lately, had three today",
+        "I would like to note a change in my preferences: I now drink {x} in the mornings rather "
+        "than what I used to have.",
+        "Bought a whole kit for {x} this weekend, it's my daily thing now.",
+        "A: Since you've moved over to {x}, I'll suggest cafés that do it well.",
+        "A: Noted - the user's usual drink is now {x}.",
+    ],
+    "partner": [
+        "I'm seeing someone new - {x}.",
+        "{x} and I are officially together!",
+        "Any ideas for a low-key date night? It's early days with {x} and I don't want to overdo "
+        "it.",
+        "Things ended with my ex a while back. I've been with {x} for a few weeks now and it's "
+        "going really well.",
+        "autocorrect strikes again, my partner's name is {x} not {y}",
+        "Moving in with {x} next month, can you help me put together a checklist?",
+        "I should mention that I am now in a relationship with {x}; we met through a mutual "
+        "friend at a dinner party.",
+        "me and {x} went official last night haha",
+        "Planning a weekend away for me and my partner {x}, somewhere with a spa within three "
+        "hours by train?",
+        "A: That's lovely news about you and {x}. How did you two meet?",
+        "A: Noted - the user is in a new relationship; their partner is {x}.",
+    ],
+    "car": [
+        "Bought a {x} yesterday.",
+        "I drive a {x} now.",
+        "Traded in the old car for a {x}. What's a sensible service interval?",
+        "Picked up the keys to our {x} this morning!!",
+        "Correction, it's a {x}, not a {y} - I mixed up the two I test drove.",
+        "how do i pair my phone with the {x}? just got it and the manual is useless",
+        "Could you estimate my annual running costs? I recently purchased a {x} and drive roughly "
+        "12,000 km a year.",
+        "finally got rid of the old banger, we're a {x} household now",
+        "I'd like to update my details: my vehicle is now a {x}, registered last week.",
+        "Insurance renewal is due and the car's been a {x} since the start of the month, does "
+        "that change anything?",
+        "A: Now that you have the {x}, you may want to check whether your insurance needs "
+        "updating.",
+        "A: Noted - the user has a new car, a {x}.",
+    ],
+}
+ASK_NOW_HELD10: dict[str, list[str]] = {
+    "home": [
+        "Where do I live these days?",
+        "Which city am I based in at the moment?",
+        "remind me what city im in currently",
+        "What's my home city?",
+    ],
+    "employer": [
+        "Who do I work for?",
+        "Where am I employed at present?",
+        "what company am i at right now",
+    ],
+    "drink": [
+        "What do I usually drink these days?",
+        "What's my go-to drink at the moment?",
+        "If you were getting me my usual drink today, what would it be?",
+    ],
+    "partner": [
+        "Who am I dating?",
+        "What's my partner's name?",
+        "who's my other half currently",
+    ],
+    "car": [
+        "What car do I drive?",
+        "What am I driving these days?",
+        "Which car do we have at the moment?",
+    ],
+}
+ASK_THEN_HELD10: dict[str, list[str]] = {
+    "home": [
+        "Where was I living {t}?",
+        "Which city did I call home {t}?",
+        "{t} where did i live?",
+    ],
+    "employer": [
+        "Who was I working for {t}?",
+        "Which company employed me {t}?",
+        "where did i work {t}",
+    ],
+    "drink": [
+        "What was I drinking {t}?",
+        "What was my usual drink {t}?",
+        "{t}, what did I have every morning?",
+    ],
+    "partner": [
+        "Who was I seeing {t}?",
+        "Who was my partner {t}?",
+        "who was i with {t}",
+    ],
+    "car": [
+        "What car did I have {t}?",
+        "What was I driving {t}?",
+        "Which car did we own {t}?",
+    ],
+}
+CHATTER_HELD10 = [
+    "My sister just moved to {city} for a job at {org}.",
+    "Thinking about moving to {city} some day, what's the cost of living like?",
+    "Is {org} a good company to work for? A friend has an interview there.",
+    "Tried {drink} at a café today, not for me.",
+    "My colleague {partner} drives a {car} and won't stop talking about it.",
+    "Off to {city} for a conference next week, any food tips?",
+    "What's the weather usually like in {city} in November?",
+    "My dad's thinking of getting a {car}. Are they reliable?",
+    "Saw in the news that {org} is laying people off, grim.",
+    "Can you give me a recipe for banana bread? The one without nuts.",
+    "How do I politely decline a wedding invite?",
+    "A: Here's a three-day itinerary for {city}: day one, the old town and a food market...",
+    "If I ever won the lottery I'd buy a {car} and move to {city}, no question.",
+    "{partner} from my book club swears by {drink}.",
+    "remind me to call mum on sunday",
+    "Our neighbours are moving to {city}, we'll really miss them.",
+    "What's a good stretching routine for lower back pain?",
+    "My brother got an offer from {org} but he's not sure about relocating.",
+    "We rented a {car} on holiday and it was fine, a bit sluggish on the hills.",
+    "Had a long weekend in {city} visiting {partner}, an old uni friend.",
+    "Is {drink} actually healthier or is that just marketing?",
+    "A: Noted - the user's friend {partner} is starting at {org} next month.",
+    "can you explain what an ETF is like im five",
+    "My cousin lives in {city} and keeps inviting us over.",
+    "I interviewed at {org} years ago and didn't get it, no hard feelings.",
+    "Should I try {drink}? Everyone at the office is obsessed with it.",
+    "Hypothetically, if I took a job at {org}, what would a commute from {city} look like?",
+    "The taxi back from the airport was a {car}, surprisingly comfy.",
+    "Just watched a documentary about the history of {city}, fascinating stuff.",
+    "Need a birthday gift idea for my boss, {partner}. Nothing too personal.",
+    "ugh, Monday again",
+    "Can you proofread this for me? 'We are pleased to announce our new opening hours.'",
+    "A: If you do visit {city}, the train from the airport is the easiest option.",
+    "My friend {partner} just bought a flat in {city}, very jealous.",
+    "Ordered {drink} by mistake at lunch, it wasn't bad actually.",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -1470,8 +1659,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
-    seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``) or eleventh
-    (``held9``)."""
+    seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
+    (``held9``) or twelfth (``held10``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings == "held":
         say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
@@ -1499,6 +1688,9 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     elif wordings == "held9":
         say, ask_now, ask_then = SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9
         chatter = CHATTER_HELD9
+    elif wordings == "held10":
+        say, ask_now, ask_then = SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10
+        chatter = CHATTER_HELD10
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
@@ -1533,7 +1725,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         fill = {"city": rng.choice(CITIES), "org": rng.choice(EMPLOYERS),
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
-        held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9")
+        held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
+                "held10")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -1680,9 +1873,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9"),
+                 "held7", "held8", "held9", "held10"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD9: never used to tune)",
+        "SAY_HELD2 to SAY_HELD10: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
