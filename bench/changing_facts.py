@@ -1655,6 +1655,23 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
     return out
 
 
+# The held-out families by name: what each tells the changes with, asks, and chatters.
+HELD_OUT: dict[
+    str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
+] = {
+    "held": (SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD),
+    "held2": (SAY_HELD2, ASK_NOW_HELD2, ASK_THEN_HELD2, CHATTER_HELD2),
+    "held3": (SAY_HELD3, ASK_NOW_HELD3, ASK_THEN_HELD3, CHATTER_HELD3),
+    "held4": (SAY_HELD4, ASK_NOW_HELD4, ASK_THEN_HELD4, CHATTER_HELD4),
+    "held5": (SAY_HELD5, ASK_NOW_HELD5, ASK_THEN_HELD5, CHATTER_HELD5),
+    "held6": (SAY_HELD6, ASK_NOW_HELD6, ASK_THEN_HELD6, CHATTER_HELD6),
+    "held7": (SAY_HELD7, ASK_NOW_HELD7, ASK_THEN_HELD7, CHATTER_HELD7),
+    "held8": (SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8, CHATTER_HELD8),
+    "held9": (SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9, CHATTER_HELD9),
+    "held10": (SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10, CHATTER_HELD10),
+}
+
+
 def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") -> User:
     """One user's eighteen months: changes of each attribute, chatter, and questions, told in
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
@@ -1662,35 +1679,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
     (``held9``) or twelfth (``held10``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
-    if wordings == "held":
-        say, ask_now, ask_then, chatter = SAY_HELD, ASK_NOW_HELD, ASK_THEN_HELD, CHATTER_HELD
-    elif wordings == "held2":
-        say, ask_now, ask_then = SAY_HELD2, ASK_NOW_HELD2, ASK_THEN_HELD2
-        chatter = CHATTER_HELD2
-    elif wordings == "held3":
-        say, ask_now, ask_then = SAY_HELD3, ASK_NOW_HELD3, ASK_THEN_HELD3
-        chatter = CHATTER_HELD3
-    elif wordings == "held4":
-        say, ask_now, ask_then = SAY_HELD4, ASK_NOW_HELD4, ASK_THEN_HELD4
-        chatter = CHATTER_HELD4
-    elif wordings == "held5":
-        say, ask_now, ask_then = SAY_HELD5, ASK_NOW_HELD5, ASK_THEN_HELD5
-        chatter = CHATTER_HELD5
-    elif wordings == "held6":
-        say, ask_now, ask_then = SAY_HELD6, ASK_NOW_HELD6, ASK_THEN_HELD6
-        chatter = CHATTER_HELD6
-    elif wordings == "held7":
-        say, ask_now, ask_then = SAY_HELD7, ASK_NOW_HELD7, ASK_THEN_HELD7
-        chatter = CHATTER_HELD7
-    elif wordings == "held8":
-        say, ask_now, ask_then = SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8
-        chatter = CHATTER_HELD8
-    elif wordings == "held9":
-        say, ask_now, ask_then = SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9
-        chatter = CHATTER_HELD9
-    elif wordings == "held10":
-        say, ask_now, ask_then = SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10
-        chatter = CHATTER_HELD10
+    if wordings in HELD_OUT:
+        say, ask_now, ask_then, chatter = HELD_OUT[wordings]
     elif wordings != "old":
         both = wordings == "all"
         say = {a: (SAY[a] if both else []) + SAY_NEW[a] for a in SAY}
