@@ -636,3 +636,22 @@ def test_contractions_openers_and_pairs(text: str, role: str, fact: tuple[str, s
 def test_in_laws_a_date_and_an_owner_give_nothing_of_the_kind(text: str) -> None:
     got = extracted(text)
     assert not {f for f in got if f[0] in ("drives", "works_at", "lives_in")}, (text, got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # (the red team's: a pointer into a sentence about someone else, make-believe, a firm
+        # one is a customer of)
+        "Do you like Porto? It is where my sister lives.",
+        "Pretend my flat in Lisbon is on fire, what do I grab first?",
+        "I switched to Redwood Insurance for my car cover.",
+    ],
+)
+def test_a_pointer_to_someone_elses_make_believe_and_a_customer_give_nothing(text: str) -> None:
+    got = extracted(text)
+    assert not {f for f in got if f[0] in ("lives_in", "works_at")}, (text, got)
+
+
+def test_a_possessive_still_holds_in_a_condition() -> None:
+    assert ("drives", "Kia Niro") in extracted("If my Kia Niro breaks down, who do I call?")

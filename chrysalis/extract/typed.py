@@ -167,6 +167,14 @@ _TO_AN_ORG = re.compile(
     r"(?:over\s+|across\s+)?to|\b(?:i['’]?m|i\s+am)\s+(?:now\s+)?(?:at|with))\s+$",
     re.IGNORECASE,
 )
+# A firm one is with as a customer, not an employee ("switched to X Insurance for my car").
+_AS_A_CUSTOMER = re.compile(r"\s+for\s+(?:my|our|the|a|an)\b", re.IGNORECASE)
+# A frame of make-believe, where even a possessive is no fact ("Pretend my flat in X ...").
+_FICTION = re.compile(
+    r"\b(?:pretend|pretending|imagine|imagining|suppose|supposing|let['’]s\s+say|"
+    r"hypothetically|role-?play|in\s+(?:the|my|a|this)\s+(?:story|novel|game|dream|scene))\b",
+    re.IGNORECASE,
+)
 # "moved over to X": a change of job, whatever X's name ("since I moved over to Quillsoft").
 _OVER_TO = re.compile(r"\b(?:moved|moving|went|gone|switched)\s+over\s+to\s+$", re.IGNORECASE)
 # The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
@@ -209,6 +217,8 @@ _OTHERS = (
     )
     | OTHER_PEOPLE
 )
+# Words naming a person other than the speaker ("nobody", "everyone" name none).
+_SOMEONE_ELSE = (_OTHERS | _PRONOUN) - {"nobody", "everyone", "everybody", "anyone", "anybody"}
 # Of `_OTHERS`, the words that name the user's partner: for the attribute "partner" they are
 # the user's own relationship ("my partner Sam"), for the others someone else's home or job.
 _PARTNER_WORDS = frozenset(
@@ -372,7 +382,10 @@ def typed_mentions(
             values = _values(attr, sentence)
             back = _BACK.get(attr)
             there = back.search(sentence) if back and not values and attr in prior else None
-            meant = _pointed(reading, prior[attr]) if there else None
+            # (not in a sentence about someone else: "Porto? It is where my sister lives")
+            meant = (
+                _pointed(reading, prior[attr]) if there and not low_words & _SOMEONE_ELSE else None
+            )
             if there and meant:  # "... near Lyon? We moved there in March": the value before
                 values = [_Value(there.start(1), there.end(1), meant)]
             elif values:
@@ -418,6 +431,7 @@ def typed_mentions(
                     elif said == "my":  # "my X": presupposed, in a question or plan too
                         own = (
                             _now(plain[start:a])
+                            and not _FICTION.search(sentence[: value.start])
                             and reading.mood(a, b, noun_phrase=True) == ASSERTED
                             and _whose(sentence, a - start, b - start, attr, named_subject)
                             == "user"
@@ -530,6 +544,7 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     if (
         attr == "works_at"
         and _TO_AN_ORG.search(before)
+        and not _AS_A_CUSTOMER.match(sentence, value.end)
         and (
             value.text.split()[-1].lower() in ORG_HEADS
             or (_OVER_TO.search(before) and not is_city(value.text))
