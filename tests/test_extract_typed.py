@@ -531,14 +531,14 @@ def test_many_tiny_sentences_or_distinct_words_cost_no_work_per_attribute(
     # looked up once for all attributes.
     import random
 
-    from chrysalis.extract import typed
+    from chrysalis.extract import cues, typed
 
     rng = random.Random(7)
     words = {
         "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(2850)
     }
     calls = {"values": 0, "lookups": 0}
-    values, lookup = typed._values, typed._attrs_cued_by.__wrapped__
+    values, lookup = typed._values, cues._attrs_cued_by.__wrapped__
 
     def counted_values(attr: str, sentence: str) -> list[typed._Value]:
         calls["values"] += 1
@@ -550,7 +550,7 @@ def test_many_tiny_sentences_or_distinct_words_cost_no_work_per_attribute(
 
     monkeypatch.setattr(typed, "_values", counted_values)
     monkeypatch.setattr(
-        typed, "_attrs_cued_by", functools.lru_cache(maxsize=1 << 16)(counted_lookup)
+        cues, "_attrs_cued_by", functools.lru_cache(maxsize=1 << 16)(counted_lookup)
     )
     for text in ("🎉 " * 10_000, "… " * 10_000):
         assert typed_mentions(text) == []

@@ -29,81 +29,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cache, lru_cache
-from itertools import pairwise
 
 from chrysalis.extract import Fact, Mention
-from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT, OTHER_PEOPLE
+from chrysalis.extract.cues import (
+    _OPENERS,
+    _OTHERS,
+    _PARTNER_WORDS,
+    _PRONOUN,
+    _SOMEONE_ELSE,
+    _USER,
+    _WORD,
+    AGAINST,
+    CUES,
+    _cued,
+    _cued_attrs,
+    _words,
+)
+from chrysalis.extract.facts import DRINK_WORDS, NOT_A_SUBJECT
 from chrysalis.extract.mood import ASSERTED, NEGATED, REPORTED, RETRACTED, Reading
 from chrysalis.extract.places import is_city
+from chrysalis.extract.values import (
+    _AFTER_PREP,
+    _IS_MINE,
+    _ITS_VERB,
+    _NAME_VERB,
+    _OVER_TO,
+    ORG_HEADS,
+    _people,
+    _plain_word,
+    _Value,
+    _values,
+)
 
 __all__ = ["AGAINST", "CUES", "TYPES", "addressed", "facts_from", "typed_facts", "typed_mentions"]
 
-# Words of each attribute (stems end in "*"). A sentence must hold one for its value to count.
-CUES: dict[str, frozenset[str]] = {
-    "lives_in": frozenset(
-        """live lives living lived move* moving relocat* keys key landlord* landlady flat
-        flats apartment* house home homes rent rented renting lease* postcode* zipcode address
-        neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled chose
-        chosen picked went_with went_for opted
-        settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
-        wohnung casa appartement déménag* mudanza mudado commute our_place my_place
-        new_place own_place for_good city town""".split()
-    ),
-    "works_at": frozenset(
-        """job jobs work working workplace employer* employed employee hire* hiring manager
-        boss onboarding badge salary paycheck payslip payroll contract colleague* coworker*
-        co-workers team office start* standup* codebase intern internship offer signed
-        probezeit probation career position role notice desk shift join chose chosen
-        went_with went_for opted accepted
-        joined joining gig company firm""".split()
-    ),
-    "drinks": frozenset(
-        """drink drinking drinks lately rn nowadays every daily always usually usual only
-        morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
-        switched swapped switch thing go-to order choice favourite favorite favourite
-        personality habit staple anything cup cups mug breakfast enough prefer
-        prefers these_days beverage having twice a_day per_day each_day living_on""".split()
-    ),
-    "drives": frozenset(
-        """bought buy got drive drives driving drove driver wheels picked pick parked parking
-        insurance insured registered plates dealer dealership owner own mine filled fuel
-        petrol charging traded lease leased collected upgraded garage car vehicle chose
-        chosen went_with went_for opted
-        congratulations congrats delivered delivery keys""".split()
-    ),
-    "partner": frozenset(
-        """partner girlfriend boyfriend gf bf official dating dated seeing together
-        anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
-        other_half going_out stayed_over couple moving_in moved_in move_in a_thing
-        an_item""".split()
-    ),
-}
-# Words that make the value something other than the attribute's current value.
-AGAINST: dict[str, frozenset[str]] = {
-    "lives_in": frozenset(
-        """flew fly flying flight flights visit visiting visited trip trips conference
-        holiday holidays vacation wedding gig hotel hostel airbnb tour sightseeing layover
-        stopover weekend_in weekend_away booked festival should almost nearly favourite
-        favorite dream honeymoon""".split()
-    ),
-    "works_at": frozenset(
-        """ad ads advert posting posted recruiter interview interviews interviewing applied
-        applying application rejected dream layoffs layoff article talk news shares stock
-        customer client competitor podcast almost nearly turned_down declined passed_on
-        other_offer dating girlfriend boyfriend""".split()
-    ),
-    "drinks": frozenset(
-        """tried try trying whim gross hate hated stand sample taste once idk almost
-        nearly""".split()
-    ),
-    "drives": frozenset(
-        """rented rent rental hire borrowed test holiday taxi uber fun almost nearly
-        dream""".split()
-    ),
-    "partner": frozenset("""ex broke split divorced engaged almost nearly""".split()),
-}
 # Phrases right before a value that say it is no longer (or never was) the current one.
 _NOT_NOW = re.compile(
     r"(?:\bused\s+to\b|\b(?:my|our|the)\s+(?:old|former|previous|last)\b|\bex[- ]|\bformer\b|"
@@ -120,15 +79,6 @@ _NOT_NOW = re.compile(
 _NEW_ONE = re.compile(
     r"\b(?:replaced|replacing|swapped|swapping|switched|switching|traded|trading|exchanged|"
     r"changed|upgraded)\b(?:\W+\w+){0,5}?\W+(?:for|with|to|into)\W*$",
-    re.IGNORECASE,
-)
-# The value is the subject of "is my/our <words of the attribute>", "is mine", "is home"
-# ("Tariq is my partner now", "X is my go-to drink", "the X is mine now", "X is home now"):
-# the sentence says whose it is, now, whatever was named before it.
-_IS_MINE = re.compile(
-    r"\s+(?:is|['’]s)\s+(?:(?:now|officially|finally|definitely|basically)\s+)*"
-    r"(?:(?:my|our)\s+(?P<words>[\w-]+(?:\s+[\w-]+){0,2})|(?P<mine>mine|ours)\b|"
-    r"(?P<home>home)\b)",
     re.IGNORECASE,
 )
 # The value presupposed as the speaker's by a possessive ("taking my X", "a plumber for my
@@ -150,16 +100,6 @@ _MINE_BEFORE: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
-# An organisation's name by its last word ("Redwood Insurance", "Northwind Labs"): no place
-# ("moved over to Redwood Insurance" is a job), and a change of job without a job's word.
-ORG_HEADS = frozenset(
-    """labs lab analytics robotics health healthcare energy foods food logistics media bank
-    optics games insurance travel print press publishing inc ltd llc gmbh corp corporation co
-    company group systems solutions technologies technology tech software studios studio
-    consulting consultancy partners capital holdings pharma pharmaceuticals biotech airlines
-    airways motors industries enterprises ventures networks digital telecom agency associates
-    foundation institute university hospital clinic bakery brewery logistics""".split()
-)
 # A move to an organisation ("moved over to X", "switched to X") or being at one now
 # ("I'm at X now"): a job, when X is one by its name.
 _TO_AN_ORG = re.compile(
@@ -175,8 +115,6 @@ _FICTION = re.compile(
     r"hypothetically|role-?play|in\s+(?:the|my|a|this)\s+(?:story|novel|game|dream|scene))\b",
     re.IGNORECASE,
 )
-# "moved over to X": a change of job, whatever X's name ("since I moved over to Quillsoft").
-_OVER_TO = re.compile(r"\b(?:moved|moving|went|gone|switched)\s+over\s+to\s+$", re.IGNORECASE)
 # The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
 # as glad news: a couple.
 _PAIR = re.compile(r"\b(?:I|me|you)\s+and\s+$", re.IGNORECASE)
@@ -192,53 +130,11 @@ _CONGRATS = re.compile(
 )
 # Words whose "'s" is "is", not an owner's ("That's X now", "It's been a month").
 _IS_WORDS = frozenset("that it there here what who where how let he she".split())
-# Words that open a sentence capitalised without being a name doing something ("Since X is
-# ...", "Noted, X ...").
-_OPENERS = frozenset(
-    """since because after before by once until till while though although unless whether
-    during from for with at in on to as like congratulations congrats noted got thanks
-    thank anyway besides can could would should did does do is are was were has have had
-    shall must might""".split()
-)
-_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
-_USER = frozenset(
-    """i i'm i’m im i've i’ve ive i'd i’d i'll me my mine myself we we're we’re we've we’ve
-    our ours us user user's user’s""".split()
-)
-_PRONOUN = frozenset("he she they him her his hers their theirs them".split())
-# People other than the user whom a sentence may be about ("my sister", "a friend").
-_OTHERS = (
-    frozenset(
-        """friend friends flatmate flatmates roommate roommates housemate sister sisters brother
-    brothers mum mom dad father mother parents cousin cousins neighbour neighbor neighbours
-    neighbors aunt uncle grandma grandpa wife husband son daughter kids children someone
-    somebody everyone everybody nobody partner girlfriend boyfriend fiancé fiancée fiance
-    fiancee spouse""".split()
-    )
-    | OTHER_PEOPLE
-)
-# Words naming a person other than the speaker ("nobody", "everyone" name none).
-_SOMEONE_ELSE = (_OTHERS | _PRONOUN) - {"nobody", "everyone", "everybody", "anyone", "anybody"}
-# Of `_OTHERS`, the words that name the user's partner: for the attribute "partner" they are
-# the user's own relationship ("my partner Sam"), for the others someone else's home or job.
-_PARTNER_WORDS = frozenset(
-    "parents partner girlfriend boyfriend fiancé fiancée fiance fiancee spouse".split()
-)
-# A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said"; not
-# a capitalised one: "Northwind Labs" is one name).
-_NAME_VERB = re.compile(
-    r"\s+(?:[a-z]\w*(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
-    r"from)\b"
-)
 _SPEECH = re.compile(
     r"\b(?:says?|said|saying|told|tells|telling|mentioned|mentions|mentioning|wrote|writes|"
     r"writing|claims?|claimed|claiming|thinks|thinking|reckons|posted|posting|announced|"
     r"announcing|noted|reported|insists?|insisted|insisting)\b",
     re.IGNORECASE,
-)
-_CAP_RUN = re.compile(r"(?<![\w'’-])[A-ZÀ-Þ][\w'’&.-]*(?:\s+(?:&\s+)?[A-ZÀ-Þ0-9][\w'’&.-]*){0,3}")
-_AFTER_PREP = re.compile(
-    r"(?:\b(?:at|for|with|from|by|join|joins|joined|joining|w/|to|in|into)\s+)$", re.I
 )
 # A state that held once and is over ("I lived in Holland when I was a child").
 _PAST = re.compile(
@@ -251,19 +147,6 @@ _DENIED = re.compile(
     r"\b(?:wrong|false|untrue|not\s+true|lies?|lying|nonsense|rubbish|kidding|joking|rumou?rs?)\b",
     re.IGNORECASE,
 )
-_DRINK_MODIFIERS = frozenset(
-    """flat cold iced hot green black white herbal peppermint mint chamomile camomile oolong
-    matcha yerba sparkling fizzy mineral oat almond soy earl grey jasmine ginger lemon
-    orange apple turmeric golden bubble barley chai masala nitro decaf dirty pumpkin spiced
-    vanilla caramel""".split()
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Value:
-    start: int
-    end: int
-    text: str
 
 
 # Bounds on the work a text can ask for (each value costs a pass over its sentence, so a
@@ -561,122 +444,6 @@ TYPES = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "p
          "partner": "person"}  # fmt: skip
 
 
-def _words(text: str) -> set[str]:
-    """The lower-case words of ``text`` and its two-word phrases joined by "_" ("other_half");
-    "couple" only where it is a pair, not a number ("a couple of weeks")."""
-    words = _WORD.findall(text.lower())
-    out = set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
-    if any(x == "couple" and y in _A_NUMBER_OF for x, y in pairwise(words)):
-        out.discard("couple")
-    return out
-
-
-_A_NUMBER_OF = frozenset("of days weeks months years hours times more".split())
-
-
-def _cued(words: set[str], cues: frozenset[str], *, typos: bool = True) -> bool:
-    """Whether any of ``words`` is a cue: a word, a stem ("relocat*"), or, in a word of six
-    letters or more, a cue with one letter missing, extra or swapped ("aparment")."""
-    lexicon = _lexicon(cues)
-    for w in words:
-        if w in cues or w.rstrip("'’s") in cues:
-            return True
-        if any(w.startswith(stem) for stem in lexicon.stems.get(w[0], ())):
-            return True
-        if typos and 6 <= len(w) <= lexicon.longest + 1 and _one_off(w, lexicon):
-            return True
-    return False
-
-
-def _cued_attrs(words: set[str]) -> set[str]:
-    """The attributes any of ``words`` cues, as `_cued` with typos reads them: each word
-    looked up once for all attributes (`_attrs_cued_by`), not once per attribute and
-    sentence (20,000 characters of distinct six-letter words took 140 ms so)."""
-    out: set[str] = set()
-    for w in words:
-        out |= _attrs_cued_by(w)
-        if len(out) == len(CUES):
-            break
-    return out
-
-
-@lru_cache(maxsize=1 << 16)
-def _attrs_cued_by(w: str) -> frozenset[str]:
-    """The attributes whose cues ``w`` is (`_cued`), a typo's variants of it built once."""
-    every = _lexicon(_ALL_CUES)  # first: is it any attribute's cue at all? (mostly not)
-    stripped = w.rstrip("'’s")
-    variants: set[str] = set()
-    if 6 <= len(w) <= every.longest + 1:  # one letter extra, or two neighbours swapped
-        variants = {w[:i] + w[i + 1 :] for i in range(len(w))} | {
-            w[:i] + w[i + 1] + w[i] + w[i + 2 :] for i in range(len(w) - 1) if w[i] != w[i + 1]
-        }
-    if not (
-        w in _ALL_CUES
-        or stripped in _ALL_CUES
-        or any(w.startswith(stem) for stem in every.stems.get(w[0], ()))
-        or (variants and (w in every.missing or not variants.isdisjoint(every.long)))
-    ):
-        return frozenset()
-    out = []
-    for attr, cues in CUES.items():
-        lexicon = _lexicon(cues)
-        if (
-            w in cues
-            or stripped in cues
-            or any(w.startswith(stem) for stem in lexicon.stems.get(w[0], ()))
-        ) or (
-            6 <= len(w) <= lexicon.longest + 1
-            and w not in lexicon.long
-            and (w in lexicon.missing or not variants.isdisjoint(lexicon.long))
-        ):
-            out.append(attr)
-    return frozenset(out)
-
-
-_ALL_CUES = frozenset().union(*CUES.values())
-
-
-@dataclass(frozen=True, slots=True)
-class _Lexicon:
-    stems: dict[str, tuple[str, ...]]  # first letter -> the stems ("relocat") starting with it
-    long: frozenset[str]  # the cues of six characters or more (a stem's "*" counted), bare
-    missing: frozenset[str]  # each of those with one letter left out
-    longest: int
-
-
-@cache
-def _lexicon(cues: frozenset[str]) -> _Lexicon:
-    """``cues`` indexed so a word is looked up, not compared with each cue (a text's every
-    word against every cue cost 1.7 s for 20,000 characters)."""
-    stems: dict[str, list[str]] = {}
-    for c in cues:
-        if c.endswith("*"):
-            stems.setdefault(c[0], []).append(c[:-1])
-    long = frozenset(c.rstrip("*") for c in cues if len(c) >= 6)
-    missing = frozenset(c[:i] + c[i + 1 :] for c in long for i in range(len(c)))
-    return _Lexicon(
-        {k: tuple(v) for k, v in stems.items()},
-        long,
-        missing,
-        max(map(len, long), default=0),
-    )
-
-
-def _one_off(w: str, lexicon: _Lexicon) -> bool:
-    """Whether ``w`` is a long cue with one letter missing, extra, or two neighbours swapped."""
-    if w in lexicon.long:
-        return False  # the cue itself is no typo of it (a stem's bare form: matched above)
-    if w in lexicon.missing:
-        return True
-    if any(w[:i] + w[i + 1 :] in lexicon.long for i in range(len(w))):
-        return True
-    return any(
-        w[:i] + w[i + 1] + w[i] + w[i + 2 :] in lexicon.long
-        for i in range(len(w) - 1)
-        if w[i] != w[i + 1]
-    )
-
-
 # A relationship word someone else has ("her girlfriend", "Tom's wife").
 _THEIRS = re.compile(r"\b(?:his|her|their|\w+['’]s)\s+(?:new\s+)?(?:\w+)$", re.IGNORECASE)
 
@@ -755,16 +522,6 @@ def _asserted(
 _LINKED = re.compile(r"\s+(?:at|in|from|for|with|of)\s+(?:the\s+)?", re.IGNORECASE)
 
 
-# A verb right after the value, which no preposition governs: the value is its clause's
-# subject, doing something ("X is opening an office", "X posted a job ad"); the clause is
-# about it, unless the user is in it after all ("X hired me", "X is treating us well").
-_ITS_VERB = re.compile(
-    r"\s+(?:(?:is|was|are|were)\s+\w+ing|\w+ed|keeps?|will|would|can|could|makes|gives|helps|"
-    r"tastes|upsets|hurts|costs|seems|feels|looks|sounds)\b",
-    re.IGNORECASE,
-)
-
-
 def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
     """``user`` when the sentence tells the value of the user, ``other`` when of someone
     else: the nearest subject before the value decides, else the nearest after it, else the
@@ -830,176 +587,3 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
             return "user"
         return "other"
     return "user"
-
-
-def _values(attr: str, sentence: str) -> list[_Value]:
-    if attr == "lives_in":
-        return _places(sentence)
-    if attr == "works_at":
-        return _orgs(sentence)
-    if attr == "drinks":
-        return _drinks(sentence)
-    if attr == "drives":
-        return _cars(sentence)
-    return _people(sentence)
-
-
-def _names(sentence: str) -> list[_Value]:
-    """Capitalised runs that could name something, leading common words dropped ("Finally
-    Lisbon" -> "Lisbon"; "I" and a sentence's opener are no names)."""
-    out = []
-    for m in _CAP_RUN.finditer(sentence):
-        words = list(re.finditer(r"\S+", m.group(0)))
-        opener = not sentence[: m.start()].strip(" \t\"'(-")
-        while words and _plain_word(words[0].group(0), opener and words[0].start() == 0):
-            words = words[1:]
-        while words and words[-1].group(0).rstrip(".,;:!?").lower() in _USER:
-            words = words[:-1]  # "since I started at X I only ...": the "I" is no name
-        if not words:
-            continue
-        a = m.start() + words[0].start()
-        text = re.sub(r"['’]s$", "", sentence[a : m.start() + words[-1].end()].rstrip(".,;:!?"))
-        if text:
-            out.append(_Value(a, a + len(text), text))
-    return out
-
-
-def _plain_word(word: str, opener: bool = False) -> bool:
-    low = word.lower().rstrip(".,;:!?")
-    if opener and (low.endswith(("ed", "ing", "ly")) or low in _OPENERS):
-        return True  # "Started dating ...", "Finally ...", "After ...": no name opens it
-    return low in NOT_A_SUBJECT or low in _COMMON
-
-
-_COMMON = frozenset(
-    """lol haha omg new big per note summary user first last day got just finally honestly
-    ok okay so yeah yes sorry thanks picked bought had things sold correction rumour
-    rumor update btw hey hi hello thank also quick anyway well oh ah hmm great good tbh fyi
-    ps imo someone someone's it it's it’s that's that’s there's there’s here's here’s what's
-    what’s let's let’s""".split()
-)
-
-
-# Where a name the gazetteer lacks is a place: right after "in", "to", "into", "near" ("a flat
-# in Galway"); "at X" is a firm or a venue, not where anyone lives.
-_IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
-# "X from the running club", "X from work": a person, told by where the speaker knows them.
-_FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
-
-
-def _places(sentence: str) -> list[_Value]:
-    out = []
-    for v in _names(sentence):
-        words = v.text.split()
-        if words[0].lower() in CAR_MAKES:
-            continue  # "a Honda Civic": a car (Honda is a city too)
-        if words[-1].lower() in ORG_HEADS and len(words) > 1:
-            continue  # "Meridian Bank": a firm (Meridian is a city too)
-        if re.search(r"\bwith\s+$", sentence[: v.start], re.I):
-            continue  # "moving in with Yuki": a person (Yuki is a city too)
-        if sentence.startswith(("'s", "’s"), v.end):
-            continue  # "Sam's new flat": its owner, no place
-        before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
-        if before and before[-1].lower() in _OTHERS:
-            continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
-        if _ITS_VERB.match(sentence, v.end) and not _AFTER_PREP.search(sentence[: v.start]):
-            continue  # "Sam keeps telling people ...": someone doing something, no place
-        if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
-            continue  # "Noor from the running club is ...": a person, the sentence's subject
-        for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
-            if is_city(" ".join(words[:n])):
-                name = " ".join(words[:n])
-                out.append(_Value(v.start, v.start + len(name), name))
-                break
-        else:
-            if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
-                continue  # ("moved over to Quillsoft": a job)
-            home = _IS_MINE.match(sentence, v.end)
-            if _IN_PLACE.search(sentence[: v.start]) or (
-                home and (home.group("home") or "home" in (home.group("words") or "").lower())
-            ):
-                out.append(v)  # "a flat in Galway", "Galway is home now": a place the
-                # gazetteer lacks
-    return out
-
-
-def _orgs(sentence: str) -> list[_Value]:
-    """Organisation-like names: not a city, a car, a drink or a person the sentence makes a
-    subject; those after "at"/"for"/"with"/"from"/"by" first."""
-    out = []
-    for v in _names(sentence):
-        low = v.text.lower()
-        if is_city(v.text) or low.split()[0] in CAR_MAKES or low in DRINK_WORDS:
-            continue
-        if (
-            len(v.text.split()) == 1
-            and _NAME_VERB.match(sentence, v.end)
-            and not _AFTER_PREP.search(sentence[: v.start])
-        ):
-            continue  # "Jo says ...": a person ("the policy at X is ...": a firm)
-        if sentence.startswith(("'s", "’s"), v.end):
-            continue  # "Dana's badge": its owner, no organisation
-        if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
-            continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
-        if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
-            continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
-        out.append(v)
-    prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
-    return prep or out
-
-
-def _drinks(sentence: str) -> list[_Value]:
-    out = []
-    tokens = list(re.finditer(r"[\w'’-]+", sentence))
-    i = 0
-    while i < len(tokens):
-        low = tokens[i].group(0).lower()
-        if low in DRINK_WORDS:
-            first = i
-            while first > 0 and tokens[first - 1].group(0).lower() in _DRINK_MODIFIERS:
-                first -= 1
-            last = i
-            while last + 1 < len(tokens) and tokens[last + 1].group(0).lower() in DRINK_WORDS:
-                last += 1
-            a, b = tokens[first].start(), tokens[last].end()
-            if not set(sentence[a:b].lower().split()) <= _PART_OF_A_DRINK:
-                out.append(_Value(a, b, sentence[a:b]))
-            i = last + 1
-        else:
-            i += 1
-    return out
-
-
-# Drink words that name a drink only beside another ("flat white"): alone, a flat is a home.
-_PART_OF_A_DRINK = frozenset({"flat", "white"})
-_MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
-
-
-def _cars(sentence: str) -> list[_Value]:
-    """A car make (`CAR_MAKES`, capitalised) and the model words after it ("Kia Niro",
-    "Volvo V60", "Tesla Model 3")."""
-    out = []
-    for m in _WORD.finditer(sentence):
-        if m.group(0)[0].isupper() and m.group(0).lower() in CAR_MAKES:
-            end = _MODEL.match(sentence, m.end())
-            b = end.end() if end else m.end()
-            while sentence[m.start() : b].endswith(" I"):
-                b -= 2  # "it's a Kia Niro I bought": the "I" is no part of its model
-            out.append(_Value(m.start(), b, sentence[m.start() : b]))
-    return out
-
-
-def _people(sentence: str) -> list[_Value]:
-    out = []
-    for v in _names(sentence):
-        words = v.text.split()
-        if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
-            continue  # ("Love ..." opens a sentence: no one's name)
-        if re.search(r"\b(?:in|to|from|at|for)\s+$", sentence[: v.start]) and (
-            is_city(v.text) or len(words) > 1
-        ):
-            continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
-        if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
-            continue  # "the party at Lena's": her place, no one the speaker is with
-        out.append(v)
-    return out

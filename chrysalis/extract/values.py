@@ -1,0 +1,258 @@
+# ruff: noqa: RUF001, SIM905 - curly quotes are text here; word lists read best as one string
+"""The values of each typed attribute a sentence names, whatever it says of them: cities
+(the gazetteer, or a name after "in"/"to"), organisation-like names, drinks, cars (a make and
+its model) and first names (`values`). Whether a value is the speaker's is
+`chrysalis.extract.typed`'s question."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chrysalis.extract.cues import _OPENERS, _OTHERS, _USER, _WORD, CUES
+from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
+from chrysalis.extract.places import is_city
+
+# The value is the subject of "is my/our <words of the attribute>", "is mine", "is home"
+# ("Tariq is my partner now", "X is my go-to drink", "the X is mine now", "X is home now"):
+# the sentence says whose it is, now, whatever was named before it.
+_IS_MINE = re.compile(
+    r"\s+(?:is|['’]s)\s+(?:(?:now|officially|finally|definitely|basically)\s+)*"
+    r"(?:(?:my|our)\s+(?P<words>[\w-]+(?:\s+[\w-]+){0,2})|(?P<mine>mine|ours)\b|"
+    r"(?P<home>home)\b)",
+    re.IGNORECASE,
+)
+
+
+# An organisation's name by its last word ("Redwood Insurance", "Northwind Labs"): no place
+# ("moved over to Redwood Insurance" is a job), and a change of job without a job's word.
+ORG_HEADS = frozenset(
+    """labs lab analytics robotics health healthcare energy foods food logistics media bank
+    optics games insurance travel print press publishing inc ltd llc gmbh corp corporation co
+    company group systems solutions technologies technology tech software studios studio
+    consulting consultancy partners capital holdings pharma pharmaceuticals biotech airlines
+    airways motors industries enterprises ventures networks digital telecom agency associates
+    foundation institute university hospital clinic bakery brewery logistics""".split()
+)
+
+
+# "moved over to X": a change of job, whatever X's name ("since I moved over to Quillsoft").
+_OVER_TO = re.compile(r"\b(?:moved|moving|went|gone|switched)\s+over\s+to\s+$", re.IGNORECASE)
+
+
+# A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said"; not
+# a capitalised one: "Northwind Labs" is one name).
+_NAME_VERB = re.compile(
+    r"\s+(?:[a-z]\w*(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
+    r"from)\b"
+)
+
+
+_CAP_RUN = re.compile(r"(?<![\w'’-])[A-ZÀ-Þ][\w'’&.-]*(?:\s+(?:&\s+)?[A-ZÀ-Þ0-9][\w'’&.-]*){0,3}")
+
+
+_AFTER_PREP = re.compile(
+    r"(?:\b(?:at|for|with|from|by|join|joins|joined|joining|w/|to|in|into)\s+)$", re.I
+)
+
+
+_DRINK_MODIFIERS = frozenset(
+    """flat cold iced hot green black white herbal peppermint mint chamomile camomile oolong
+    matcha yerba sparkling fizzy mineral oat almond soy earl grey jasmine ginger lemon
+    orange apple turmeric golden bubble barley chai masala nitro decaf dirty pumpkin spiced
+    vanilla caramel""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    start: int
+    end: int
+    text: str
+
+
+# A verb right after the value, which no preposition governs: the value is its clause's
+# subject, doing something ("X is opening an office", "X posted a job ad"); the clause is
+# about it, unless the user is in it after all ("X hired me", "X is treating us well").
+_ITS_VERB = re.compile(
+    r"\s+(?:(?:is|was|are|were)\s+\w+ing|\w+ed|keeps?|will|would|can|could|makes|gives|helps|"
+    r"tastes|upsets|hurts|costs|seems|feels|looks|sounds)\b",
+    re.IGNORECASE,
+)
+
+
+def _values(attr: str, sentence: str) -> list[_Value]:
+    if attr == "lives_in":
+        return _places(sentence)
+    if attr == "works_at":
+        return _orgs(sentence)
+    if attr == "drinks":
+        return _drinks(sentence)
+    if attr == "drives":
+        return _cars(sentence)
+    return _people(sentence)
+
+
+def _names(sentence: str) -> list[_Value]:
+    """Capitalised runs that could name something, leading common words dropped ("Finally
+    Lisbon" -> "Lisbon"; "I" and a sentence's opener are no names)."""
+    out = []
+    for m in _CAP_RUN.finditer(sentence):
+        words = list(re.finditer(r"\S+", m.group(0)))
+        opener = not sentence[: m.start()].strip(" \t\"'(-")
+        while words and _plain_word(words[0].group(0), opener and words[0].start() == 0):
+            words = words[1:]
+        while words and words[-1].group(0).rstrip(".,;:!?").lower() in _USER:
+            words = words[:-1]  # "since I started at X I only ...": the "I" is no name
+        if not words:
+            continue
+        a = m.start() + words[0].start()
+        text = re.sub(r"['’]s$", "", sentence[a : m.start() + words[-1].end()].rstrip(".,;:!?"))
+        if text:
+            out.append(_Value(a, a + len(text), text))
+    return out
+
+
+def _plain_word(word: str, opener: bool = False) -> bool:
+    low = word.lower().rstrip(".,;:!?")
+    if opener and (low.endswith(("ed", "ing", "ly")) or low in _OPENERS):
+        return True  # "Started dating ...", "Finally ...", "After ...": no name opens it
+    return low in NOT_A_SUBJECT or low in _COMMON
+
+
+_COMMON = frozenset(
+    """lol haha omg new big per note summary user first last day got just finally honestly
+    ok okay so yeah yes sorry thanks picked bought had things sold correction rumour
+    rumor update btw hey hi hello thank also quick anyway well oh ah hmm great good tbh fyi
+    ps imo someone someone's it it's it’s that's that’s there's there’s here's here’s what's
+    what’s let's let’s""".split()
+)
+
+
+# Where a name the gazetteer lacks is a place: right after "in", "to", "into", "near" ("a flat
+# in Galway"); "at X" is a firm or a venue, not where anyone lives.
+_IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
+
+
+# "X from the running club", "X from work": a person, told by where the speaker knows them.
+_FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
+
+
+def _places(sentence: str) -> list[_Value]:
+    out = []
+    for v in _names(sentence):
+        words = v.text.split()
+        if words[0].lower() in CAR_MAKES:
+            continue  # "a Honda Civic": a car (Honda is a city too)
+        if words[-1].lower() in ORG_HEADS and len(words) > 1:
+            continue  # "Meridian Bank": a firm (Meridian is a city too)
+        if re.search(r"\bwith\s+$", sentence[: v.start], re.I):
+            continue  # "moving in with Yuki": a person (Yuki is a city too)
+        if sentence.startswith(("'s", "’s"), v.end):
+            continue  # "Sam's new flat": its owner, no place
+        before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
+        if before and before[-1].lower() in _OTHERS:
+            continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
+        if _ITS_VERB.match(sentence, v.end) and not _AFTER_PREP.search(sentence[: v.start]):
+            continue  # "Sam keeps telling people ...": someone doing something, no place
+        if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
+            continue  # "Noor from the running club is ...": a person, the sentence's subject
+        for n in range(len(words), 0, -1):  # "Lisbon Portugal": the longest city first
+            if is_city(" ".join(words[:n])):
+                name = " ".join(words[:n])
+                out.append(_Value(v.start, v.start + len(name), name))
+                break
+        else:
+            if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
+                continue  # ("moved over to Quillsoft": a job)
+            home = _IS_MINE.match(sentence, v.end)
+            if _IN_PLACE.search(sentence[: v.start]) or (
+                home and (home.group("home") or "home" in (home.group("words") or "").lower())
+            ):
+                out.append(v)  # "a flat in Galway", "Galway is home now": a place the
+                # gazetteer lacks
+    return out
+
+
+def _orgs(sentence: str) -> list[_Value]:
+    """Organisation-like names: not a city, a car, a drink or a person the sentence makes a
+    subject; those after "at"/"for"/"with"/"from"/"by" first."""
+    out = []
+    for v in _names(sentence):
+        low = v.text.lower()
+        if is_city(v.text) or low.split()[0] in CAR_MAKES or low in DRINK_WORDS:
+            continue
+        if (
+            len(v.text.split()) == 1
+            and _NAME_VERB.match(sentence, v.end)
+            and not _AFTER_PREP.search(sentence[: v.start])
+        ):
+            continue  # "Jo says ...": a person ("the policy at X is ...": a firm)
+        if sentence.startswith(("'s", "’s"), v.end):
+            continue  # "Dana's badge": its owner, no organisation
+        if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
+            continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
+        if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
+            continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
+        out.append(v)
+    prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
+    return prep or out
+
+
+def _drinks(sentence: str) -> list[_Value]:
+    out = []
+    tokens = list(re.finditer(r"[\w'’-]+", sentence))
+    i = 0
+    while i < len(tokens):
+        low = tokens[i].group(0).lower()
+        if low in DRINK_WORDS:
+            first = i
+            while first > 0 and tokens[first - 1].group(0).lower() in _DRINK_MODIFIERS:
+                first -= 1
+            last = i
+            while last + 1 < len(tokens) and tokens[last + 1].group(0).lower() in DRINK_WORDS:
+                last += 1
+            a, b = tokens[first].start(), tokens[last].end()
+            if not set(sentence[a:b].lower().split()) <= _PART_OF_A_DRINK:
+                out.append(_Value(a, b, sentence[a:b]))
+            i = last + 1
+        else:
+            i += 1
+    return out
+
+
+# Drink words that name a drink only beside another ("flat white"): alone, a flat is a home.
+_PART_OF_A_DRINK = frozenset({"flat", "white"})
+
+
+_MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
+
+
+def _cars(sentence: str) -> list[_Value]:
+    """A car make (`CAR_MAKES`, capitalised) and the model words after it ("Kia Niro",
+    "Volvo V60", "Tesla Model 3")."""
+    out = []
+    for m in _WORD.finditer(sentence):
+        if m.group(0)[0].isupper() and m.group(0).lower() in CAR_MAKES:
+            end = _MODEL.match(sentence, m.end())
+            b = end.end() if end else m.end()
+            while sentence[m.start() : b].endswith(" I"):
+                b -= 2  # "it's a Kia Niro I bought": the "I" is no part of its model
+            out.append(_Value(m.start(), b, sentence[m.start() : b]))
+    return out
+
+
+def _people(sentence: str) -> list[_Value]:
+    out = []
+    for v in _names(sentence):
+        words = v.text.split()
+        if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
+            continue  # ("Love ..." opens a sentence: no one's name)
+        if re.search(r"\b(?:in|to|from|at|for)\s+$", sentence[: v.start]) and (
+            is_city(v.text) or len(words) > 1
+        ):
+            continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
+        if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
+            continue  # "the party at Lena's": her place, no one the speaker is with
+        out.append(v)
+    return out
