@@ -1655,6 +1655,241 @@ def _phrases(rng: random.Random, at: datetime) -> list[tuple[str, float, float]]
     return out
 
 
+# A fourteenth family (`--wordings held12`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held12) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: long chatty messages in British or Australian colloquial English
+# where the change is one sentence among news of the day, family and friends (other people's
+# homes, jobs and cars, none of them from the pools), mostly in narrative past or present
+# perfect, with about a third of the statements short and plain.
+SAY_HELD12: dict[str, list[str]] = {
+    "home": [
+        "Right, big news: we've moved to {x}. Signed the lease on Thursday and the removalists "
+        "turned up two hours late, classic. Mum rang halfway through to tell me my brother's "
+        "finally bought a place in Geelong, so she was over the moon about that too. Still "
+        "haven't found the kettle.",
+        "Moved to {x} last weekend.",
+        "Been a mad fortnight. Shaz and Dev helped me lug everything up three flights of "
+        "stairs and Dev's ute nearly didn't make it. Anyway I'm living in {x} now, tiny flat "
+        "but the light's lovely. My sister reckons I'll be back in Newcastle within a year, "
+        "cheeky cow.",
+        "I live in {x} now.",
+        "Had the worst week at work but at least the move's done, I've officially relocated to "
+        "{x}. My cousin lives about twenty minutes out in the suburbs so I'll have someone to "
+        "nag for Sunday roasts. Boxes everywhere and the cat's sulking under the bed.",
+        "Quick one before I forget: we got the keys yesterday, so home is {x} from now on. "
+        "Gran's still in her bungalow in Hove and says she'll visit once we've got a spare bed. "
+        "My mate Tom has kept his flat in Croydon, he thinks we're bonkers.",
+        "We've packed up and moved to {x}, finally.",
+        "Everyone assumed we'd end up in {y} but we've actually moved to {x}. The agent showed "
+        "us a place there first and we couldn't say no. Lachie still rents in Fitzroy and "
+        "keeps telling us we'll regret leaving.",
+        "Cheers for the packing tips. We made it, been living in {x} since Saturday. Dad drove "
+        "up in his old Land Cruiser with the trailer and whinged about the tolls the whole way. "
+        "The neighbours seem nice, one of them works at the hospital round the corner.",
+        "Home is {x} now.",
+        "A: Noted that you've moved to {x}, congratulations on the new place.",
+        "So I've done it, handed back the keys and moved to {x} for good. Bit emotional, "
+        "honestly, my best mate Priya lives two doors down from the old place and we did Friday "
+        "drinks every week for years. She's promised to come and stay once her visa stuff is "
+        "sorted.",
+    ],
+    "employer": [
+        "Started at {x} on Monday.",
+        "First week at {x} done and dusted. The team's lovely, though the bloke next to me eats "
+        "tuna at his desk every single day. Picked the kids up after and Liam told me his "
+        "mate's dad just got a job at Qantas, so now he wants to be a pilot. Knackered but "
+        "happy.",
+        "I work at {x} now.",
+        "Had my leaving drinks on Friday and this week I started at {x}. Sarah from accounts "
+        "cried, which set me off too. My brother-in-law is still at the council and reckons "
+        "he'll never leave, good on him.",
+        "Well that's me joined {x}. Did the induction this morning and got lost twice looking "
+        "for the loos. Mum wanted a full report over the phone, then spent twenty minutes on my "
+        "auntie's new job at the post office in Ballarat. Early night for me.",
+        "I was meant to be going to {y} but they pulled the offer, so I've taken the job at {x} "
+        "instead. Probably dodged a bullet. My mate Jono works at a bank in the city and says "
+        "the hours there are brutal anyway.",
+        "New job at {x} now.",
+        "A: Congratulations on the new role at {x}. I'll keep that in mind when you ask about "
+        "work.",
+        "Bit of a change of scene: I've moved over to {x}. Same sort of work, better money and "
+        "a shorter commute, which my back is thanking me for. Caught up with Ellie at the "
+        "weekend, she's still at the hospital and still drives that ancient Corolla that "
+        "sounds like a lawnmower.",
+        "Handed my notice in a while back and this week I started at {x}. Still getting my "
+        "head round all the acronyms. Dad's been at the same firm for thirty years and can't "
+        "understand why anyone would move.",
+        "Mostly settled in now, I'm with {x} these days.",
+    ],
+    "drink": [
+        "I've switched to {x}.",
+        "Been trying to be a bit healthier, so it's {x} every morning now. My flatmate thinks "
+        "I've joined a cult. Went to Maddie's on Sunday and her new place in Brunswick is "
+        "gorgeous, she's even got a proper garden.",
+        "I mostly drink {x} these days.",
+        "Went round to Nan's and she put the kettle on like always, bless her. Didn't have the "
+        "heart to tell her I've gone over to {x} now, I'll break it to her gently. Uncle Pete "
+        "was there showing off his new Hilux, as if anyone asked.",
+        "Tried {y} at the market and it was rank, so I'm sticking with {x}. That's my daily "
+        "drink now, can't get enough of it. Hannah's brother works at the stall next door and "
+        "gave me a free pastry.",
+        "Right, new habit: {x} first thing every morning. Picked it up on holiday and it's "
+        "stuck. The kids have been at my mum's all week so the house is weirdly quiet.",
+        "Got hooked on {x} over the last couple of weeks and it's pretty much all I drink now.",
+        "My go-to now is {x}.",
+        "Spent the whole of Saturday at the footy with Dazza and the boys and froze half to "
+        "death. Came home and made myself some {x}, which is basically my thing now, I have it "
+        "every day. Dazza's missus has just started at a school out in Penrith so he's doing "
+        "all the school runs.",
+        "Honestly I've gone off my old morning drink completely. It's {x} for me now, every "
+        "single day without fail. Work's been a bit grim but the new manager seems alright.",
+        "Gave up the fizzy drinks this month and replaced them with {x}. Day four and no "
+        "headache yet. Jess reckons I won't last, she lives on energy drinks.",
+    ],
+    "partner": [
+        "I'm seeing {x} now.",
+        "Had a lovely weekend. {x} and I are officially together now, made it Facebook "
+        "official and everything. My sister's been teasing me non-stop, which is rich from "
+        "someone who met her fiancé on an app in Perth. Mum already wants to meet {x} at "
+        "Christmas.",
+        "Went on a proper date with {x} on Friday and we've decided we're a couple now. Dinner "
+        "at that Thai place near the station, then a walk along the river. My mate Gav met us "
+        "for a drink after and wouldn't stop grinning.",
+        "{x} is my partner now.",
+        "So, bit of personal news: I've got together with {x}. We met at Kate's birthday do in "
+        "the spring and kept bumping into each other. Kate's dead chuffed, says she saw it "
+        "coming. Her husband's just got a job at the uni in Sheffield so they'll be moving soon "
+        "anyway.",
+        "Me and {x} are together now, early days but it feels right.",
+        "A: That's lovely news about you and {x}. I'll remember that you two are together.",
+        "Everyone keeps asking if I'm with {y}, but I never was, mate, that was just gossip. "
+        "It's {x} I'm with now, we've been a couple for a couple of weeks.",
+        "Took {x} down to meet the folks on Sunday, so I suppose it's official, we're an item. "
+        "Dad grilled us about the footy for an hour. My brother turned up late in his new "
+        "Ranger and talked about nothing else all lunch.",
+        "My new partner's {x}.",
+        "Big week. Got the promotion sorted at last, the dog's finally off his antibiotics, and "
+        "{x} and I have gone from just mates to properly together. Told my best friend Amira "
+        "and she screamed down the phone. She's just moved back to Dublin and wants us both "
+        "to visit.",
+    ],
+    "car": [
+        "Bought a {x}.",
+        "Picked up the {x} from the dealer this morning, my first new car in about ten years. "
+        "Dad came along to kick the tyres and tell the salesman he was having a laugh. My "
+        "cousin still drives that clapped-out Commodore and says I've gone soft.",
+        "I drive a {x} now.",
+        "The old banger finally died on the motorway so I've gone and got a {x}. Only second "
+        "hand but it's mint. Stopped at my sister's on the way home, she's just moved into a "
+        "new build outside Swindon and it's all beige.",
+        "My car now is a {x}.",
+        "Nearly went for a {y} but the {x} was a better deal, so that's what's on the drive "
+        "now. The bloke at the garage threw in a full tank. Mum's already asked if I'll run her "
+        "to her hospital appointments, which is fair enough.",
+        "Been a long week. Kids had nits, the boiler packed in, and on Thursday I finally "
+        "traded in the old car and bought a {x}. At least something went right. Mick next door "
+        "has a ute the same colour and keeps joking we're twins.",
+        "New wheels: a {x}. Absolutely stoked with it.",
+        "Spent Saturday driving the new {x} up the coast with the windows down, bliss. Only "
+        "bought it on Wednesday and I've already done four hundred k's. We stopped in at Aunty "
+        "Bev's in Port Macquarie and she made scones.",
+        "A: Nice one on the {x}. I'll note that's what you drive now.",
+        "Sold the hatchback and got myself a {x} this week. Insurance is a bit steeper but "
+        "worth it. Rob at work drives a Golf and he's already jealous.",
+    ],
+}
+ASK_NOW_HELD12: dict[str, list[str]] = {
+    "home": [
+        "Where am I living these days?",
+        "Remind me which city I'm based in now?",
+        "What city do I call home at the moment?",
+    ],
+    "employer": [
+        "Who do I work for these days?",
+        "Which company am I at right now?",
+        "Remind me where I'm working at the moment?",
+    ],
+    "drink": [
+        "What's my usual drink these days?",
+        "What do I tend to drink every morning now?",
+        "Remind me what my go-to drink is at the moment?",
+    ],
+    "partner": [
+        "Who am I with these days?",
+        "Who's my partner at the moment?",
+        "Who am I seeing right now?",
+    ],
+    "car": [
+        "What car do I drive these days?",
+        "What am I driving at the moment?",
+        "Remind me what car I've got now?",
+    ],
+}
+ASK_THEN_HELD12: dict[str, list[str]] = {
+    "home": [
+        "Where was I living {t}?",
+        "Which city was I based in {t}?",
+        "What city did I call home {t}?",
+    ],
+    "employer": [
+        "Who was I working for {t}?",
+        "Which company was I at {t}?",
+        "Where did I work {t}?",
+    ],
+    "drink": [
+        "What was my usual drink {t}?",
+        "What was I drinking every morning {t}?",
+        "What was my go-to drink {t}?",
+    ],
+    "partner": [
+        "Who was I with {t}?",
+        "Who was my partner {t}?",
+        "Who was I seeing {t}?",
+    ],
+    "car": [
+        "What car was I driving {t}?",
+        "What did I drive {t}?",
+        "Which car did I have {t}?",
+    ],
+}
+CHATTER_HELD12 = [
+    "My brother's just moved to {city} for work, found a flat near the river and won't shut up "
+    "about the bakeries.",
+    "Flying to {city} on Friday for my cousin's hen do, back Monday, wish me luck.",
+    "Anyone know what the weather's like in {city} in October? Thinking about a long weekend.",
+    "Mate of mine got a job at {org} and reckons the free lunches are the only perk.",
+    "Saw on the news that {org} is laying off a few hundred people, poor buggers.",
+    "Is {org} any good to work for? My niece has got an interview there next week.",
+    "Tried {drink} at a café in town today. Not for me, but glad I gave it a go.",
+    "Mum's gone mad for {drink}, she's got a whole cupboard of the stuff now.",
+    "My sister just bought a {car} and took me for a spin, she drives like a maniac.",
+    "If I won the lotto I'd get a {car} and a little shack by the beach, no question.",
+    "Borrowed Dad's {car} for the weekend while he's away, it's a lot bigger than I'm used to.",
+    "{partner} from my book club has moved to {city}, we're all gutted.",
+    "{partner} from uni came round for brunch, still at {org} and still moaning about the boss.",
+    "Had a long chat with {partner} and their other half about moving to {city}. Sounds like "
+    "they're going for it.",
+    "Our neighbours have gone to {city} for a month and asked us to water the tomatoes.",
+    "Might apply for something at {org} one day, if they ever open an office near here.",
+    "Had a {drink} at the airport while the flight was delayed, cost me seven quid.",
+    "The in-laws are visiting this weekend, so the house needs a proper clean.",
+    "Rained all day, watched three episodes of that baking show and ate far too many biscuits.",
+    "Took the dog to the vet, she's fine, just eaten something she shouldn't have again.",
+    "Footy's on tonight so I've got the snags and a few cold ones ready.",
+    "What's a decent day trip from {city}? We've got a spare afternoon there next month.",
+    "My old boss has taken a job at {org}, small world.",
+    "{partner} reckons the {car} is the most reliable car ever made. I'm not convinced.",
+    "If we ever did move abroad I'd fancy {city}, but it's a pipe dream really.",
+    "Auntie Jan drinks {drink} by the litre and swears it's why she never gets colds.",
+    "Got stuck behind a {car} doing thirty on the motorway, nearly lost my mind.",
+    "Finally booked the dentist after putting it off since Easter.",
+    "Son's school concert was tonight, he was a tree and he was brilliant.",
+    "A: Have a great time in {city}! Let me know if you'd like a few restaurant ideas.",
+    "Read that {org} might be bought out by some American outfit, no idea if that's true.",
+    "Workmate's been banging on about {drink} all week, might give it a go at some point.",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -1669,6 +1904,7 @@ HELD_OUT: dict[
     "held8": (SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8, CHATTER_HELD8),
     "held9": (SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9, CHATTER_HELD9),
     "held10": (SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10, CHATTER_HELD10),
+    "held12": (SAY_HELD12, ASK_NOW_HELD12, ASK_THEN_HELD12, CHATTER_HELD12),
 }
 
 
@@ -1677,7 +1913,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
-    (``held9``) or twelfth (``held10``)."""
+    (``held9``), twelfth (``held10``) or fourteenth (``held12``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -1716,7 +1952,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10")  # fmt: skip
+                "held10", "held12")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -1863,9 +2099,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9", "held10"),
+                 "held7", "held8", "held9", "held10", "held12"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD10: never used to tune)",
+        "SAY_HELD2 to SAY_HELD10, SAY_HELD12: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
