@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held10]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held11]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -1539,6 +1539,194 @@ CHATTER_HELD10 = [
     "My friend {partner} just bought a flat in {city}, very jealous.",
     "Ordered {drink} by mistake at lunch, it wasn't bad actually.",
 ]
+# A thirteenth family (`--wordings held11`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held11) without reading the extractor, the context code or the other families'
+# texts: a user whose assistant runs errands for them, so the changes mostly surface inside
+# tasks and their records (forms, address updates, bookings, reminders, expense notes, messages
+# to draft, the assistant's "A: " confirmations and notes), with about a third plain statements
+# and a correction now and then ({y}: a value of the kind this user never has). The chatter:
+# errands about relatives', friends' and colleagues' homes, jobs, cars and drinks, trips and
+# bookings in other cities, questions about a city or company, news, a drink tried once,
+# hypotheticals, and chores that name nothing at all.
+SAY_HELD11: dict[str, list[str]] = {
+    "home": [
+        "Can you change my delivery address on the grocery app? I'm in {x} now, the new flat.",
+        "Fill in the bank's change-of-address form for me: new place of residence {x}, moved "
+        "in on Saturday.",
+        "A: Done. Your address with the GP surgery, the electricity supplier and the council "
+        "now reads {x}.",
+        "Remind me on Monday to register with a dentist here in {x}, I still haven't since the "
+        "move.",
+        "Fix the parcel redirect please: I put {y} by mistake, my new home address is in {x}.",
+        "A: Note for later: the user has relocated to {x}. I switched the default location for "
+        "weather and commute searches.",
+        "Book a locksmith for Thursday morning, the flat in {x} only came with one key.",
+        "Expense note for the relocation: removal van, and two nights in a hotel while the keys "
+        "to my {x} place came through.",
+        "We finally moved! Living in {x} now, boxes everywhere.",
+        "I live in {x} these days, in case I haven't said.",
+        "Got the keys to the flat in {x} today and slept there for the first time.",
+        "Just moved to {x}. Still learning which bus goes where.",
+    ],
+    "employer": [
+        "Fill in the new-starter form for me: employer {x}, start date today, job title senior "
+        "analyst.",
+        "Update my LinkedIn headline, I'm at {x} now as of this week.",
+        "Expense report for my first trip with {x}: train tickets, one hotel night, dinner with "
+        "the client.",
+        "Draft an out-of-office for my old work email saying I've left and can be reached at "
+        "{x} from now on.",
+        "A: I've added your {x} work calendar and moved your Monday gym slot so it doesn't clash "
+        "with their stand-up.",
+        "Set a reminder to bring my passport and bank details for HR tomorrow, it's my first day "
+        "at {x}.",
+        "On the mortgage application the employer should say {x}, not {y}. That was the offer I "
+        "turned down.",
+        "A: Noted that you now work at {x}; I changed the work address on your commute alerts.",
+        "Can you order business cards with the {x} logo? They said I can expense them.",
+        "I started at {x} this week. Nice people so far.",
+        "Work news: I've joined {x}. First week done.",
+        "I'm with {x} now. The commute is longer but the job is better.",
+    ],
+    "drink": [
+        "Put {x} on the shopping list, that's what I drink now instead of the old stuff.",
+        "When you book the café for Saturday, note that I'll have {x}. It's all I drink these "
+        "days.",
+        "Log this in my spending tracker: £4.20 for {x} again. It's my daily drink now, so make "
+        "it a recurring category.",
+        "A: I've set your usual order in the café app to {x}, since you said that's your drink "
+        "now.",
+        "Remind me at 3pm to go for {x}, that's my afternoon thing now.",
+        "On the catering form for the offsite, change my drink from {y} to {x}, I ticked the "
+        "wrong box.",
+        "Reply to Sam about the team order: put me down for {x}, it's what I drink now.",
+        "A: Added to your profile notes: favourite drink is now {x}.",
+        "I've gone over to {x}. Can't remember the last time I had anything else.",
+        "These days my drink is {x}, morning and afternoon.",
+        "Swapped my usual for {x} and I'm not going back.",
+        "My go-to drink now is {x}.",
+    ],
+    "partner": [
+        "Add {x} as my emergency contact on the gym form, we're together now.",
+        "Book a table for two on Friday for me and {x}, our first proper date night as a couple.",
+        "Draft a message to Mum telling her I'm seeing someone, {x}. Keep it short, she'll ask "
+        "a million questions anyway.",
+        "A: I've shared your weekend calendar with {x}, your partner, as you asked.",
+        "Change the plus-one on the wedding RSVP to {x}, that's who I'm with now.",
+        "On the travel insurance the second traveller is {x}, my partner, not {y}. {y} is my "
+        "cousin.",
+        "Put {x} on the car insurance as a named driver, we're a couple now and share the car.",
+        "Remind me two weeks before {x}'s birthday. First one since we got together, I want to "
+        "get it right.",
+        "I'm with {x} now. Early days, but it feels right.",
+        "{x} and I are officially a couple.",
+        "{x} asked me out and I said yes, so that's where things are.",
+        "I've got a partner now, {x}. We met through friends.",
+    ],
+    "car": [
+        "Update the parking permit application: the vehicle is now a {x}, reg to follow.",
+        "Book the {x} I just bought in for a check-up at a garage near work.",
+        "Get me an insurance quote for the new car, a {x}, bought yesterday, second-hand.",
+        "A: I've updated the car on your toll account and the parking app to your new {x}.",
+        "Expense note: first mileage claim with the new {x}, 62 miles to the client site.",
+        "The dealer's invoice says {y}, which is wrong, I bought the {x}. Draft a reply asking "
+        "them to fix it.",
+        "Draft a listing for my old car, I don't need it now that I've got the {x}.",
+        "Remind me in a year to service the {x}, picked it up from the dealer today.",
+        "I bought a {x}. Finally got rid of the old one.",
+        "New car: a {x}. Drives like a dream.",
+        "I drive a {x} now.",
+        "Traded in the old car for a {x} this afternoon.",
+    ],
+}
+ASK_NOW_HELD11: dict[str, list[str]] = {
+    "home": [
+        "What city do I live in now?",
+        "Where's home for me these days?",
+        "Which city should go on this form as my home address?",
+    ],
+    "employer": [
+        "Who do I work for at the moment?",
+        "What's my current employer, for this form?",
+        "Where am I working these days?",
+    ],
+    "drink": [
+        "What's my usual drink now?",
+        "If you order for me today, what drink should you get?",
+        "What do I drink these days?",
+    ],
+    "partner": [
+        "Who am I with at the moment?",
+        "Who's my partner now?",
+        "Who should go down as my partner on this form?",
+    ],
+    "car": [
+        "What car do I have now?",
+        "Which car should the parking permit be for?",
+        "What do I drive these days?",
+    ],
+}
+ASK_THEN_HELD11: dict[str, list[str]] = {
+    "home": [
+        "Where was I living {t}?",
+        "Which city was my home {t}?",
+        "What city was on my address {t}?",
+    ],
+    "employer": [
+        "Who was I working for {t}?",
+        "Which company employed me {t}?",
+        "For the reference check: where did I work {t}?",
+    ],
+    "drink": [
+        "What was I drinking {t}?",
+        "What was my usual order {t}?",
+        "Which drink did I always have {t}?",
+    ],
+    "partner": [
+        "Who was I seeing {t}?",
+        "Who was my partner {t}?",
+        "Who was I going out with {t}?",
+    ],
+    "car": [
+        "What was I driving {t}?",
+        "Which car did I have {t}?",
+        "What car was on my insurance {t}?",
+    ],
+}
+CHATTER_HELD11 = [
+    "Book me a hotel in {city} for the conference, two nights, near the station.",
+    "My sister just got a job at {org}. Can you find out what they actually do?",
+    "Remind me to send my brother a housewarming card, he's moved to {city}.",
+    "What's the weather like in {city} next week? I might go for the weekend.",
+    "Draft a thank-you email to {partner} from the book club for lending me the tent.",
+    "Tried {drink} at the new café today. Not for me.",
+    "A: I found three trains to {city} on the 14th; the 8:05 is the cheapest.",
+    "My dad is thinking about buying a {car}. Can you pull up some reviews?",
+    "Expense note: client lunch with two people from {org}, £58.",
+    "If I ever moved to {city}, what would rent look like for a one-bed?",
+    "Is {org} a decent place to work? A recruiter messaged me out of the blue.",
+    "Rented a {car} for the holiday, dropped it back this morning.",
+    "Order a box of {drink} for the office kitchen, people keep asking for it.",
+    "{partner} from work has bought a {car}, apparently. Remind me to ask how it drives.",
+    "A: Reminder set: pay the water bill by Friday.",
+    "What documents do I need to renew my passport?",
+    "Cancel Tuesday's yoga class, I won't make it.",
+    "Saw on the news that {org} is opening an office in {city}.",
+    "My neighbour's {car} is blocking the driveway again. Draft a polite note.",
+    "Find a birthday present for {partner}, my oldest friend. They love {drink}.",
+    "Write a short review of the restaurant we tried in {city} last night, four stars.",
+    "My aunt lives in {city}; plan a day trip to see her next month.",
+    "What time does the pharmacy close today?",
+    "A: Your parcel was delivered to the front desk at 11:40.",
+    "Add milk, eggs and bread to the shopping list.",
+    "Look up flights to {city} for a friend's wedding in June.",
+    "My cousin got an offer from {org}. Draft a congratulations message.",
+    "A: I compared the {car} with two others for your friend; the figures are in your notes.",
+    "Remind me to water the plants while I'm away.",
+    "Would I like {drink}? Everyone at the gym swears by it.",
+    "Someone scratched my car in the supermarket car park. Find me a body shop nearby.",
+    "Find me a plumber, the kitchen sink is blocked again.",
+]
 # Questions about now, and about a past time ({t}: a time phrase).
 ASK_NOW: dict[str, list[str]] = {
     "home": ["Where do I live now?", "Which city am I based in at the moment?",
@@ -1904,6 +2092,7 @@ HELD_OUT: dict[
     "held8": (SAY_HELD8, ASK_NOW_HELD8, ASK_THEN_HELD8, CHATTER_HELD8),
     "held9": (SAY_HELD9, ASK_NOW_HELD9, ASK_THEN_HELD9, CHATTER_HELD9),
     "held10": (SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10, CHATTER_HELD10),
+    "held11": (SAY_HELD11, ASK_NOW_HELD11, ASK_THEN_HELD11, CHATTER_HELD11),
     "held12": (SAY_HELD12, ASK_NOW_HELD12, ASK_THEN_HELD12, CHATTER_HELD12),
 }
 
@@ -1913,7 +2102,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
-    (``held9``), twelfth (``held10``) or fourteenth (``held12``)."""
+    (``held9``), twelfth (``held10``), thirteenth (``held11``) or fourteenth (``held12``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -1952,7 +2141,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10", "held12")  # fmt: skip
+                "held10", "held11", "held12")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -2099,9 +2288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9", "held10", "held12"),
+                 "held7", "held8", "held9", "held10", "held11", "held12"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD10, SAY_HELD12: never used to tune)",
+        "SAY_HELD2 to SAY_HELD12: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
