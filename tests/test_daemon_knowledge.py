@@ -35,18 +35,18 @@ def test_rules_by_default_derive_entities_and_facts(tmp_path: Path) -> None:
         with d.client() as c:
             bead = c.remember("I live in Lisbon and work at Acme Corp", session_id="s")
         k = wait_caught_up(d)
-        assert k["extractor"] == "rules/5" and k["last_error"] is None
+        assert k["extractor"] == "rules/6" and k["last_error"] is None
         with d.client() as c:
             lisbon = c.get_node("lisbon")
             assert lisbon.name == "Lisbon" and bead.id in lisbon.evidence
-            assert lisbon.derived_by == "rules/5"
+            assert lisbon.derived_by == "rules/6"
             around = {n.node.name for n in c.neighbors("user")}  # found by name
         assert "Lisbon" in around
         metrics = d.once("metrics")
         assert 'chrysalis_knowledge_behind_ops{memory="default"} 0.0' in metrics
         assert 'chrysalis_knowledge_derived{kind="nodes",memory="default"}' in metrics
         text = d.cli("status")
-        assert text.returncode == 0 and "knowledge rules/5: 0 ops behind" in text.stdout
+        assert text.returncode == 0 and "knowledge rules/6: 0 ops behind" in text.stdout
         doctor = {c["check"]: c for c in d.once("doctor")["checks"]}
         assert doctor["knowledge"]["status"] == "ok", doctor["knowledge"]
         # forgotten: what only it supported is retracted, and the receipt says so

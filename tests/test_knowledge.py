@@ -115,7 +115,7 @@ def test_entities_of_every_kind_cite_their_bead(mem: Memory) -> None:
         assert nid in nodes, (nid, sorted(nodes))
         assert nodes[nid].type == type
         assert nodes[nid].evidence == [bead.id]
-        assert nodes[nid].derived_by == "rules/5"
+        assert nodes[nid].derived_by == "rules/6"
 
 
 def test_markup_closing_tags_are_not_paths(mem: Memory) -> None:
@@ -153,7 +153,7 @@ def test_users_first_person_is_a_fact_about_the_speaker(mem: Memory) -> None:
     edge = mem.get_edge(fact("user", "lives_in", "Lisbon"))
     user, lisbon = entity("user"), entity("lisbon")
     assert (edge.source, edge.predicate, edge.target) == (user, "lives_in", lisbon)
-    assert edge.evidence == [bead.id] and edge.derived_by == "rules/5"
+    assert edge.evidence == [bead.id] and edge.derived_by == "rules/6"
     assert edge.valid_at == 1000 and edge.invalid_at is None
     said = mem.append_bead("I work at Initech.", ts=1100, source="Maria")
     learned(mem)

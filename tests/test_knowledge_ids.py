@@ -197,7 +197,7 @@ def test_a_new_key_moves_entities_and_their_facts_and_erases_the_old_names(
         key = graph_key(SECRET)
         new = derived_node_id("Reykjavik", key)
         node = mem.get_node("Reykjavik")
-        assert (node.id, node.evidence, node.derived_by) == (new, [said.id], "rules/5")
+        assert (node.id, node.evidence, node.derived_by) == (new, [said.id], "rules/6")
         fact = mem.get_edge(edge_id(derived_node_id("user", key), "lives_in", new))
         assert fact.evidence == [said.id] and fact.valid_at is not None
         assert {e.id for e in mem.all_edges()} == {fact.id}

@@ -36,8 +36,9 @@ from chrysalis.extract.typed import TYPES, addressed, facts_from, typed_mentions
 # 2: third-person facts, the entity gate; 3: facts told by their value; 4: whose words they
 # are (pasted messages, stories, hearsay, values taken back); 5: a value told across two
 # sentences (a word pointing back, the attribute's words before or after), by contrast, by a
-# possessive or "X is my ...", the assistant's notes of the user
-VERSION = "rules/5"
+# possessive or "X is my ...", the assistant's notes of the user; 6: with no word of the
+# attribute, a statement's wording learned from the read families (`.learned`)
+VERSION = "rules/6"
 MAX_SCAN_CHARS = 20_000  # an ingested file's first pages say what it is about
 MAX_ENTITIES = 24  # per bead: past this it is a list or a table, not prose about things
 

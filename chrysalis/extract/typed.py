@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from chrysalis.extract import Fact, Mention
+from chrysalis.extract import Fact, Mention, learned
 from chrysalis.extract.cues import (
     _OPENERS,
     _OTHERS,
@@ -304,9 +304,17 @@ def typed_mentions(
                 # A value alone in its sentence ("Quillsoft. Signed on Friday.") has the words
                 # of the sentence after it.
                 bare = len(values) == 1 and attr in ahead and _bare(sentence, value)
+                # No word of the attribute here, but its wording is a statement's (`learned`).
+                guessed = (
+                    open_
+                    and not weigh
+                    and bool(low_words & _USER)
+                    and (attr != "partner" or (" " not in value.text and not is_city(value.text)))
+                    and learned.stands(attr, sentence, value.start, value.end)
+                )
                 if value in dropped:
                     pass  # taken back ("X was cheaper but ..."): whoever chose, not X
-                elif (weigh or said or (open_ and (chosen or bare))) and tries[attr] > 0:
+                elif (weigh or said or guessed or (open_ and (chosen or bare))) and tries[attr] > 0:
                     tries[attr] -= 1
                     a, b = start + value.start, start + value.end
                     if said == "is":  # "X is my partner now": whose, and now, are said
