@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held11]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held13]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -2078,6 +2078,182 @@ CHATTER_HELD12 = [
 ]
 
 
+# A fifteenth family (`--wordings held13`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held13) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a user who mostly asks the assistant for help and gives the change
+# as the premise of a request ("now that I'm at X, how do I ..."), some messages dictated by
+# voice without punctuation, some short replies to a question the assistant asked earlier
+# ("yep, X, since last week"), and about a third plain statements.
+SAY_HELD13: dict[str, list[str]] = {
+    "home": [
+        "now that I live in {x}, what's the easiest way to register with a doctor here?",
+        "Since moving to {x} my commute has basically doubled. Any tips for making a long "
+        "train ride less miserable?",
+        "what's the weather looking like this week? I'm in {x} now so use that, not the old place",
+        "hey can you help me write a change of address email to my bank I just moved to {x} "
+        "and the old address is still on everything",
+        "remind me to sort out the council tax for the new flat in {x} on monday",
+        "yep, {x}. signed the lease on friday",
+        "{x}, since the start of the month.",
+        "We moved to {x} this weekend. The flat is tiny but the light is great.",
+        "I've relocated to {x}.",
+        "Just so you know, I'm living in {x} now.",
+        "sorry, typo earlier: the new flat is in {x}, not {y}. can you redo the moving checklist?",
+        "A: Got it, you're living in {x} now, so I'll use that for weather and local "
+        "suggestions from here on.",
+    ],
+    "employer": [
+        "now that I'm at {x}, how do I set up my calendar so work and personal stuff don't mix?",
+        "Can you help me prep for my first week at {x}? I start Monday and I'm a bit nervous.",
+        "since I joined {x} I've been doing way more presentations, any advice on not rambling?",
+        "draft a linkedin post saying I've joined {x} keep it short and not cringe",
+        "ok so the new job at {x} has a pension scheme what should I be asking HR about it",
+        "yeah, {x}. accepted the offer yesterday",
+        "{x} - they made me an offer and I took it.",
+        "I started a new job at {x} this week.",
+        "I work for {x} now, in the operations team.",
+        "it's {x}, not {y}! please fix the email signature you drafted for me",
+        "A: Congratulations on the new role at {x}! Want me to put together a plan for your "
+        "first 90 days?",
+    ],
+    "drink": [
+        "what snacks go well with {x}? it's basically all I drink now",
+        "Is it bad to have {x} late in the afternoon? I've switched to it completely and I'm "
+        "sleeping worse.",
+        "how much caffeine is in {x}? I've been having two or three a day since I changed over",
+        "add {x} to the shopping list its my go to drink now",
+        "whats the best way to make {x} at home I drink it every day now and the cafe ones "
+        "are costing a fortune",
+        "{x}, these days. gave up the old stuff",
+        "yep, switched to {x} last month.",
+        "I've switched to {x}, I have it every morning now.",
+        "My drink these days is {x}.",
+        "not {y}, {x}! that's what I drink now. can you redo the cafe list with places that "
+        "do it well?",
+        "A: Since {x} is your usual now, here are a few cafes near you that are known for it.",
+    ],
+    "partner": [
+        "I've started seeing {x}, what's a nice low-key idea for a second date?",
+        "{x} and I have been together a few weeks now, can you help me plan something for "
+        "their birthday?",
+        "since getting together with {x} I've barely seen my friends, how do people balance that?",
+        "I'm seeing someone new their name is {x} can you remind me their birthday is on the 14th",
+        "what should I cook for {x} tonight we've been dating a month and I want to impress them",
+        "yes, {x}! we made it official on saturday",
+        "{x}. we met at a friend's party and it just clicked.",
+        "I'm in a relationship with {x} now.",
+        "{x} is my partner, we got together last month.",
+        "no, {x}, not {y} - {y} is my cousin. {x} is the person I'm dating. can you fix the "
+        "dinner invite?",
+        "A: That's lovely news about you and {x}. Would you like me to remember their "
+        "birthday and favourite things?",
+    ],
+    "car": [
+        "now that I drive a {x}, how often does it need servicing?",
+        "Just bought a {x}, what kind of insurance should I be looking at?",
+        "what's the best way to keep the {x} clean? it's my everyday car now",
+        "how do I pair my phone with the {x} I picked up on saturday the bluetooth menu makes "
+        "no sense",
+        "remind me the first service on the {x} is due in six months",
+        "a {x}. second hand but barely driven",
+        "yep, the {x}, picked it up on Tuesday.",
+        "I bought a {x} last week.",
+        "My car is a {x} now, I sold the old one.",
+        "not a {y}, a {x}. can you redo the insurance comparison with the right car?",
+        "A: Congrats on the {x}! Want me to set a reminder for its first service?",
+    ],
+}
+ASK_NOW_HELD13: dict[str, list[str]] = {
+    "home": [
+        "where am I living at the moment?",
+        "which city do I live in these days?",
+        "for the weather, which city should you use? where do I live now?",
+    ],
+    "employer": [
+        "who do I work for right now?",
+        "what's the name of the company I'm at now?",
+        "where do I currently work?",
+    ],
+    "drink": [
+        "what's my usual drink these days?",
+        "what do I mostly drink now?",
+        "if you were getting me a drink right now, what would it be?",
+    ],
+    "partner": [
+        "who am I with at the moment?",
+        "what's my partner's name?",
+        "who am I dating these days?",
+    ],
+    "car": [
+        "what car do I have now?",
+        "which car am I driving at the moment?",
+        "what do I drive currently?",
+    ],
+}
+ASK_THEN_HELD13: dict[str, list[str]] = {
+    "home": [
+        "where was I living {t}?",
+        "which city was home for me {t}?",
+        "what city did I live in {t}?",
+    ],
+    "employer": [
+        "who was I working for {t}?",
+        "which company employed me {t}?",
+        "where did I work {t}?",
+    ],
+    "drink": [
+        "what was I drinking {t}?",
+        "what was my go-to drink {t}?",
+        "what did I usually drink {t}?",
+    ],
+    "partner": [
+        "who was I seeing {t}?",
+        "who was my partner {t}?",
+        "who was I dating {t}?",
+    ],
+    "car": [
+        "what car did I have {t}?",
+        "what was I driving {t}?",
+        "which car did I own {t}?",
+    ],
+}
+CHATTER_HELD13 = [
+    "my sister just moved to {city}, what's a good housewarming gift I can post to her?",
+    "planning a long weekend in {city} next month, what shouldn't I miss?",
+    "is {org} a good company to work for? a friend has an interview there",
+    "my brother got a job at {org}, can you help me write him a congrats card",
+    "what drinks should I get in for guests on saturday? one of them only drinks {drink}",
+    "tried {drink} at a cafe today, honestly not for me",
+    "my dad is thinking of buying a {car}, are they reliable?",
+    "{partner} from work drives a {car} and won't stop talking about it lol",
+    "whats the fastest way from the airport to the centre of {city} I land at 11pm",
+    "can you summarise the news about {org} this week? something about layoffs",
+    "if I ever moved to {city} would I need to learn the language?",
+    "my neighbour {partner} has started working at {org}, small world",
+    "what's a good recipe for a rainy sunday",
+    "remind me to call mum on thursday",
+    "help me write a polite message declining a wedding invite",
+    "how long do I boil an egg for a runny yolk",
+    "we're hosting {partner} and their kids this weekend, what can I make that kids actually eat?",
+    "A: Here's a three-day itinerary for {city}, with half a day set aside for the old town.",
+    "my cousin rented a {car} on holiday and loved it, would one make sense for me someday?",
+    "would love to visit {city} in the spring one day",
+    "my mate's taken an offer at {org} in {city}, is it a nice place to live?",
+    "recommend a podcast for a long drive",
+    "how much caffeine is in {drink} compared to a normal coffee?",
+    "set a timer for 20 minutes",
+    "ugh monday. what's a lunch I can make in ten minutes",
+    "{partner} asked me what to get their other half for christmas, any ideas under 50?",
+    "short version please: what does {org} actually do?",
+    "A: If you do go to {city}, the trams are the easiest way around and a day pass is good value.",
+    "my friend {partner} swears by {drink} for hangovers, is that a thing?",
+    "would a {car} be too small for a family of four? just curious",
+    "what should I pack for a work trip to {city} in november",
+    "my aunt's been at {org} for twenty years and they're finally letting her retire",
+    "can you proofread this: 'Dear team, thanks for a great quarter.'",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -2094,6 +2270,7 @@ HELD_OUT: dict[
     "held10": (SAY_HELD10, ASK_NOW_HELD10, ASK_THEN_HELD10, CHATTER_HELD10),
     "held11": (SAY_HELD11, ASK_NOW_HELD11, ASK_THEN_HELD11, CHATTER_HELD11),
     "held12": (SAY_HELD12, ASK_NOW_HELD12, ASK_THEN_HELD12, CHATTER_HELD12),
+    "held13": (SAY_HELD13, ASK_NOW_HELD13, ASK_THEN_HELD13, CHATTER_HELD13),
 }
 
 
@@ -2102,7 +2279,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
-    (``held9``), twelfth (``held10``), thirteenth (``held11``) or fourteenth (``held12``)."""
+    (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``) or
+    fifteenth (``held13``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -2141,7 +2319,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10", "held11", "held12")  # fmt: skip
+                "held10", "held11", "held12", "held13")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -2288,9 +2466,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9", "held10", "held11", "held12"),
+                 "held7", "held8", "held9", "held10", "held11", "held12", "held13"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD12: never used to tune)",
+        "SAY_HELD2 to SAY_HELD13: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
