@@ -655,3 +655,76 @@ def test_a_pointer_to_someone_elses_make_believe_and_a_customer_give_nothing(tex
 
 def test_a_possessive_still_holds_in_a_condition() -> None:
     assert ("drives", "Kia Niro") in extracted("If my Kia Niro breaks down, who do I call?")
+
+
+def _own(text: str, role: str = "user") -> set[tuple[str, str]]:
+    bead = Bead(id="b1", content=text, ts=1_700_000_000.0, role=role)
+    (got,) = RulesExtractor().extract([bead])
+    return {(m.predicate, m.value) for m in got.mentions if m.own}
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # a sentence opened by "Had my ..." or "Had the ..." is a clipped "I had", no question
+        (
+            "Had the movers in all morning and I've finally relocated to Galway.",
+            ("lives_in", "Galway"),
+        ),
+        (
+            "Had my farewell lunch today and on Monday I start at Pellucid Labs.",
+            ("works_at", "Pellucid Labs"),
+        ),
+        # "change of scene" is an idiom, not a scene of a story
+        ("Fancied a change of scene, so I've moved to Utrecht.", ("lives_in", "Utrecht")),
+        # a clause after ", and" has its own subject ("his" is the dog's)
+        (
+            "The cat's off his diet, and Imogen and I are officially together.",
+            ("partner", "Imogen"),
+        ),
+        ("My girlfriend's Noor, since the summer.", ("partner", "Noor")),
+        (
+            "We're a couple now, Kwame and me, after a couple of months of dates.",
+            ("partner", "Kwame"),
+        ),
+        # "nearly" belongs to what came before "but"
+        (
+            "I nearly bought a Fiat Panda but I'm driving a Renault Zoe now.",
+            ("drives", "Renault Zoe"),
+        ),
+        ("I drink mate every day now.", ("drinks", "mate")),
+    ],
+)
+def test_readings_of_chatty_messages(text: str, fact: tuple[str, str]) -> None:
+    assert fact in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "A mate of mine got a job at Pellucid Labs, free lunches and all.",
+            ("works_at", "Pellucid Labs"),
+        ),
+        ("Some bloke from my running club just moved to Galway.", ("lives_in", "Galway")),
+        ("Yuki from my choir has moved to Utrecht, gutted.", ("lives_in", "Utrecht")),
+        ("Soledad from work has moved to Utrecht.", ("lives_in", "Utrecht")),
+        ("Ravi still rents in Leith and says hello.", ("lives_in", "Leith")),
+        ("Cheers mate, see you at the pub.", ("drinks", "mate")),
+        ("My best mate Gav moved to Galway in May.", ("drinks", "mate")),
+        ("Met up with Dana at Priya's birthday drinks and it was lovely.", ("partner", "Priya")),
+        ("Told my sister about Felix.", ("partner", "Told")),
+        ("Took Felix to the vet and he's fine.", ("partner", "Took Felix")),
+    ],
+)
+def test_someone_else_in_a_chatty_message_gives_the_user_nothing(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)
+
+
+def test_an_assistant_wishing_luck_in_the_users_new_role_is_the_users_job() -> None:
+    got = _own(
+        "Good luck in your new role at Pellucid Labs! Here's a plan for week one.", "assistant"
+    )
+    assert ("works_at", "Pellucid Labs") in got

@@ -89,7 +89,8 @@ _OPENERS = frozenset(
     """since because after before by once until till while though although unless whether
     during from for with at in on to as like congratulations congrats noted got thanks
     thank anyway besides can could would should did does do is are was were has have had
-    shall must might""".split()
+    shall must might took met told saw went came made brought found left gave kept sent spent
+    felt heard ran sat put let said rang drove flew wrote ate drank thought""".split()
 )
 
 
@@ -134,7 +135,8 @@ def _words(text: str) -> set[str]:
     "couple" only where it is a pair, not a number ("a couple of weeks")."""
     words = _WORD.findall(text.lower())
     out = set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
-    if any(x == "couple" and y in _A_NUMBER_OF for x, y in pairwise(words)):
+    couples = [y for x, y in pairwise([*words, ""]) if x == "couple"]
+    if couples and all(y in _A_NUMBER_OF for y in couples):
         out.discard("couple")
     return out
 

@@ -218,11 +218,25 @@ _LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
 _INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
 
 
+# A subject that is someone described, not named: "a mate of mine", "some bloke from my gym",
+# "the guy next door", "one of my mates" (the speaker is in it only as a possessive).
+_DESCRIBED = re.compile(
+    r"\bof\s+(?:mine|ours)\b|^\W*(?:a|an|some|the|this|that|one|another)\s+(?!(?:few|bit|lot|"
+    r"couple|while|week|day|month|year|morning|night|weekend)s?\b)[a-z][\w'’-]*",
+    re.IGNORECASE,
+)
+_LABEL_END = re.compile(r"[:;—–]|\s-\s")
+_SPEAKER = re.compile(r"\b(?:I|we)\b(?:['’]\w+)?", re.IGNORECASE)
+
+
 def _someone_else(before: str) -> bool:
     """Whether the sentence before a subject-less pattern names another subject ("my brother
-    bought ...", "Anna and Tom moved ...", "she got a ..."): then the clause is not the
-    speaker's own."""
+    bought ...", "Anna and Tom moved ...", "she got a ...", "a mate of mine got ..."): then
+    the clause is not the speaker's own."""
     if _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None:
+        return True
+    clause = _LABEL_END.split(before)[-1]  # "The good news: got a job ...": a label
+    if _DESCRIBED.search(clause) is not None and _SPEAKER.search(clause) is None:
         return True
     last = _LAST_WORD.search(before)  # "Marta rented a flat": Marta is the subject
     return last is not None and _name(last.group(1)) is not None

@@ -222,7 +222,9 @@ _QUESTION_OPENING = re.compile(
     r"^\W*(?:(?:and|but|so|also|then|ok|okay|well|hey|btw|now)\W+)*"
     r"(?:(?:what|where|when|why|how|who|whom|which|whose)\s+)?"
     r"(?:do|does|did|should|shall|would|could|can|will|am|is|are|was|were|have|has|had|may|"
-    r"might|must)(?:n't|n’t)?\s+(?:i|you|we|my|he|she|they|it|there|the|your|our|anyone)\b",
+    r"might|must)(?:n't|n’t)?\s+(?:i|you|we|my|he|she|they|it|there|the|your|our|anyone)\b"
+    # ("Had my leaving drinks on Friday ...": a clipped "I had", unless it asks with a "?")
+    r"(?<!\bhad\s\bmy)(?<!\bhad\s\bthe)(?<!\bhad\s\bour)",
     re.IGNORECASE,
 )
 _LATER_QUESTION = re.compile(
@@ -291,7 +293,8 @@ _FRAME = _words(
 _FRAME = re.compile(r"(?<![./@#])" + _FRAME.pattern + r"(?![./@]\w)", re.IGNORECASE)
 _FRAME_IDIOM = _words(
     "for example|for instance|long story short|true story|story time|to cut a long story short|",
-    "same story|different story|the story of my life",
+    "same story|different story|the story of my life|change of scene|change of scenery|",
+    "behind the scenes",
 )
 # What others say, second-hand ("rumour has it", "word is"; "apparently" hedges, own words).
 _HEARSAY = _words(

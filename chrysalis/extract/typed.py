@@ -50,6 +50,7 @@ from chrysalis.extract.mood import ASSERTED, NEGATED, REPORTED, RETRACTED, Readi
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
+    _FROM_GROUP,
     _IS_MINE,
     _ITS_VERB,
     _NAME_VERB,
@@ -280,7 +281,7 @@ def typed_mentions(
             open_ = (
                 not past
                 and tries[attr] > 0
-                and not _cued(low_words, AGAINST[attr], typos=False)
+                and not _cued(_after_but(sentence, values), AGAINST[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
             weigh = open_ and (attr in cued_now or attr in carried)
@@ -530,6 +531,40 @@ def _asserted(
 _LINKED = re.compile(r"\s+(?:at|in|from|for|with|of)\s+(?:the\s+)?", re.IGNORECASE)
 
 
+# A "my" inside a phrase after a noun ("Tariq from my book club", "a mate of mine"), not the
+# subject's: the noun before it decides.
+_IN_A_PHRASE = re.compile(r"\b([A-Za-z][\w'’-]*)\s+(?:from|of|at|in|on|with|near|by)\s+$", re.I)
+_SOMEONE = frozenset(
+    "bloke blokes chap fella lady woman man guy person people someone somebody one".split()
+)
+
+
+def _of_someone(before: str) -> bool:
+    """Whether ``before`` ends in a person and a preposition ("Tariq from ", "a mate of "),
+    so that a "my" after it is in the phrase describing them ("luck in my new role": not)."""
+    m = _IN_A_PHRASE.search(before)
+    if m is None:
+        return False
+    word = m.group(1)
+    low = word.lower()
+    return (
+        low in _OTHERS
+        or low in _SOMEONE
+        or (word[0].isupper() and low not in _OPENERS and not _plain_word(word))
+    )
+
+
+def _after_but(sentence: str, values: Sequence[_Value]) -> set[str]:
+    """The words the words of something else (`AGAINST`) are looked for in: those after the
+    last "but" before the sentence's last value ("Nearly went for X but the Y was a better
+    deal": "nearly" is X's, and X is no assertion anyway), else the sentence's."""
+    cut = max((m.end() for m in _BUT.finditer(sentence, 0, values[-1].start)), default=0)
+    return _words(sentence[cut:])
+
+
+_BUT = re.compile(r"\bbut\b", re.IGNORECASE)
+
+
 def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
     """``user`` when the sentence tells the value of the user, ``other`` when of someone
     else: the nearest subject before the value decides, else the nearest after it, else the
@@ -552,10 +587,17 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
         for n, m in enumerate(tokens):  # n: how many words lie between it and the value
             word = m.group(0)
             low = word.lower()
-            if side == "before" and low == "but":
-                break  # "X was sweet but it's Y I fell for": whose Y is, is said after "but"
+            if side == "before" and (
+                low == "but"
+                or (low in ("and", "so") and sentence[: m.start()].rstrip().endswith(","))
+            ):
+                # "X was sweet but it's Y I fell for", "the dog's on his pills, and Y and I
+                # are together": whose Y is, is said in its own clause
+                break
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
                 return "user"  # "User's current drink: X" (a note about the user)
+            if attr == "partner" and n == 0 and low[:-2] in _PARTNER_WORDS:
+                continue  # "my new partner's X": is X
             if (
                 low.endswith(("'s", "’s"))
                 and (low[:-2] in _OTHERS or word[0].isupper())
@@ -564,13 +606,17 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 if side == "after" and low[:-2] not in _OTHERS:
                     continue  # "... with X since the party at Lena's": no owner of X
                 return "other"  # "my uncle's car", "Dana's new badge"
+            if low in _USER and side == "before" and _of_someone(sentence[: m.start()]):
+                continue  # "Tariq from my book club", "a mate of mine": whose the phrase is
             if low in _USER:
                 if named_subject and (side == "after" or n >= 6):
                     return "other"  # an assistant's "you" far from the value, or after it
                 return "user"
             if low in _PRONOUN:
                 return "user" if about_user else "other"
-            if low in _OTHERS and not (attr == "partner" and low in _PARTNER_WORDS):
+            if (low in _OTHERS or (low in _SOMEONE and low not in ("one", "people"))) and not (
+                attr == "partner" and low in _PARTNER_WORDS
+            ):
                 if side == "before" and _LINKED.fullmatch(sentence[m.end() : a]):
                     continue  # "my manager at X", "our neighbours in X": whose N decides
                 return "other"
@@ -582,9 +628,9 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and not any(low in cues for cues in CUES.values())
                 and not (attr == "partner" and m.start() >= a)
                 and _NAME_VERB.match(sentence, m.end())
-                and not is_city(word)
+                and (not is_city(word) or _FROM_GROUP.match(sentence, m.end()))
             ):
-                return "other"  # "Jo drinks ...", "Dana said ..."
+                return "other"  # "Jo drinks ...", "Dana said ...", "Soledad from my club ..."
     if named_subject:
         # "Congratulations on joining X!": the one the assistant answers, unless another is
         # named in between ("Congratulations on Noor moving to X", "on your sister joining").

@@ -43,7 +43,8 @@ _OVER_TO = re.compile(r"\b(?:moved|moving|went|gone|switched)\s+over\s+to\s+$", 
 # A first name used as a subject is followed by a verb-like word ("Jo drinks", "Dana said"; not
 # a capitalised one: "Northwind Labs" is one name).
 _NAME_VERB = re.compile(
-    r"\s+(?:[a-z]\w*(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
+    r"\s+(?:(?:still|also|just|now|already|finally|actually|recently|never|always|only)\s+)?"
+    r"(?:[a-z]\w*(?:s|ed)|is|was|has|had|and|got|can|could|will|would|might|may|should|must|"
     r"from)\b"
 )
 
@@ -205,7 +206,7 @@ def _drinks(sentence: str) -> list[_Value]:
     i = 0
     while i < len(tokens):
         low = tokens[i].group(0).lower()
-        if low in DRINK_WORDS:
+        if low in DRINK_WORDS and not (low in _MATE and _a_mate(sentence, tokens, i)):
             first = i
             while first > 0 and tokens[first - 1].group(0).lower() in _DRINK_MODIFIERS:
                 first -= 1
@@ -219,6 +220,32 @@ def _drinks(sentence: str) -> list[_Value]:
         else:
             i += 1
     return out
+
+
+# "mate" is a drink (yerba mate) and, in British and Australian English, a friend.
+_MATE = frozenset({"mate", "mates"})
+_A_FRIENDS = frozenset("my your his her our their best old good a me fellow".split())
+
+
+def _a_mate(sentence: str, tokens: list[re.Match[str]], i: int) -> bool:
+    """Whether the "mate" at ``tokens[i]`` is a friend: "my mate", "best mates", "mate of
+    mine", "my mate Gav", "cheers, mate"; "yerba mate" and "mate" after a drink's words are
+    the drink."""
+    prev = tokens[i - 1].group(0).lower() if i else ""
+    nxt = tokens[i + 1].group(0) if i + 1 < len(tokens) else ""
+    if prev in _DRINK_MODIFIERS and prev not in _A_FRIENDS:
+        return False  # "yerba mate", "iced mate"
+    around = (
+        sentence[tokens[i - 1].end() if i else 0 : tokens[i].start()],
+        sentence[tokens[i].end() : tokens[i + 1].start() if nxt else len(sentence)],
+    )
+    return (
+        prev in _A_FRIENDS
+        or nxt.lower() == "of"
+        or nxt[:1].isupper()
+        or "," in around[0]
+        or (not nxt and i > 0)
+    )
 
 
 # Drink words that name a drink only beside another ("flat white"): alone, a flat is a home.
@@ -242,6 +269,20 @@ def _cars(sentence: str) -> list[_Value]:
     return out
 
 
+# After "Name's": a thing of hers ("Kate's birthday", "Sam's flat"), not "Name is" ("Kate's my
+# girlfriend", "Sam's moving in", "Jo's lovely"): a lower-case word that is no copula's
+# complement, no participle, no adverb.
+_POSSESSED = re.compile(
+    r"\s+(?!(?:my|our|a|an|the|so|now|really|been|got|just|not|very|officially|back|here|home|"
+    r"mine|ours|still|also|always|finally|definitely|lovely|great|amazing|wonderful|perfect|"
+    r"the\s+one|single|taken|with|from|in|at|on|off|over|out|gone|going|coming|moving)\b)"
+    r"[a-z][a-z'’-]*(?<!ing)(?<!ed)(?<!ly)\b"
+)
+# A sentence's first word followed by an object ("Told my best friend", "Asked her out",
+# "Met the team"): an imperative or a clipped past, a verb, not a name.
+_VERB_FIRST = re.compile(r"\s+(?:my|me|him|her|them|us|our|your|the|a|an|his|their)\b")
+
+
 def _people(sentence: str) -> list[_Value]:
     out = []
     for v in _names(sentence):
@@ -252,7 +293,11 @@ def _people(sentence: str) -> list[_Value]:
             is_city(v.text) or len(words) > 1
         ):
             continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
-        if sentence.startswith(("'s", "’s"), v.end) and not sentence[v.end + 2 :].strip(" .!"):
-            continue  # "the party at Lena's": her place, no one the speaker is with
+        if sentence.startswith(("'s", "’s"), v.end) and (
+            not sentence[v.end + 2 :].strip(" .!") or _POSSESSED.match(sentence, v.end + 2)
+        ):
+            continue  # "the party at Lena's", "we met at Kate's birthday": hers, not her
+        if not sentence[: v.start].strip(" \t\"'(-") and _VERB_FIRST.match(sentence, v.end):
+            continue  # "Told my best friend ...": a verb with its object, no one's name
         out.append(v)
     return out
