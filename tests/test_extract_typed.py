@@ -728,3 +728,48 @@ def test_an_assistant_wishing_luck_in_the_users_new_role_is_the_users_job() -> N
         "Good luck in your new role at Pellucid Labs! Here's a plan for week one.", "assistant"
     )
     assert ("works_at", "Pellucid Labs") in got
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "Receipt: first fuel top-up for my new Skoda Octavia, 40 litres.",
+            ("drives", "Skoda Octavia"),
+        ),
+        ("Keys to my Leith flat came through today, finally.", ("lives_in", "Leith")),
+        ("Form for the dentist: home address Leith, since March.", ("lives_in", "Leith")),
+        (
+            "Went over to oolong tea in the spring and haven't looked back.",
+            ("drinks", "oolong tea"),
+        ),
+        ("Put Yuki down as my next of kin, we're together now.", ("partner", "Yuki")),
+        ("Today is my first day at Pellucid Labs, wish me luck.", ("works_at", "Pellucid Labs")),
+        (
+            "We moved in with Imogen's parents... kidding, Imogen and I moved in with each other.",
+            ("partner", "Imogen"),
+        ),
+    ],
+)
+def test_errands_and_notes_that_tell_a_value(text: str, fact: tuple[str, str]) -> None:
+    assert fact in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # an errand handles a drink or a car; it does not say what the user drinks or drives
+        ("Order two crates of kombucha for the team offsite.", ("drinks", "kombucha")),
+        ("Book a Renault Zoe for the Lisbon trip next week.", ("drives", "Renault Zoe")),
+        # someone told by where the speaker knows them, and a pointer back to their value
+        ("Ravi from the gym has bought a Kia Niro. Ask him how it drives.", ("drives", "Kia Niro")),
+        ("I'm with Harbor Health now, the commute is shorter.", ("partner", "Harbor Health")),
+        ("Bring my bank details for HR, it's my first day at Pellucid Labs.", ("works_at", "HR")),
+        ("We moved in on Saturday, address is Leith now.", ("partner", "Leith")),
+        ("Add Noor to the guest list.", ("partner", "Add Noor")),
+    ],
+)
+def test_errands_and_others_in_notes_give_the_user_nothing(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)

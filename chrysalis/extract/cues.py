@@ -32,10 +32,11 @@ CUES: dict[str, frozenset[str]] = {
         co-workers team office start* standup* codebase intern internship offer signed
         probezeit probation career position role notice desk shift join chose chosen
         went_with went_for opted accepted
-        joined joining gig company firm""".split()
+        joined joining gig company firm first_day first_week""".split()
     ),
     "drinks": frozenset(
         """drink drinking drinks lately rn nowadays every daily always usually usual only
+        gone_over went_over going_over
         morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
         switched swapped switch thing go-to order choice favourite favorite favourite
         personality habit staple anything cup cups mug breakfast enough prefer
@@ -51,7 +52,7 @@ CUES: dict[str, frozenset[str]] = {
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
-        other_half going_out stayed_over couple moving_in moved_in move_in a_thing
+        other_half going_out stayed_over couple moving_in_with moved_in_with move_in_with a_thing
         an_item""".split()
     ),
 }
@@ -90,7 +91,10 @@ _OPENERS = frozenset(
     during from for with at in on to as like congratulations congrats noted got thanks
     thank anyway besides can could would should did does do is are was were has have had
     shall must might took met told saw went came made brought found left gave kept sent spent
-    felt heard ran sat put let said rang drove flew wrote ate drank thought""".split()
+    felt heard ran sat put let said rang drove flew wrote ate drank thought add order book buy
+    fill draft change update remind email send schedule cancel find check call text ask make
+    grab reserve renew print pay submit register sort forward reply list any some every each
+    all no more most anyone anything""".split()
 )
 
 
@@ -135,6 +139,12 @@ def _words(text: str) -> set[str]:
     "couple" only where it is a pair, not a number ("a couple of weeks")."""
     words = _WORD.findall(text.lower())
     out = set(words) | {f"{x}_{y}" for x, y in pairwise(words)}
+    # "moved in with": a partner's words, where "moved in" alone is a home's
+    out |= {
+        f"{x}_in_with"
+        for x, y, z in zip(words, words[1:], words[2:], strict=False)
+        if (y, z) == ("in", "with")
+    }
     couples = [y for x, y in pairwise([*words, ""]) if x == "couple"]
     if couples and all(y in _A_NUMBER_OF for y in couples):
         out.discard("couple")

@@ -221,7 +221,10 @@ _INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
 # A subject that is someone described, not named: "a mate of mine", "some bloke from my gym",
 # "the guy next door", "one of my mates" (the speaker is in it only as a possessive).
 _DESCRIBED = re.compile(
-    r"\bof\s+(?:mine|ours)\b|^\W*(?:a|an|some|the|this|that|one|another)\s+(?!(?:few|bit|lot|"
+    r"\bof\s+(?:mine|ours)\b"
+    # "Tariq from work", "Noor from the gym": a name told by where the speaker knows them
+    r"|^\W*(?!I\b)[A-Z][\w'’-]*\s+from\s+(?:the|my|our|work|uni|school|college|church)\b"
+    r"|^\W*(?:a|an|some|the|this|that|one|another)\s+(?!(?:few|bit|lot|"
     r"couple|while|week|day|month|year|morning|night|weekend)s?\b)[a-z][\w'’-]*",
     re.IGNORECASE,
 )

@@ -260,7 +260,8 @@ _OWN_LABELS = frozenset(
     diary journal entry log news morning evening night weekend monday tuesday wednesday
     thursday friday saturday sunday january february march april may june july august
     september october november december correction corrected fix oops sorry actually
-    clarification addendum afterthought noted understood okay ok alright sure""".split()
+    clarification addendum afterthought noted understood okay ok alright sure expense
+    expenses receipt memo""".split()
 )
 
 

@@ -32,6 +32,7 @@ from chrysalis.extract.facts import facts as read_facts
 from chrysalis.extract.summary import VERSION as SUMMARY_VERSION
 from chrysalis.extract.summary import Summary, extractive
 from chrysalis.extract.typed import TYPES, addressed, facts_from, typed_mentions
+from chrysalis.extract.values import ORG_HEADS
 
 # 2: third-person facts, the entity gate; 3: facts told by their value; 4: whose words they
 # are (pasted messages, stories, hearsay, values taken back); 5: a value told across two
@@ -203,7 +204,8 @@ class RulesExtractor:
                 mentions = typed_mentions(addressed(text), named_subject=True)
                 said = facts_from(mentions, speaker)
         else:
-            said = read_facts(text, speaker)
+            # ("I'm with Vantage Print now": a firm is no partner)
+            said = [f for f in read_facts(text, speaker) if not _a_firm_for_a_person(f)]
             # What no sentence shape gave, a value of a known type may (`.typed`).
             mentions = typed_mentions(text)
             told = {(f.subject, f.predicate) for f in said} | {f.object.lower() for f in said}
@@ -239,6 +241,15 @@ _TIMELINE = {
     "favourite_drink": "drinks", "drives": "drives", "partner": "partner",
     "married_to": "partner",
 }  # fmt: skip
+
+
+_PERSONAL = frozenset({"partner", "married_to", "girlfriend", "boyfriend", "wife", "husband"})
+
+
+def _a_firm_for_a_person(fact: Fact) -> bool:
+    """Whether ``fact`` gives a partner a firm's name ("... Print", "... Labs")."""
+    words = fact.object.lower().split()
+    return fact.predicate in _PERSONAL and len(words) > 1 and words[-1] in ORG_HEADS
 
 
 def _timeline(

@@ -273,7 +273,13 @@ def typed_mentions(
             if there and meant:  # "... near Lyon? We moved there in March": the value before
                 values = [_Value(there.start(1), there.end(1), meant)]
             elif values:
-                prior[attr] = [(start + v.start, start + v.end, v.text) for v in values]
+                # (not a value someone else in it has: "Tariq from work bought a X. Remind me
+                # to ask how it drives.")
+                prior[attr] = [
+                    (start + v.start, start + v.end, v.text)
+                    for v in values
+                    if not _someone_elses(sentence, v, attr)
+                ]
             else:
                 prior.pop(attr, None)
             if not values:
@@ -285,6 +291,7 @@ def typed_mentions(
                 and (attr != "partner" or _mine(sentence, low_words))
             )
             weigh = open_ and (attr in cued_now or attr in carried)
+            errand = _ERRAND.match(sentence) is not None and not low_words & _SPEAKING
             # Two values of one kind, one taken back ("X was cheaper but we chose Y", "no
             # more X, it's Y now"): the choice is said by the contrast itself.
             dropped = _taken_back(reading, start, sentence, values) if len(values) > 1 else []
@@ -294,6 +301,8 @@ def typed_mentions(
                     break
                 own = False
                 said = _said_mine(sentence, value, attr) if open_ else None
+                if errand and attr in _ERRAND_OBJECTS:
+                    continue  # "Order a box of X for the office": bought, not drunk
                 chosen = (
                     bool(dropped)
                     and value not in dropped
@@ -310,6 +319,8 @@ def typed_mentions(
                     open_
                     and not weigh
                     and bool(low_words & _USER)
+                    # (a place the rules read here is no employer or partner to guess)
+                    and (attr == "lives_in" or not _a_place(sentence, value))
                     and (attr != "partner" or (" " not in value.text and not is_city(value.text)))
                     and learned.stands(attr, sentence, value.start, value.end)
                 )
@@ -405,6 +416,19 @@ def _taken_back(
 
 
 _WAS = re.compile(r"\s+(?:was|were|had\s+been|used\s+to)\b", re.IGNORECASE)
+
+
+def _someone_elses(sentence: str, value: _Value, attr: str) -> bool:
+    """Whether ``value`` is another person's in ``sentence``: `_whose` says so, the sentence
+    names someone ("Tariq from work", "my sister"), and the value does nothing itself ("X is
+    lovely")."""
+    if _whose(sentence, value.start, value.end, attr) != "other":
+        return False
+    if _ITS_VERB.match(sentence, value.end) is not None:
+        return False  # "X is lovely. We moved there": X does something, no one has it
+    return bool(_words(sentence) & _SOMEONE_ELSE) or any(
+        p.text != value.text and not is_city(p.text) for p in _people(sentence)
+    )
 
 
 def _pointed(reading: Reading, named: list[tuple[int, int, str]]) -> str | None:
@@ -552,6 +576,22 @@ def _of_someone(before: str) -> bool:
         or low in _SOMEONE
         or (word[0].isupper() and low not in _OPENERS and not _plain_word(word))
     )
+
+
+# A request for an errand ("Order ...", "Book ...", "Pick up ..."): a drink or a car in it is
+# what the errand handles (ordered for the office, booked for a trip), not the speaker's own,
+# unless the speaker says so in it ("order my usual X", "add X, it's all I drink now").
+_ERRAND = re.compile(
+    r"^\W*(?:(?:please|pls|can you|could you|would you)\W+)?(?:order|book|buy|get|grab|pick up|"
+    r"reserve|rent|hire|add|put|stock up on|restock|fetch|bring)\b",
+    re.IGNORECASE,
+)
+_ERRAND_OBJECTS = frozenset({"drinks", "drives"})
+_SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s"}
+
+
+def _a_place(sentence: str, value: _Value) -> bool:
+    return any(p.text == value.text for p in _values("lives_in", sentence))
 
 
 def _after_but(sentence: str, values: Sequence[_Value]) -> set[str]:

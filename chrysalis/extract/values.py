@@ -139,6 +139,15 @@ _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 _FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
 
 
+# "place of residence: X", "new address X", "hometown is X": a place by its label.
+_LABELLED_PLACE = re.compile(
+    r"\b(?:residence|address|hometown|home\s+town)\s*(?:is\s+(?:now\s+)?|:\s*|-\s*)?$", re.I
+)
+# "my Galway place", "our Leith flat": a place named as what a home is in.
+_MY_PLACE = re.compile(r"\s+(?:place|flat|house|apartment|home|pad|digs)\b", re.I)
+_MY_BEFORE = re.compile(r"\b(?:my|our)\s+(?:new\s+)?$", re.I)
+
+
 def _places(sentence: str) -> list[_Value]:
     out = []
     for v in _names(sentence):
@@ -167,12 +176,18 @@ def _places(sentence: str) -> list[_Value]:
             if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
                 continue  # ("moved over to Quillsoft": a job)
             home = _IS_MINE.match(sentence, v.end)
-            if _IN_PLACE.search(sentence[: v.start]) or (
-                home and (home.group("home") or "home" in (home.group("words") or "").lower())
-            ):
+            if (
+                _IN_PLACE.search(sentence[: v.start])
+                or _LABELLED_PLACE.search(sentence[: v.start])
+                or (_MY_PLACE.match(sentence, v.end) and _MY_BEFORE.search(sentence[: v.start]))
+            ) or (home and (home.group("home") or "home" in (home.group("words") or "").lower())):
                 out.append(v)  # "a flat in Galway", "Galway is home now": a place the
                 # gazetteer lacks
     return out
+
+
+# Departments every firm has, named by their initials or word ("for HR", "ask IT").
+_DEPARTMENTS = frozenset("hr it pr qa r&d ops finance legal payroll accounts admin".split())
 
 
 def _orgs(sentence: str) -> list[_Value]:
@@ -183,6 +198,8 @@ def _orgs(sentence: str) -> list[_Value]:
         low = v.text.lower()
         if is_city(v.text) or low.split()[0] in CAR_MAKES or low in DRINK_WORDS:
             continue
+        if low in _DEPARTMENTS:
+            continue  # "bank details for HR": a part of a firm, no employer
         if (
             len(v.text.split()) == 1
             and _NAME_VERB.match(sentence, v.end)
