@@ -728,3 +728,20 @@ def test_an_assistant_wishing_luck_in_the_users_new_role_is_the_users_job() -> N
         "Good luck in your new role at Pellucid Labs! Here's a plan for week one.", "assistant"
     )
     assert ("works_at", "Pellucid Labs") in got
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) "Had the X been ..., I'd ...": an "if" turned round, and
+        # the would-clause says it did not happen; not the clipped "I had" of "Had my lunch"
+        ("Had the Kia Niro been cheaper I'd have bought it.", ("drives", "Kia Niro")),
+        ("Had the job at Acme Corp come through I would be rich.", ("works_at", "Acme Corp")),
+        ("Had the flat in Lisbon been free, we'd live there now.", ("lives_in", "Lisbon")),
+        ("Had my boyfriend Tom not cheated we'd still be together.", ("partner", "Tom")),
+    ],
+)
+def test_had_opening_a_condition_with_its_would_asserts_nothing(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)
