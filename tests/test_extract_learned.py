@@ -92,3 +92,31 @@ def test_the_typed_reader_asks_the_model_only_where_the_attribute_is_unsaid(
     monkeypatch.setattr(learned, "stands", spy)
     assert ("lives_in", "Valencia") in own("We moved to Valencia in May.")  # "moved": a cue
     assert not any("moved" in s for s in asked)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) the wording of a statement, told as over
+        ("I was at Brightwave until March.", ("works_at", "Brightwave")),
+        ("I was at Brightwave till they closed.", ("works_at", "Brightwave")),
+        (
+            "I've been at Brightwave since the spring but I left last week.",
+            ("works_at", "Brightwave"),
+        ),
+        ("I've been at Brightwave since the spring, until today.", ("works_at", "Brightwave")),
+        # "with X now" of a firm one is a customer of, or of a plural "we"
+        ("I'm with Vodafone now, way cheaper.", ("partner", "Vodafone")),
+        ("I bank with Monzo now.", ("partner", "Monzo")),
+        ("I'm with Aviva now for home insurance.", ("partner", "Aviva")),
+        ("We're with Priya now, she's our lawyer.", ("partner", "Priya")),
+    ],
+)
+def test_a_state_told_as_over_or_a_firm_one_is_with_is_not_guessed(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in own(text)
+
+
+def test_a_state_still_held_until_later_is_guessed() -> None:
+    assert ("works_at", "Brightwave") in own("I'm at Brightwave until I find something better.")

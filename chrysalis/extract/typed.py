@@ -310,7 +310,8 @@ def typed_mentions(
                     open_
                     and not weigh
                     and bool(low_words & _USER)
-                    and (attr != "partner" or (" " not in value.text and not is_city(value.text)))
+                    and (attr != "partner" or _a_person_guessed(value.text, low_words))
+                    and not _ended(low_words)
                     and learned.stands(attr, sentence, value.start, value.end)
                 )
                 if value in dropped:
@@ -338,6 +339,34 @@ def typed_mentions(
                 key = (attr, value.text)
                 out[key] = out.get(key, False) or own
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
+
+
+# "I'm with X now" is a partner or a firm one is a customer of ("I'm with Vodafone now, way
+# cheaper", "I bank with Monzo now"): the learned opinion masks the name, so these words,
+# and a plural "we" ("we're with X now, she's our lawyer"), keep it from guessing a partner.
+_A_CUSTOMER = frozenset(
+    """bank banking insurance insurer insured broadband provider tariff network signal mobile
+    energy electricity gas phone contract subscription cheaper customer account app lawyer
+    solicitor accountant agent agency""".split()
+)
+_I = frozenset("i i'm i’m im i've i’ve ive i'd i’d i'll i’ll me my mine myself".split())
+
+
+def _a_person_guessed(value: str, words: set[str]) -> bool:
+    """Whether a partner the learned opinion reads can be one: a single name, not a city's,
+    said by "I" of no customer's words (`_A_CUSTOMER`)."""
+    return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
+
+
+# A state told as over ("I was at X until March", "... since May but I left"): the learned
+# opinion reads a statement's wording, not its tense, so it guesses nothing there.
+_ENDED = frozenset("i_was we_were left quit resigned no_longer anymore any_more".split())
+
+
+def _ended(words: set[str]) -> bool:
+    """Whether a sentence's `_words` tell a state that is over: "I was", "left", "no
+    longer", or "been" with an "until" ("I'm at X until I find better" is still at X)."""
+    return bool(words & _ENDED) or ("been" in words and bool(words & {"until", "till"}))
 
 
 # A sentence naming what the one before spoke of ("near my place? That's Utrecht now").
