@@ -745,3 +745,20 @@ def test_had_opening_a_condition_with_its_would_asserts_nothing(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) a character that shows nothing is read as absent: before a
+        # name it hid the "with" that makes one name a person ("works_at Priya"), inside one
+        # it cut the name in two
+        ("I'm with \u200bPriya now.", ("partner", "Priya")),
+        ("I'm with \u00adPriya now.", ("partner", "Priya")),
+        ("I'm with Pri\u200bya now.", ("partner", "Priya")),
+        ("I've been at Bright\x00wave since the spring.", ("works_at", "Brightwave")),
+    ],
+)
+def test_invisible_characters_change_no_reading(text: str, fact: tuple[str, str]) -> None:
+    got = extracted(text)
+    assert {f for f in got if f[0] in ("partner", "works_at")} == {fact}, (text, got)
