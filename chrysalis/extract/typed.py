@@ -282,6 +282,7 @@ def typed_mentions(
                 not past
                 and tries[attr] > 0
                 and not _cued(_after_but(sentence, values), AGAINST[attr], typos=False)
+                and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
             weigh = open_ and (attr in cued_now or attr in carried)
@@ -592,6 +593,19 @@ def _after_but(sentence: str, values: Sequence[_Value]) -> set[str]:
 
 
 _BUT = re.compile(r"\bbut\b", re.IGNORECASE)
+# Of `AGAINST`, the words of a stay or a use, not of another choice: they tell the speaker's
+# situation on either side of a "but" ("We're on holiday, but I'm in X now!", "Only a rental
+# for the trip, but I'm driving an X now"), and are read in the whole sentence.
+_A_STAY = {
+    attr: words
+    & frozenset(
+        """flew fly flying flight flights visit visiting visited trip trips conference holiday
+        holidays vacation hotel hostel airbnb tour sightseeing layover stopover weekend_in
+        weekend_away honeymoon festival wedding gig rented rent rental hire borrowed test taxi
+        uber""".split()
+    )
+    for attr, words in AGAINST.items()
+}
 
 
 def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
