@@ -776,3 +776,25 @@ def test_invisible_characters_change_no_reading(text: str, fact: tuple[str, str]
 )
 def test_a_stay_or_a_hire_before_but_still_holds_after_it(text: str, fact: tuple[str, str]) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) "my partner's X" is "my partner is X" only where X ends
+        # its clause; before a noun or a verb X is something of the partner's
+        ("My partner's Instagram is blowing up.", ("partner", "Instagram")),
+        ("My girlfriend's Netflix account got hacked.", ("partner", "Netflix")),
+        ("My partner's Gran lives with us now.", ("partner", "Gran")),
+        ("My partner's Labrador, Rex, is ill.", ("partner", "Labrador")),
+    ],
+)
+def test_a_partners_thing_or_relative_is_no_partner(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["My partner's Priya.", "My girlfriend's Noor now.", "My partner's Priya, since May."]
+)
+def test_my_partners_name_ending_the_clause_is_the_partner(text: str) -> None:
+    assert {f for f in _own(text) if f[0] == "partner"} and len(_own(text)) == 1, text

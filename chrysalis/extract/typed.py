@@ -608,6 +608,14 @@ _A_STAY = {
 }
 
 
+# What may follow the X of "my partner's X" when its "'s" is "is": the sentence's end, a
+# comma before a time, or a time ("My girlfriend's Noor, since the summer", "... Noor now").
+_ENDS_A_CLAUSE = re.compile(
+    r"\s*(?:$|[.!;)]|,\s*(?:since|now|as\s+of|for|these)\b|(?:now|since|these|nowadays)\b)",
+    re.IGNORECASE,
+)
+
+
 def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
     """``user`` when the sentence tells the value of the user, ``other`` when of someone
     else: the nearest subject before the value decides, else the nearest after it, else the
@@ -639,8 +647,13 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 break
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
                 return "user"  # "User's current drink: X" (a note about the user)
-            if attr == "partner" and n == 0 and low[:-2] in _PARTNER_WORDS:
-                continue  # "my new partner's X": is X
+            if (
+                attr == "partner"
+                and n == 0
+                and low[:-2] in _PARTNER_WORDS
+                and _ENDS_A_CLAUSE.match(sentence, b)
+            ):
+                continue  # "my new partner's X": is X (not "my partner's X account", "X lives")
             if (
                 low.endswith(("'s", "’s"))
                 and (low[:-2] in _OTHERS or word[0].isupper())
