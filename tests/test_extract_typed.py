@@ -773,3 +773,73 @@ def test_errands_and_others_in_notes_give_the_user_nothing(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) "Had the X been ..., I'd ...": an "if" turned round, and
+        # the would-clause says it did not happen; not the clipped "I had" of "Had my lunch"
+        ("Had the Kia Niro been cheaper I'd have bought it.", ("drives", "Kia Niro")),
+        ("Had the job at Acme Corp come through I would be rich.", ("works_at", "Acme Corp")),
+        ("Had the flat in Lisbon been free, we'd live there now.", ("lives_in", "Lisbon")),
+        ("Had my boyfriend Tom not cheated we'd still be together.", ("partner", "Tom")),
+    ],
+)
+def test_had_opening_a_condition_with_its_would_asserts_nothing(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) a character that shows nothing is read as absent: before a
+        # name it hid the "with" that makes one name a person ("works_at Priya"), inside one
+        # it cut the name in two
+        ("I'm with \u200bPriya now.", ("partner", "Priya")),
+        ("I'm with \u00adPriya now.", ("partner", "Priya")),
+        ("I'm with Pri\u200bya now.", ("partner", "Priya")),
+        ("I've been at Bright\x00wave since the spring.", ("works_at", "Brightwave")),
+    ],
+)
+def test_invisible_characters_change_no_reading(text: str, fact: tuple[str, str]) -> None:
+    got = extracted(text)
+    assert {f for f in got if f[0] in ("partner", "works_at")} == {fact}, (text, got)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) words of a stay or a use tell the speaker's situation on
+        # both sides of a "but" (only "nearly", "tried", an ad ... belong to what came before)
+        ("We're on holiday, but I'm in Lisbon now!", ("lives_in", "Lisbon")),
+        ("Just visiting but I'm staying in Lisbon now.", ("lives_in", "Lisbon")),
+        ("It's a hire car but I drive a Kia Niro this week.", ("drives", "Kia Niro")),
+    ],
+)
+def test_a_stay_or_a_hire_before_but_still_holds_after_it(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 2) "my partner's X" is "my partner is X" only where X ends
+        # its clause; before a noun or a verb X is something of the partner's
+        ("My partner's Instagram is blowing up.", ("partner", "Instagram")),
+        ("My girlfriend's Netflix account got hacked.", ("partner", "Netflix")),
+        ("My partner's Gran lives with us now.", ("partner", "Gran")),
+        ("My partner's Labrador, Rex, is ill.", ("partner", "Labrador")),
+    ],
+)
+def test_a_partners_thing_or_relative_is_no_partner(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["My partner's Priya.", "My girlfriend's Noor now.", "My partner's Priya, since May."]
+)
+def test_my_partners_name_ending_the_clause_is_the_partner(text: str) -> None:
+    assert {f for f in _own(text) if f[0] == "partner"} and len(_own(text)) == 1, text

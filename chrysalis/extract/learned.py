@@ -14,11 +14,18 @@ making are kept out of its training too, so they measure it.
 
 It only stands in for the attribute's words: whose the value is, whether it is asserted and
 whether it is past are still decided by the rules (`chrysalis.extract.typed`).
+
+A weights file that is missing, unreadable or not as `bench/train_cues.py` wrote it (its
+version is the digest of its weights; each threshold between 0.5 and 1, each number finite
+and small) is not used: a warning is logged and nothing is guessed, as before the model (a
+damaged threshold of 0, or a NaN, would take every sentence with a name for a statement).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
 import re
 from functools import cache
@@ -28,6 +35,10 @@ __all__ = ["features", "likely", "stands", "version"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[?!]", re.UNICODE)
 _MODEL = "learned_cues.json"
+_LARGEST = 50.0  # no trained weight or bias comes near (they are within ±3)
+log = logging.getLogger(__name__)
+
+_Model = dict[str, tuple[float, float | None, dict[str, float]]]
 
 
 def features(sentence: str, start: int, end: int) -> set[str]:
@@ -59,17 +70,51 @@ def features(sentence: str, start: int, end: int) -> set[str]:
     return out
 
 
+def _read() -> str:
+    return resources.files(__package__).joinpath(_MODEL).read_text("utf-8")
+
+
 @cache
-def _weights() -> tuple[str, dict[str, tuple[float, float | None, dict[str, float]]]]:
-    data = json.loads(resources.files(__package__).joinpath(_MODEL).read_text("utf-8"))
-    return data["version"], {
-        attr: (
-            float(m["bias"]),
-            None if m.get("min") is None else float(m["min"]),
-            {k: float(v) for k, v in m["weights"].items()},
-        )
-        for attr, m in data["attributes"].items()
-    }
+def _weights() -> tuple[str, _Model]:
+    try:
+        return _parse(_read())
+    except (
+        OSError,
+        UnicodeError,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        RecursionError,
+    ) as e:
+        log.warning("%s is not usable (%s): no attribute is guessed from wording", _MODEL, e)
+        return "learned/none", {}
+
+
+def _number(x: object) -> float:
+    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+        raise ValueError(f"not a finite number: {x!r}")
+    if abs(x) > _LARGEST:
+        raise ValueError(f"out of range: {x!r}")
+    return float(x)
+
+
+def _parse(raw: str) -> tuple[str, _Model]:
+    """The version and per-attribute bias, threshold and weights of a weights file, or a
+    `ValueError` (or the like) when it is not as `bench/train_cues.py` writes it."""
+    data = json.loads(raw)
+    attrs = data["attributes"]
+    digest = hashlib.sha256(json.dumps(attrs, sort_keys=True).encode()).hexdigest()[:12]
+    if data["version"] != f"learned/{digest}":
+        raise ValueError("its version is not the digest of its weights")
+    model: _Model = {}
+    for attr, m in attrs.items():
+        low = None if m.get("min") is None else _number(m["min"])
+        if low is not None and not 0.5 <= low < 1:
+            raise ValueError(f"{attr}'s threshold {low} is not in [0.5, 1)")
+        weights = {str(k): _number(v) for k, v in m["weights"].items()}
+        model[str(attr)] = (_number(m["bias"]), low, weights)
+    return data["version"], model
 
 
 def version() -> str:

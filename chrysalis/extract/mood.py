@@ -227,6 +227,11 @@ _QUESTION_OPENING = re.compile(
     r"(?<!\bhad\s\bmy)(?<!\bhad\s\bthe)(?<!\bhad\s\bour)",
     re.IGNORECASE,
 )
+# ... but "Had the car been cheaper, I'd have bought it": an "if" inverted, its would-clause
+# after it, not a clipped "I had".
+_HAD_IF = re.compile(
+    r"^\W*had\s+(?:my|the|our)\b[^.!?;]*?(?:\b(?:would|could|might)\b|['’]d\b)", re.IGNORECASE
+)
 _LATER_QUESTION = re.compile(
     r"(?:[,;:—–]|\b(?:and|but|so|or)\b)\s*(?:(?:and|but|so|or)\s+)?(?:what|where|when|why|how|who|"
     r"which|do|does|did|is|are|am|was|were|can|could|would|will|should|shall|may|might|must|"
@@ -497,6 +502,8 @@ class Reading:
         asks = sentence.rstrip("\"'”’)] ").endswith("?") and not _LATER_QUESTION.search(after)
         if asks or _QUESTION_OPENING.match(sentence):
             return QUESTION
+        if _HAD_IF.match(sentence):
+            return CONDITION
         opening = before[: bounds[0].start()] if bounds else before
         for cues, mood in ((_WISH, WISH), (_CONDITION, CONDITION)):
             if cues.search(clause) or cues.match(opening.lstrip()):

@@ -94,6 +94,12 @@ _STUDY_BEFORE = re.compile(
 _STUDY_AFTER = re.compile(r"(?:['’]s)?\s+(?:degree|diploma|programme|program)\b", re.IGNORECASE)
 # A code block: the names in it are a snippet's own (its variables and arguments), not things
 # the text is about; a name the prose around it uses is still found there.
+# Characters that show nothing (a zero-width space or joiner, a soft hyphen, a direction mark,
+# a byte-order mark, a control character but a line's): read as if absent, so "Pri\u200bya"
+# is one name and "with \u200bPriya" is still "with Priya".
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1b\x7f\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`)\]]+", re.IGNORECASE)
@@ -153,7 +159,7 @@ class RulesExtractor:
     def extract_one(self, bead: Bead) -> Extraction:
         if bead.role == "system":  # instructions, not memory
             return Extraction(bead.id, dropped=("system prompt",))
-        text = bead.content[:MAX_SCAN_CHARS]
+        text = _INVISIBLE.sub("", bead.content[:MAX_SCAN_CHARS])
         found: dict[str, Entity] = {}
         lowered = lower_words(text)
 

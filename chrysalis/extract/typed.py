@@ -288,6 +288,7 @@ def typed_mentions(
                 not past
                 and tries[attr] > 0
                 and not _cued(_after_but(sentence, values), AGAINST[attr], typos=False)
+                and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (attr != "partner" or _mine(sentence, low_words))
             )
             weigh = open_ and (attr in cued_now or attr in carried)
@@ -321,7 +322,8 @@ def typed_mentions(
                     and bool(low_words & _USER)
                     # (a place the rules read here is no employer or partner to guess)
                     and (attr == "lives_in" or not _a_place(sentence, value))
-                    and (attr != "partner" or (" " not in value.text and not is_city(value.text)))
+                    and (attr != "partner" or _a_person_guessed(value.text, low_words))
+                    and not _ended(low_words)
                     and learned.stands(attr, sentence, value.start, value.end)
                 )
                 if value in dropped:
@@ -349,6 +351,34 @@ def typed_mentions(
                 key = (attr, value.text)
                 out[key] = out.get(key, False) or own
     return [Mention(attr, value, own) for (attr, value), own in out.items()]
+
+
+# "I'm with X now" is a partner or a firm one is a customer of ("I'm with Vodafone now, way
+# cheaper", "I bank with Monzo now"): the learned opinion masks the name, so these words,
+# and a plural "we" ("we're with X now, she's our lawyer"), keep it from guessing a partner.
+_A_CUSTOMER = frozenset(
+    """bank banking insurance insurer insured broadband provider tariff network signal mobile
+    energy electricity gas phone contract subscription cheaper customer account app lawyer
+    solicitor accountant agent agency""".split()
+)
+_I = frozenset("i i'm i’m im i've i’ve ive i'd i’d i'll i’ll me my mine myself".split())
+
+
+def _a_person_guessed(value: str, words: set[str]) -> bool:
+    """Whether a partner the learned opinion reads can be one: a single name, not a city's,
+    said by "I" of no customer's words (`_A_CUSTOMER`)."""
+    return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
+
+
+# A state told as over ("I was at X until March", "... since May but I left"): the learned
+# opinion reads a statement's wording, not its tense, so it guesses nothing there.
+_ENDED = frozenset("i_was we_were left quit resigned no_longer anymore any_more".split())
+
+
+def _ended(words: set[str]) -> bool:
+    """Whether a sentence's `_words` tell a state that is over: "I was", "left", "no
+    longer", or "been" with an "until" ("I'm at X until I find better" is still at X)."""
+    return bool(words & _ENDED) or ("been" in words and bool(words & {"until", "till"}))
 
 
 # A sentence naming what the one before spoke of ("near my place? That's Utrecht now").
@@ -603,6 +633,27 @@ def _after_but(sentence: str, values: Sequence[_Value]) -> set[str]:
 
 
 _BUT = re.compile(r"\bbut\b", re.IGNORECASE)
+# Of `AGAINST`, the words of a stay or a use, not of another choice: they tell the speaker's
+# situation on either side of a "but" ("We're on holiday, but I'm in X now!", "Only a rental
+# for the trip, but I'm driving an X now"), and are read in the whole sentence.
+_A_STAY = {
+    attr: words
+    & frozenset(
+        """flew fly flying flight flights visit visiting visited trip trips conference holiday
+        holidays vacation hotel hostel airbnb tour sightseeing layover stopover weekend_in
+        weekend_away honeymoon festival wedding gig rented rent rental hire borrowed test taxi
+        uber""".split()
+    )
+    for attr, words in AGAINST.items()
+}
+
+
+# What may follow the X of "my partner's X" when its "'s" is "is": the sentence's end, a
+# comma before a time, or a time ("My girlfriend's Noor, since the summer", "... Noor now").
+_ENDS_A_CLAUSE = re.compile(
+    r"\s*(?:$|[.!;)]|,\s*(?:since|now|as\s+of|for|these)\b|(?:now|since|these|nowadays)\b)",
+    re.IGNORECASE,
+)
 
 
 def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False) -> str:
@@ -636,8 +687,13 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 break
             if low.endswith(("'s", "’s")) and low[:-2] == "user":
                 return "user"  # "User's current drink: X" (a note about the user)
-            if attr == "partner" and n == 0 and low[:-2] in _PARTNER_WORDS:
-                continue  # "my new partner's X": is X
+            if (
+                attr == "partner"
+                and n == 0
+                and low[:-2] in _PARTNER_WORDS
+                and _ENDS_A_CLAUSE.match(sentence, b)
+            ):
+                continue  # "my new partner's X": is X (not "my partner's X account", "X lives")
             if (
                 low.endswith(("'s", "’s"))
                 and (low[:-2] in _OTHERS or word[0].isupper())
