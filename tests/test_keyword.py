@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chrysalis.core.errors import ClosedError
 from chrysalis.core.models import Filters
 from chrysalis.search import KeywordIndex
 
@@ -287,3 +289,30 @@ def test_searches_run_while_rows_are_written(tmp_path: Path) -> None:
     assert not errors
     assert len(index.search("walrus", 500)) == 300
     index.close()
+
+
+def files_in(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*") if not p.is_dir())
+
+
+def test_a_closed_index_leaves_its_directory_alone(tmp_path: Path) -> None:
+    """Once close returns, nothing of tantivy's writes in the directory: a caller may remove
+    it. (The binding's reader reloaded by itself half a second after the last commit, the
+    one close makes too, and created .tantivy-meta.lock again in a directory being removed:
+    "Directory not empty".)"""
+    path = tmp_path / "kw"
+    index = KeywordIndex(path)
+    index.apply(rows(10), [], {"r": 10})  # fewer than a batch: close commits them
+    index.close()
+    for name in files_in(path):  # a removal part way: the lock files gone, meta.json not yet
+        if name.endswith(".lock"):
+            (path / name).unlink()
+    left = files_in(path)
+    for _ in range(30):  # tantivy's meta-file watcher polls every 0.5 s
+        time.sleep(0.05)
+        assert files_in(path) == left
+    with pytest.raises(ClosedError):
+        index.search("teas", 5)
+    with pytest.raises(ClosedError):
+        index.apply(rows(1), [], {"r": 11})
+    index.close()  # a second close does nothing

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -251,3 +253,27 @@ def test_an_empty_persona_update_writes_no_op(mem: Memory) -> None:
     before = mem.version_vector()
     assert mem.update_persona().name == "Ada"
     assert mem.version_vector() == before
+
+
+def test_nothing_writes_in_the_data_dir_once_closed(tmp_path: Path) -> None:
+    """After close returns, no thread of ours or of a library creates a file in the data dir:
+    a caller removes it at once (bench/changing_facts.py in a TemporaryDirectory once failed
+    with "Directory not empty: .../keyword.tantivy": tantivy's reader, kept alive past the
+    close, reloaded half a second after the last commit and took its lock file again)."""
+    path = tmp_path / "d"
+    mem = Memory.open(path, sync=False, embedder="deterministic", summary_after=None)
+    mem.append_beads([{"content": f"note {i}: I moved to city {i % 7}"} for i in range(100)])
+    mem.wait_indexed(timeout=60)  # commits the keyword index: close follows at once
+    mem.close()
+
+    def files() -> list[str]:
+        return sorted(str(p.relative_to(path)) for p in path.rglob("*") if not p.is_dir())
+
+    for name in files():  # a removal part way: the lock files gone, the rest not yet
+        if "lock" in Path(name).name:
+            (path / name).unlink()
+    left = files()
+    for _ in range(30):  # tantivy's meta-file watcher polls every 0.5 s
+        time.sleep(0.05)
+        assert files() == left
+    shutil.rmtree(path)

@@ -15,6 +15,11 @@ A write that fails (a full disk: tantivy's worker thread dies on the I/O error a
 writer with it, for good) opens a new writer, puts the watermark back to the last commit and
 drops the rows waiting for one: they are read again from the op log when the indexer retries.
 On a disk with little room left, the failure is `InsufficientStorage` naming it.
+
+A closed index leaves its directory alone: `KeywordIndex.close` waits for tantivy's merges,
+drops the writer, the searcher and the index (whose meta-file watcher thread then ends), and
+its reader never reloads by itself (a reload takes ``.tantivy-meta.lock``, creating the file:
+in a directory being removed after the close, "Directory not empty").
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 import tantivy
 from tantivy import Document, FieldType, Occur, Query
 
-from chrysalis.core.errors import ChrysalisError, disk_full, out_of_space
+from chrysalis.core.errors import ChrysalisError, ClosedError, disk_full, out_of_space
 from chrysalis.core.events import split_key
 from chrysalis.core.models import Filters
 from chrysalis.search.overlay import Pending
@@ -65,6 +70,16 @@ LEGACY = "keyword.sqlite"
 
 class DamagedIndex(Exception):
     """The index directory cannot be read as an index of this version."""
+
+
+class _Closed:
+    """Stands for the tantivy objects of a closed index: any use raises `ClosedError`."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ClosedError("keyword index is closed")
+
+
+_CLOSED: Any = _Closed()
 
 
 @dataclass
@@ -133,6 +148,10 @@ class KeywordIndex:
         path.mkdir(parents=True, exist_ok=True)
         try:
             self._index = tantivy.Index(self._schema, path=str(path), reuse=True)
+            # The binding's reader reloads on its own, from a thread that polls meta.json,
+            # a moment after each commit, the last one at `close` too: it then creates
+            # .tantivy-meta.lock in a directory that may be going away. We reload ourselves.
+            self._index.config_reader(reload_policy="manual")
             self._index.register_tokenizer(ANALYZER, _analyzer())
             self._writer: Any = self._index.writer(heap_size=HEAP, num_threads=1)
             self._index.reload()
@@ -560,16 +579,25 @@ class KeywordIndex:
     def close(self) -> None:
         """Save a watermark that moved in memory only, and end the writer. A commit that
         fails here (its writer died: a full disk) is logged, not raised: the index is derived,
-        and at the next open it catches up from the last watermark it saved."""
+        and at the next open it catches up from the last watermark it saved.
+
+        When this returns, nothing of tantivy's touches the directory: merges under way
+        have finished, and the writer, the searcher and the index are dropped (the index's
+        meta-file watcher thread ends with it). Any later use raises `ClosedError`."""
         with self._lock:
+            if self._writer is _CLOSED:
+                return
             if self._unsaved:
                 try:
                     self._writing(self._commit)
                 except (ChrysalisError, ValueError, RuntimeError, OSError) as exc:
                     log.warning("keyword index: the last commit failed (%s); it catches up "
                                 "from the op log when it is opened again", exc)  # fmt: skip
-            with contextlib.suppress(Exception):
-                self._writer.wait_merging_threads()
+            if self._writer is not None:
+                with contextlib.suppress(Exception):  # a dead writer has no merges to wait for
+                    self._writer.wait_merging_threads()
+            # the last references: the Rust objects go now, not at some garbage collection
+            self._writer = self._searcher = self._index = _CLOSED
 
 
 def _file_bytes(directory: Path) -> Iterator[bytes]:
