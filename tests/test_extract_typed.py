@@ -843,3 +843,36 @@ def test_a_partners_thing_or_relative_is_no_partner(text: str, fact: tuple[str, 
 )
 def test_my_partners_name_ending_the_clause_is_the_partner(text: str) -> None:
     assert {f for f in _own(text) if f[0] == "partner"} and len(_own(text)) == 1, text
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # an answer on its own, then the user's line about it (the assistant asked before)
+        ("yep, Harbor Health. signed the contract this morning", ("works_at", "Harbor Health")),
+        ("oh, a Volvo V60. picked it up from the dealer friday", ("drives", "Volvo V60")),
+        ("yes, Kwame! we're official since the weekend", ("partner", "Kwame")),
+        # a possessive in a question presupposes the job
+        ("Any tips for my first month at Harbor Health?", ("works_at", "Harbor Health")),
+    ],
+)
+def test_answers_and_premises_tell_a_value(text: str, fact: tuple[str, str]) -> None:
+    assert fact in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Porto. Lived there for six years before the kids.", ("lives_in", "Porto")),
+        ("Imogen asked me what to get her other half, any ideas?", ("partner", "Imogen")),
+        (
+            "whats the quickest way to get to the centre of Porto I arrive late",
+            ("lives_in", "Porto"),
+        ),
+        ("hows the weather in Porto this week I land on friday", ("lives_in", "Porto")),
+    ],
+)
+def test_a_past_state_someone_elses_relationship_or_a_question_without_its_mark(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)

@@ -220,9 +220,11 @@ _SPEAKER = frozenset(
 )  # fmt: skip
 _QUESTION_OPENING = re.compile(
     r"^\W*(?:(?:and|but|so|also|then|ok|okay|well|hey|btw|now)\W+)*"
+    # "whats the fastest way ...", "hows the ...": a question typed without its "?"
+    r"(?:(?:whats|wheres|hows|whos|whens|whys)\b|"
     r"(?:(?:what|where|when|why|how|who|whom|which|whose)\s+)?"
     r"(?:do|does|did|should|shall|would|could|can|will|am|is|are|was|were|have|has|had|may|"
-    r"might|must)(?:n't|n’t)?\s+(?:i|you|we|my|he|she|they|it|there|the|your|our|anyone)\b"
+    r"might|must)(?:n't|n’t)?\s+(?:i|you|we|my|he|she|they|it|there|the|your|our|anyone)\b)"
     # ("Had my leaving drinks on Friday ...": a clipped "I had", unless it asks with a "?")
     r"(?<!\bhad\s\bmy)(?<!\bhad\s\bthe)(?<!\bhad\s\bour)",
     re.IGNORECASE,

@@ -46,7 +46,7 @@ from chrysalis.extract.cues import (
     _words,
 )
 from chrysalis.extract.facts import DRINK_WORDS, NOT_A_SUBJECT
-from chrysalis.extract.mood import ASSERTED, NEGATED, REPORTED, RETRACTED, Reading
+from chrysalis.extract.mood import ASSERTED, NEGATED, PAST, REPORTED, RETRACTED, Reading
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
@@ -97,7 +97,8 @@ _MINE_BEFORE: dict[str, re.Pattern[str]] = {
     ),
     "works_at": re.compile(
         r"\b(?:my|our)\s+(?:new\s+)?(?:job|role|position|office|team|manager|boss|contract|badge|"
-        r"salary|desk|colleagues|coworkers|co-workers|onboarding|employer)\s+(?:at|with|for)\s+$",
+        r"salary|desk|colleagues|coworkers|co-workers|onboarding|employer|"
+        r"first\s+(?:day|week|month))\s+(?:at|with|for)\s+$",
         re.IGNORECASE,
     ),
 }
@@ -289,7 +290,12 @@ def typed_mentions(
                 and tries[attr] > 0
                 and not _cued(_after_but(sentence, values), AGAINST[attr], typos=False)
                 and not _cued(low_words, _A_STAY[attr], typos=False)
-                and (attr != "partner" or _mine(sentence, low_words))
+                and (
+                    attr != "partner"
+                    or _mine(sentence, low_words)
+                    # "yes, Noor! we made it official": the answer, the next line the user's
+                    or (attr in ahead and len(values) == 1 and _bare(sentence, values[0]))
+                )
             )
             weigh = open_ and (attr in cued_now or attr in carried)
             errand = _ERRAND.match(sentence) is not None and not low_words & _SPEAKING
@@ -412,7 +418,8 @@ _BACK = {
 
 # Words a sentence may hold besides a value and still be that value alone ("It's X now!").
 _FILLER_WORDS = frozenset(
-    "it's it’s its a an the now just finally officially yes yep so well ok okay".split()
+    """it's it’s its a an the now just finally officially yes yep yeah yup so well ok okay
+    oh right sure actually no nope um erm hey hi""".split()
 )
 
 
@@ -420,7 +427,17 @@ def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
     """Whether the sentence at ``start:end`` tells the speaker's own doing, so a value alone
     before it takes its words: asserted, of no one else ("Lisbon. My brother moved there",
     "X. Started on Monday? No idea" give the value to no one)."""
-    return not words & (_OTHERS | _PRONOUN) and reading.mood(start, end) == ASSERTED
+    mood = reading.mood(start, end)
+    # ("Quillsoft. accepted the offer yesterday": an event told in the past brings the value
+    # about; "Lisbon. Lived there for years": a state told in the past is over)
+    return (
+        not words & (_OTHERS | _PRONOUN)
+        and (mood == ASSERTED or (mood == PAST and not words & _STATE_PAST))
+        and _PAST.search(reading.plain, start, end) is None
+    )
+
+
+_STATE_PAST = frozenset("lived worked drove drank was were dated had used_to".split())
 
 
 def _bare(sentence: str, value: _Value) -> bool:
@@ -533,11 +550,17 @@ def _mine(sentence: str, words: set[str]) -> bool:
             and len(_people(sentence)) == 1
             and _WITH_SOMEONE.search(sentence) is None
         )
+    before = None
     for m in _WORD.finditer(sentence):
         low = m.group(0).lower()
-        # The owner is in the three words before it: a window, not the whole sentence again.
-        if low in CUES["partner"] and _THEIRS.search(sentence[max(0, m.start() - 80) : m.end()]):
+        # The owner is in the three words before it: a window, not the whole sentence again;
+        # a cue of two words ("their other half") is owned before its first.
+        cue = m if low in CUES["partner"] else None
+        if before is not None and f"{before.group(0).lower()}_{low}" in CUES["partner"]:
+            cue = before
+        if cue is not None and _THEIRS.search(sentence[max(0, cue.start() - 80) : cue.end()]):
             return False
+        before = m
     return True
 
 
