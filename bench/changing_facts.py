@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held13]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held14]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -2254,6 +2254,259 @@ CHATTER_HELD13 = [
 ]
 
 
+# A sixteenth family (`--wordings held14`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held14) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: an older, formal user who writes long, careful paragraphs, as in
+# letters to a secretary (the change embedded in an account of the week, courteous requests,
+# relatives and companions named, dates written out), with the assistant's brief formal
+# acknowledgements ("A: ") in between, and about a third plain statements.
+SAY_HELD14: dict[str, list[str]] = {
+    "home": [
+        "Dear assistant, I write to let you know that we have at last completed the move to "
+        "{x}. The removal men arrived on Tuesday morning and were gone by four, and I am pleased "
+        "to say that nothing was broken apart from one of my late mother's saucers. Would you "
+        "kindly update my address wherever you keep such things?",
+        "A: Thank you for letting me know. I have noted that your home is now in {x}, and I shall "
+        "use that address for your correspondence from today.",
+        "I now live in {x}.",
+        "Please be advised that as of the first of this month my permanent residence is in {x}. "
+        "The flat is smaller than the house was, but it has a pleasant view of the river and I am "
+        "within walking distance of the library, which at my age is no small consideration.",
+        "It has been rather a full week. On Monday I saw the dentist, on Wednesday I signed the "
+        "lease on the new flat in {x}, and on Friday I moved in, with my nephew's help and a "
+        "great deal of tea. I should be grateful if you would remind me next week to notify the "
+        "bank and the pension office of the change of address.",
+        "I must correct something I told you earlier. We have not moved to {y} after all; the "
+        "purchase there fell through in the final week. We have instead bought a house in {x} "
+        "and have been living here since Saturday.",
+        "My home is now in {x}, and I intend to remain here for the foreseeable future.",
+        "A: Very good. Your new address in {x} has been recorded, and I have removed the old one "
+        "from your list of contacts.",
+        "You may be amused to learn that after forty years of saying I should never leave, I have "
+        "sold up and moved to {x}. My daughter thinks it a great adventure; my neighbours thought "
+        "me quite mad. The first fortnight has been spent largely in unpacking books.",
+        "Would you be so kind as to draft a short note to my friends informing them that I have "
+        "moved to {x}, and that my new telephone number will follow in due course? Something "
+        "warm but not effusive, if you please.",
+        "I have settled in {x} now, and I find the place agrees with me.",
+    ],
+    "employer": [
+        "I am writing to tell you that I have accepted a position with {x}, and that I began "
+        "there on Monday. It is part-time, three days a week, which suits me very well, and the "
+        "people seem pleasant and competent, which is more than one can say of some firms.",
+        "A: Congratulations on the new position. I have noted that you are now employed by {x}.",
+        "I work for {x} now.",
+        "This has been rather an eventful week. I concluded my last day at my former employer on "
+        "Friday, with a small presentation and a clock, and on Monday morning I presented myself "
+        "at the offices of {x}, where I am to be engaged as a consultant in the finance "
+        "department.",
+        "Please note that my employer is now {x}. I should be grateful if you would update my "
+        "details accordingly and remind me to send my new tax code to the accountant.",
+        "For the avoidance of doubt: I had mentioned that I might join {y}, but in the end I "
+        "declined their offer. I have taken up the post with {x} instead and have been there for "
+        "a week now.",
+        "I have taken a new post with {x}, beginning this week.",
+        "A: Thank you. From now on I shall treat {x} as your place of work, and I shall file your "
+        "correspondence with them under that heading.",
+        "You will recall that I was rather unsettled at work in the spring. I am glad to say the "
+        "matter has resolved itself: {x} approached me with an offer, and I started with them on "
+        "the fifteenth. My companion says I have been a different person since.",
+        "Would you kindly prepare a letter to the personnel office at {x} confirming my start "
+        "date and requesting that my salary be paid into the same account as before? I joined "
+        "them last Monday and they still have not had the form.",
+        "I am now employed by {x}.",
+    ],
+    "drink": [
+        "On the advice of my physician I have given up coffee altogether, and I now take {x} in "
+        "the mornings instead. I confess I did not expect to enjoy it, but I have quite come "
+        "round to it.",
+        "A: Noted. I shall remember that your usual drink is now {x}.",
+        "I drink {x} these days.",
+        "Please add {x} to the standing grocery order, and remove my old drink from it entirely; "
+        "I have switched over and shall not be wanting the other again.",
+        "It has been a quiet week, for which I am grateful. I have read two novels, written to my "
+        "sister Margaret, and made the discovery, courtesy of my granddaughter, of {x}, which has "
+        "now replaced my usual morning cup entirely.",
+        "I ought to correct myself: I told you I had taken to {y}, but I was muddling my words. "
+        "It is {x} that I have been drinking every day since last week.",
+        "My habitual drink is now {x}.",
+        "A: Very good. When I arrange refreshments for your meetings I shall ask for {x}.",
+        "You may wish to know, when ordering for guests, that I myself take only {x} nowadays. "
+        "My tastes have changed rather late in life, but there it is.",
+        "I have switched to {x}; I find it kinder to the stomach.",
+        "Would you be so good as to find a reliable supplier of {x}? I have made it my regular "
+        "drink, and the shop in the village seldom has it in stock.",
+    ],
+    "partner": [
+        "I have some personal news which I should like you to record. {x} and I have become "
+        "companions, and we are to spend a good deal of time together from now on. I do not "
+        "think I have been so content in many years.",
+        "A: How lovely. I have noted {x} as your companion, and I shall include {x} in "
+        "invitations addressed to you.",
+        "My partner is {x}.",
+        "This week has been quite extraordinary. On Thursday evening {x} took me to dinner at "
+        "the hotel and, over the pudding, asked whether we might make things official. I said "
+        "yes, of course. We are now, as my grandchildren put it, an item.",
+        "Please note that my companion is now {x}. I would be grateful if future invitations "
+        "could be addressed to the two of us together.",
+        "I must correct what I told you. It was not {y} whom I have been seeing; you must have "
+        "misheard me, or I misspoke. My companion is {x}, and has been since last week.",
+        "I am seeing {x} now.",
+        "A: Thank you for telling me. I shall remember that you are now with {x}.",
+        "You may recall that I was widowed some years ago and had rather given up on such things. "
+        "Well, I have met someone: {x}, a retired schoolteacher, and we have been keeping company "
+        "since the harvest supper. My son is delighted.",
+        "{x} and I were married on Saturday in a small ceremony at the register office, with only "
+        "family present. Would you kindly draft a notice for the parish newsletter?",
+        "I have a new companion, {x}.",
+    ],
+    "car": [
+        "I took delivery of the new car on Wednesday: a {x}, in a rather sober dark grey. The "
+        "salesman was a tiresome young man, but the car itself is a pleasure to drive.",
+        "A: Noted. I have recorded that you now drive a {x}, and I shall update the insurance "
+        "reminder accordingly.",
+        "I drive a {x} now.",
+        "Please arrange for the insurance to be transferred to the {x}; I have sold the old car "
+        "to my neighbour's son and shall not be driving it again.",
+        "A full week, I am afraid. Monday was the hospital appointment, Tuesday the solicitor, "
+        "and on Thursday I finally went to the garage and bought a {x}, after three months of "
+        "dithering. My wife says it is the most sensible thing I have done all year.",
+        "I should correct something I told you last time. I said I had bought a {y}, but that was "
+        "the car I test-drove and rejected. The car I actually bought is a {x}, and I have been "
+        "driving it since Friday.",
+        "My car is now a {x}.",
+        "A: Thank you. I shall note the {x} as your car for the parking permit and the service "
+        "reminders.",
+        "Would you be so kind as to book the first service for my {x}? I bought it only last "
+        "week, but the dealer advises an early inspection.",
+        "After a great deal of deliberation I have replaced the old car with a {x}. It is smaller "
+        "than I am used to, but parking in town has become such an ordeal that I thought it wise.",
+        "I have bought a {x}.",
+    ],
+}
+ASK_NOW_HELD14: dict[str, list[str]] = {
+    "home": [
+        "Would you remind me of my present address? In which city do I live at the moment?",
+        "Where do I currently reside?",
+        "In which city am I living now?",
+    ],
+    "employer": [
+        "For which firm do I work at present?",
+        "Could you remind me who my current employer is?",
+        "Where am I employed these days?",
+    ],
+    "drink": [
+        "What is my usual drink at present?",
+        "What do I customarily drink nowadays?",
+        "When guests call, what should I ask to be served for myself these days?",
+    ],
+    "partner": [
+        "Who is my companion at present?",
+        "Would you remind me whom I am with at the moment?",
+        "Who is my partner these days?",
+    ],
+    "car": [
+        "What car do I drive at present?",
+        "Could you remind me which car I have at the moment?",
+        "What make of car is mine now?",
+    ],
+}
+ASK_THEN_HELD14: dict[str, list[str]] = {
+    "home": [
+        "Where was I living {t}?",
+        "Would you remind me in which city I resided {t}?",
+        "What was my address {t}? The city will do.",
+    ],
+    "employer": [
+        "For which firm was I working {t}?",
+        "Who employed me {t}?",
+        "Could you remind me where I was employed {t}?",
+    ],
+    "drink": [
+        "What was my usual drink {t}?",
+        "What did I customarily drink {t}?",
+        "What was I taking in the mornings {t}?",
+    ],
+    "partner": [
+        "Who was my companion {t}?",
+        "Whom was I seeing {t}?",
+        "Could you remind me who my partner was {t}?",
+    ],
+    "car": [
+        "What car was I driving {t}?",
+        "Which car did I own {t}?",
+        "Would you remind me what I drove {t}?",
+    ],
+}
+CHATTER_HELD14 = [
+    "My sister Margaret writes from {city} that her husband has finally retired from {org}, "
+    "after thirty-one years. She fears he will be under her feet all day.",
+    "We had the Hendersons to stay over the weekend. I gave them the blue room and laid in a "
+    "supply of {drink}, which is all Mrs Henderson will touch. They left on Sunday after lunch.",
+    "A: Very good. I have added the Hendersons' visit to your diary and noted that Mrs "
+    "Henderson takes {drink}.",
+    "Would you be kind enough to find me a decent hotel in {city} for the second week of "
+    "October? My companion and I are thinking of a short visit, and I should prefer somewhere "
+    "quiet and not too far from the old town.",
+    "I received a most peculiar letter from {org} this morning, addressed to a previous occupant "
+    "of this house. Please draft a reply informing them that the gentleman in question has not "
+    "lived here for some years.",
+    "My nephew has bought himself a {car}, of which he is immensely proud. I do not have the "
+    "heart to tell him it is the same colour as a hearse.",
+    "Could you tell me something of the history of {city}? We may go there in the spring and I "
+    "like to be prepared.",
+    "My granddaughter has become engaged to a young man called {partner}. We are to meet him at "
+    "Christmas. I reserve judgement.",
+    "A: I have written to {org} on your behalf regarding the invoice, and asked that they reply "
+    "by post.",
+    "The weather has been dreadful all week and I have not left the house except for church on "
+    "Sunday.",
+    "My old friend Dorothy has moved into sheltered accommodation in {city}. She says the food "
+    "is indifferent but the company excellent.",
+    "If I were twenty years younger I should very much like to live in {city}, but I am too set "
+    "in my ways for such things now.",
+    "Please remind me to telephone my brother on the morning of Tuesday the fourteenth of May; "
+    "it is his eightieth birthday.",
+    "I read in this morning's paper that {org} is to close its regional offices. What a pity; "
+    "they used to be such a good firm.",
+    "At the Mitchells' on Saturday I was offered {drink}, which I tried out of politeness. I "
+    "cannot say I shall be having it again.",
+    "My son-in-law is thinking of buying a {car}. Would you be so kind as to find out what the "
+    "consumer magazines have said about its reliability?",
+    "A: Thank you for your letter. I have confirmed your table for four at the restaurant on "
+    "Friday at half past seven.",
+    "Would you please draft a thank-you letter to the Robertsons for their hospitality in "
+    "{city}? We stayed with them for four nights and they could not have been kinder.",
+    "Our neighbour's daughter has taken a position with {org} in {city}. Her mother is very "
+    "proud, though she worries about the rent.",
+    "I have been asked to give a short talk to the Women's Institute on the subject of my "
+    "travels. I thought I might speak about the summer we spent touring the Continent.",
+    "My cousin {partner} has written again, asking whether we might put him up for a week in "
+    "August. I am minded to say yes, though the spare room needs airing.",
+    "What would be the most sensible way of getting from here to {city} by train? I no longer "
+    "care to drive long distances.",
+    "A: I have noted your appointment with the optician on Wednesday the ninth of October at "
+    "eleven o'clock.",
+    "The vicar's wife came to tea on Thursday and stayed until six. She takes her {drink} very "
+    "strong, I noticed.",
+    "My father always used to say that one should never buy a {car}. I never understood why, "
+    "and now I suppose I never shall.",
+    "Would you kindly find out whether {org} still offers its pension advice service? My friend "
+    "Evelyn is anxious to know.",
+    "We have had a letter from my godson, who is now in {city}, studying architecture. He "
+    "sounds happy, if rather short of money.",
+    "I should like to send a hamper to my brother and his wife for their anniversary. Could you "
+    "suggest a firm that delivers reliably?",
+    "Suppose I were to take a short holiday in {city} in the autumn. Would the weather be "
+    "tolerable, do you think?",
+    "An old colleague of mine, {partner}, telephoned out of the blue on Sunday. We had not "
+    "spoken in twenty years, and talked for well over an hour.",
+    "A: Very good. I have forwarded the brochure from {org} to your daughter as requested.",
+    "I find I have nothing of consequence to report this week. The garden is coming along, and "
+    "the cat continues to disapprove of everything.",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -2271,6 +2524,7 @@ HELD_OUT: dict[
     "held11": (SAY_HELD11, ASK_NOW_HELD11, ASK_THEN_HELD11, CHATTER_HELD11),
     "held12": (SAY_HELD12, ASK_NOW_HELD12, ASK_THEN_HELD12, CHATTER_HELD12),
     "held13": (SAY_HELD13, ASK_NOW_HELD13, ASK_THEN_HELD13, CHATTER_HELD13),
+    "held14": (SAY_HELD14, ASK_NOW_HELD14, ASK_THEN_HELD14, CHATTER_HELD14),
 }
 
 
@@ -2279,8 +2533,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     the first family of wordings (``old``), the second (``new``), either (``all``), or the
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
-    (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``) or
-    fifteenth (``held13``)."""
+    (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
+    fifteenth (``held13``) or sixteenth (``held14``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -2319,7 +2573,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10", "held11", "held12", "held13")  # fmt: skip
+                "held10", "held11", "held12", "held13", "held14")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -2466,9 +2720,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9", "held10", "held11", "held12", "held13"),
+                 "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD13: never used to tune)",
+        "SAY_HELD2 to SAY_HELD14: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
