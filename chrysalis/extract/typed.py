@@ -236,7 +236,8 @@ def typed_mentions(
     out: dict[tuple[str, str], bool] = {}
     tries = dict.fromkeys(CUES, MAX_VALUES)  # values weighed for an assertion, per attribute
     named = dict.fromkeys(CUES, MAX_VALUES)  # values listed at all, per attribute
-    prior: dict[str, list[tuple[int, int, str]]] = {}  # the values the sentence before named
+    # The values the sentence before named (where, and that sentence with its own offsets).
+    prior: dict[str, list[tuple[int, int, str, str, _Value]]] = {}
     spans = [(a, b) for a, b in reading.sentences() if b - a <= MAX_SENTENCE]
     words_of = [_words(plain[a:b]) for a, b in spans]
     cues_of = [_cued_attrs(w) & cued_text for w in words_of]
@@ -269,17 +270,15 @@ def typed_mentions(
             there = back.search(sentence) if back and not values and attr in prior else None
             # (not in a sentence about someone else: "Porto? It is where my sister lives")
             meant = (
-                _pointed(reading, prior[attr]) if there and not low_words & _SOMEONE_ELSE else None
+                _pointed(reading, prior[attr], attr)
+                if there and not low_words & _SOMEONE_ELSE
+                else None
             )
             if there and meant:  # "... near Lyon? We moved there in March": the value before
                 values = [_Value(there.start(1), there.end(1), meant)]
             elif values:
-                # (not a value someone else in it has: "Tariq from work bought a X. Remind me
-                # to ask how it drives.")
                 prior[attr] = [
-                    (start + v.start, start + v.end, v.text)
-                    for v in values
-                    if not _someone_elses(sentence, v, attr)
+                    (start + v.start, start + v.end, v.text, sentence, v) for v in values
                 ]
             else:
                 prior.pop(attr, None)
@@ -288,7 +287,11 @@ def typed_mentions(
             open_ = (
                 not past
                 and tries[attr] > 0
-                and not _cued(_after_but(sentence, values), AGAINST[attr], typos=False)
+                and not _cued(
+                    _after_but(sentence, values) if "but" in low_words else low_words,
+                    AGAINST[attr],
+                    typos=False,
+                )
                 and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (
                     attr != "partner"
@@ -326,11 +329,11 @@ def typed_mentions(
                     open_
                     and not weigh
                     and bool(low_words & _USER)
-                    # (a place the rules read here is no employer or partner to guess)
-                    and (attr == "lives_in" or not _a_place(sentence, value))
                     and (attr != "partner" or _a_person_guessed(value.text, low_words))
                     and not _ended(low_words)
                     and learned.stands(attr, sentence, value.start, value.end)
+                    # (a place the rules read here is no employer or partner to guess)
+                    and (attr == "lives_in" or not _a_place(sentence, value))
                 )
                 if value in dropped:
                     pass  # taken back ("X was cheaper but ..."): whoever chose, not X
@@ -478,11 +481,16 @@ def _someone_elses(sentence: str, value: _Value, attr: str) -> bool:
     )
 
 
-def _pointed(reading: Reading, named: list[tuple[int, int, str]]) -> str | None:
+def _pointed(
+    reading: Reading, named: list[tuple[int, int, str, str, _Value]], attr: str
+) -> str | None:
     """What a pointer back points to of the values the sentence before ``named``: the last
-    not taken back ("Porto, not Braga. That's where we live")."""
-    for a, b, text in reversed(named):
-        if reading.mood(a, b) not in (NEGATED, RETRACTED):
+    not taken back ("Porto, not Braga. That's where we live") and no one else's ("Tariq
+    from work bought a X. Remind me to ask how it drives.")."""
+    for a, b, text, sentence, value in reversed(named):
+        if reading.mood(a, b) not in (NEGATED, RETRACTED) and not _someone_elses(
+            sentence, value, attr
+        ):
             return text
     return None
 
