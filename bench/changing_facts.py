@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held14]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held15]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -2507,6 +2507,173 @@ CHATTER_HELD14 = [
 ]
 
 
+# A seventeenth family (`--wordings held15`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held15) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a young adult texting the assistant, mostly lower case, slang and
+# abbreviations (tbh, ngl, rn, lol), emoji, very short messages, sometimes two thoughts run
+# together without punctuation; now and then a correction of a slip ({y}) or the assistant's
+# reply. The chatter is the same voice: friends' and family's places, jobs, cars and drinks,
+# trips, wishes, drinks tried once, questions about a city or a company, and plain noise.
+SAY_HELD15: dict[str, list[str]] = {
+    "home": [
+        "moved to {x} this weekend 📦📦 my back is dead",
+        "officially living in {x} now lol",
+        "new flat in {x} is sooo cute ngl 🥹",
+        "ok so i live in {x} now?? still feels weird",
+        "A: Congrats on the move to {x}! How's the new place treating you?",
+        "first night in {x} and the neighbours are already loud smh",
+        "typo lol i moved to {x} not {y} 🤦",
+        "finally out of my old place, living in {x} now w 2 flatmates",
+        "just moved into my new place in {x} rent is insane tbh but worth it",
+        "lease signed n moved in the same day, {x} life starts now 🏙️",
+        "home is {x} now btw, update ur notes 📝",
+    ],
+    "employer": [
+        "got the job at {x}!!!! 😭😭 starting monday",
+        "first day at {x} today, so nervous lol",
+        "new job at {x} ngl the free snacks are elite",
+        "quit my old job, im at {x} now",
+        "A: Congrats on starting at {x}! How was the first week?",
+        "signed the {x} offer 🖊️ its happening",
+        "work update: im with {x} now, onboarding is boring af",
+        "ok my {x} badge just came so i guess i work there now lmao",
+        "wait no i started at {x} not {y} my bad 😅",
+        "week 1 at {x} done and i survived 💪",
+        "left the old place, {x} hired me 🎉",
+    ],
+    "drink": [
+        "switched to {x} lately, my old go-to was making me jittery af",
+        "ok im obsessed w {x} rn 😍 like every single day",
+        "{x} is my whole personality now lol",
+        "new go-to drink: {x} no notes",
+        "A: Noted, {x} is your go-to now. Want me to keep that in mind for café picks?",
+        "been on {x} every morning for like 2 weeks straight its a habit now",
+        "my daily drink is {x} now btw",
+        "sorry meant {x} not {y}, thats what i drink now",
+        "gave up my old drink for {x} ngl never going back",
+        "{x} > everything else tbh, having it daily now",
+        "not me drinking {x} again today 💀 its every day now",
+    ],
+    "partner": [
+        "omg so me and {x} are official now 🥰",
+        "{x} asked me out and i said yes!!! 💕",
+        "so i have a partner now lol its {x} 🙈",
+        "A: That's lovely news about you and {x}! How did you two meet?",
+        "moved on from my ex, seeing {x} now and its going really well",
+        "{x} and i made it official last night lol",
+        "relationship status update 👀 me + {x}",
+        "i meant {x} not {y} lol {x} is who im dating",
+        "been seeing {x} for a few weeks and we're exclusive now 🥹",
+        "new partner alert 🚨 its {x}",
+        "me n {x} are a thing now dont make it weird",
+    ],
+    "car": [
+        "bought a {x}!!! 🚗 she's beautiful",
+        "picked up my {x} today vroom vroom",
+        "sold the old car, driving a {x} now",
+        "A: Nice, enjoy the {x}! Want me to set a reminder for its first service?",
+        "got a {x} lol dont ask how much",
+        "the {x} is officially mine 🔑 paperwork done",
+        "traded in my old one for a {x} ngl so happy",
+        "new whip: {x} 😎",
+        "im a {x} driver now apparently lmao",
+        "the car i bought is a {x} not a {y} lol i keep mixing them up 🙃",
+        "{x} delivered this morning 🥲 cant stop staring at it",
+    ],
+}
+ASK_NOW_HELD15: dict[str, list[str]] = {
+    "home": [
+        "where do i live rn?",
+        "wait which city am i in these days",
+        "remind me where im living now lol",
+    ],
+    "employer": [
+        "where do i work rn",
+        "who am i working for these days?",
+        "whats my current job again lol",
+    ],
+    "drink": [
+        "whats my go to drink rn",
+        "what do i usually drink these days?",
+        "remind me what drink im into now",
+    ],
+    "partner": [
+        "who am i dating rn",
+        "whos my partner these days?",
+        "remind me who im with now lol",
+    ],
+    "car": [
+        "what car do i drive rn",
+        "what am i driving these days?",
+        "which car do i have now",
+    ],
+}
+ASK_THEN_HELD15: dict[str, list[str]] = {
+    "home": [
+        "where was i living {t}?",
+        "which city did i live in {t}",
+        "where did i live {t} lol i forgot",
+    ],
+    "employer": [
+        "where was i working {t}?",
+        "who was i working for {t}",
+        "which company was i at {t}",
+    ],
+    "drink": [
+        "what was i drinking {t}?",
+        "what was my go to drink {t}",
+        "what did i usually drink {t}",
+    ],
+    "partner": [
+        "who was i dating {t}?",
+        "who was i with {t}",
+        "who was my partner {t}",
+    ],
+    "car": [
+        "what car did i drive {t}?",
+        "what was i driving {t}",
+        "which car did i have {t}",
+    ],
+}
+CHATTER_HELD15 = [
+    "ugh my sis just moved to {city} and wont stop sending pics 🙄",
+    "weekend trip to {city} was soo good 😭 already miss it",
+    "is {city} worth visiting in winter or nah",
+    "my bestie got a job at {org} lol so proud of her",
+    "anyone know if {org} pays well? asking for a friend 👀",
+    "saw {org} in the news again smh what r they doing",
+    "tried {drink} for the first time today… not for me 😬",
+    "my mum is obsessed w {drink} its kinda cute",
+    "dad bought a {car} lmao midlife crisis",
+    "my roommate's {car} broke down again 💀",
+    "if i won the lottery id get a {car} ngl",
+    "{partner} from uni is coming over tonight, we're watching love island",
+    "lowkey want to live in {city} someday 🥺",
+    "flying to {city} next month for a wedding need an outfit asap",
+    "applied to {org} for fun lol we'll see",
+    "my cousin in {city} says the rent there is crazy",
+    "rented a {car} for the road trip, it was ok i guess",
+    "{partner}'s bday party was so fun 🎉 hungover rn tho",
+    "ok what do i make for dinner i have eggs and rice and thats it",
+    "cant sleep lol",
+    "gym at 7am tomorrow pray for me 🙏",
+    "need a show to binge, give me recs",
+    "the barista gave me {drink} instead of my order and i just drank it 😂",
+    "what time zone is {city} in?",
+    "interview w {org} went meh tbh dont think i got it",
+    "would u rather live in {city} or by the sea",
+    "my ex just started at {org} lmaooo small world",
+    "A: Here are a few things to do in {city} this weekend: the old town, a food market and "
+    "a walk by the river.",
+    "is it normal to be this tired every day lol",
+    "test drove a {car} for fun, not buying tho 😅",
+    "{partner} just got engaged omg 💍",
+    "payday 🤑 finally",
+    "someone at work brought {drink} for everyone, cute",
+    "raining again 🌧️ of course",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -2525,6 +2692,7 @@ HELD_OUT: dict[
     "held12": (SAY_HELD12, ASK_NOW_HELD12, ASK_THEN_HELD12, CHATTER_HELD12),
     "held13": (SAY_HELD13, ASK_NOW_HELD13, ASK_THEN_HELD13, CHATTER_HELD13),
     "held14": (SAY_HELD14, ASK_NOW_HELD14, ASK_THEN_HELD14, CHATTER_HELD14),
+    "held15": (SAY_HELD15, ASK_NOW_HELD15, ASK_THEN_HELD15, CHATTER_HELD15),
 }
 
 
@@ -2534,7 +2702,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
-    fifteenth (``held13``) or sixteenth (``held14``)."""
+    fifteenth (``held13``), sixteenth (``held14``) or seventeenth (``held15``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -2573,7 +2741,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10", "held11", "held12", "held13", "held14")  # fmt: skip
+                "held10", "held11", "held12", "held13", "held14", "held15")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -2720,9 +2888,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
-                 "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14"),
+                 "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
+                 "held15"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD14: never used to tune)",
+        "SAY_HELD2 to SAY_HELD15: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
