@@ -2671,6 +2671,225 @@ CHATTER_HELD15 = [
     "payday 🤑 finally",
     "someone at work brought {drink} for everyone, cute",
     "raining again 🌧️ of course",
+
+
+# An eighteenth family (`--wordings held16`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held16) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a busy parent whose messages are mostly about the kids, school
+# runs, meals and logistics, the change told as the background of a plan or a problem ("since
+# we moved to X the school run is ..."), the partner as a co-parent or a new partner, with some
+# of the assistant's short confirmations ("A: ") in between.
+SAY_HELD16: dict[str, list[str]] = {
+    "home": [
+        "Since we moved to {x} the school run takes twenty minutes longer each way. Any ideas "
+        "for keeping a 4 and a 7 year old happy in the car that aren't a screen?",
+        "Finally finished unpacking in {x}. Can you plan me a week of dinners from what's in "
+        "the freezer? Mince, peas, fish fingers, half a bag of chips. Nobody eats salmon.",
+        "Need to register the kids with a GP now that we live in {x}. What do I normally have "
+        "to bring, proof of address and the red books?",
+        "A: Noted, you're living in {x} now. I'll look for nurseries and after-school clubs "
+        "near there from now on.",
+        "Moving day went OK! We're in {x} now and the kids have already fought over the "
+        "bedrooms. What's a one-pan dinner I can make when I don't know where anything is?",
+        "My mum keeps telling people we went to {y}. We didn't, we moved to {x}, she just "
+        "can't keep track. Anyway, can you help me word the invite for Leo's 6th birthday?",
+        "The new house in {x} has a garden at last, so the trampoline is coming out of the "
+        "loft. Is a trampoline safe for a 4 year old if it has a net?",
+        "Signed for a flat in {x} this morning, keys on Friday. Can you make me a checklist "
+        "for changing primary schools in the middle of the year?",
+        "A: Got it, home is {x} now. Do you want me to redo the school-run timings from there?",
+        "We relocated to {x} in the end, and the walk to the new school is uphill the whole "
+        "way. How early should we leave if it's about a mile and the little one dawdles?",
+        "Half term is coming and we've only just settled in {x}, so I'd rather stay local. "
+        "Rainy-day ideas for a 6 and 9 year old that won't cost a fortune?",
+    ],
+    "employer": [
+        "Started at {x} on Monday. The hours are better for pickups, I can leave at half three "
+        "on Tuesdays and Thursdays. Can you help me redo the rota with the childminder?",
+        "Now that I work for {x} I've got a 9am standup every day, which is right when I "
+        "should be at the school gate. How do other parents deal with this?",
+        "A: Congratulations on the job at {x}! I've noted it. Shall I remind you about the "
+        "first-day paperwork on Sunday night?",
+        "First week at {x} done and nobody cried, not even me. The kids are wiped out from "
+        "breakfast club though. Easy Friday dinner ideas?",
+        "Got the offer from {x} and said yes! They do salary sacrifice for childcare. How "
+        "does that work alongside tax-free childcare, can I have both?",
+        "Handed my notice in, I'm joining {x} at the start of next month. Now I need to work "
+        "out who does the Wednesday swimming run.",
+        "The new job at {x} has a workplace nursery, which honestly is half the reason I took "
+        "it. What should I ask on the settling-in visit for a 2 year old?",
+        "I turned down {y} in the end and went with {x}, because they let me do school hours "
+        "on Fridays. Can you help me write a polite no-thank-you to the other one?",
+        "A: Understood, you're at {x} now. I'll plan your week around their core hours.",
+        "Just joined {x} and my new manager already said I can work from home on inset days, "
+        "thank god. When are the inset days this term again?",
+        "I'm at {x} now, so I'll do the Tuesday and Thursday pickups and my sister covers the "
+        "rest. Can you turn that into a simple table I can stick on the fridge?",
+    ],
+    "drink": [
+        "It's all {x} for me now, coffee was wrecking my sleep and the baby is up at 4 "
+        "anyway. Any other tips for surviving the early feeds?",
+        "New rule in this house: mornings are {x} for me, no more coffee. Can you suggest "
+        "breakfasts the kids can get themselves so I get ten quiet minutes?",
+        "A: Noted that you've switched to {x}. I'll add it to the weekly shop.",
+        "Add {x} to the shopping list please, that's what I drink these days. Also we're out "
+        "of nappies, bananas, wraps and the yoghurt tubes.",
+        "Swapped my afternoon coffee for {x} and I honestly don't miss it. What are good "
+        "snacks for the after-school meltdown hour?",
+        "The other mums at the gate got me onto {x}, and now I have one every morning after "
+        "drop-off. Is that a lot of caffeine for someone who's breastfeeding?",
+        "My sister swears by {y} but I've settled on {x}, I have it while the kids do "
+        "homework. How do I get a 10 year old to start homework without a fight?",
+        "My go-to is {x} now, a flask of it for the football touchline on Saturdays. What else "
+        "should I pack for a freezing morning match with a 7 year old?",
+        "A: Got it, {x} is your usual now. Want me to put it on the recurring order?",
+        "Gave up the energy drinks, {x} from now on. Meal plan for the week please, nothing "
+        "with nuts because of the nursery rule.",
+    ],
+    "partner": [
+        "{x} and I have been together a couple of months and I think it's time they met the "
+        "kids. How do I introduce a new partner to a 5 and an 8 year old?",
+        "I'm with {x} now, so weekends are split: they take the kids to swimming while I do "
+        "the big shop. Can you plan a Saturday lunch that's ready when we're all back?",
+        "A: That's lovely news about you and {x}. I'll remember them as your partner when "
+        "planning family things.",
+        "{x} is moving in with us next month, which means two sets of bedtimes to merge. Can "
+        "you help me draft a family routine that works for everyone?",
+        "{x} is my partner now and the kids adore them, mostly because of the Sunday pancakes. "
+        "Do you have a good pancake recipe without eggs?",
+        "Got together with {x} over the summer and they're brilliant with the kids. We're "
+        "planning our first holiday all together, any tips for a week with four children?",
+        "{x} and I got married on Saturday! Tiny do, the kids were flower girl and ring "
+        "bearer. Now I need wording for the thank-you cards.",
+        "My new partner {x} is doing the Thursday pickup from now on. Can you draft a note to "
+        "the school adding them as an authorised adult?",
+        "It's official, {x} and I are together. My aunt told the family group chat it was "
+        "{y}, so now everyone's confused. How do I correct that without making it weird?",
+        "A: Noted, {x} is your partner now. Shall I include them in the weekend plans?",
+        "{x} moved in at the weekend so the hall is full of boxes and the kids are "
+        "overexcited. Quick dinner for five tonight, please?",
+    ],
+    "car": [
+        "Picked up our {x} yesterday, the old car was falling apart. How often should I check "
+        "the car seats are still fitted properly?",
+        "Since we got the {x} the school run is so much calmer, the kids can't reach to kick "
+        "each other anymore. Small wins.",
+        "A: Congratulations on the {x}! I've noted it as your car. Want a reminder for its "
+        "first service?",
+        "We traded the old car in for a {x}. What should I keep in the boot for emergencies "
+        "with small kids?",
+        "The {x} is ours now, second-hand but really clean. Can you help me make a rota for "
+        "who drives to Saturday football?",
+        "I drive a {x} now, so I can take two more kids in the carpool. Can you draft a message "
+        "to the other parents?",
+        "We nearly got a {y} but went for the {x} in the end because the double buggy fits in "
+        "the boot without taking the wheels off.",
+        "New car day: it's a {x}! The kids have already named it. How do I stop crisps ending "
+        "up in every gap in the seats?",
+        "A: Got it, you're driving a {x} now. I'll use that for the fuel estimates for the trip.",
+        "Collected the {x} from the dealer straight after school pickup, with both kids in "
+        "tow. Never again. What's a good car game for long drives?",
+        "Our family car is a {x} since last week. What's the cheapest way to get a roof box "
+        "for the camping trip?",
+    ],
+}
+ASK_NOW_HELD16: dict[str, list[str]] = {
+    "home": [
+        "Where do we live at the moment? I need it for a school form.",
+        "Which city am I living in now?",
+        "Remind me where home is these days, I'm filling in the nursery application.",
+    ],
+    "employer": [
+        "Who do I work for right now?",
+        "Which company am I at these days? The childminder needs my employer for her records.",
+        "Where am I working at the moment?",
+    ],
+    "drink": [
+        "What do I usually drink these days?",
+        "What's my go-to drink at the moment? I'm doing the shopping list.",
+        "Remind me what I've been drinking lately in the mornings.",
+    ],
+    "partner": [
+        "Who's my partner now?",
+        "Who am I with these days? I need the name for the emergency contact form.",
+        "What's my partner's name at the moment?",
+    ],
+    "car": [
+        "What car do we drive now?",
+        "Which car have I got at the moment? The parking permit form asks.",
+        "Remind me what I'm driving these days.",
+    ],
+}
+ASK_THEN_HELD16: dict[str, list[str]] = {
+    "home": [
+        "Where were we living {t}?",
+        "Which city did we live in {t}? The new school wants previous addresses.",
+        "Where was home for us {t}?",
+    ],
+    "employer": [
+        "Who was I working for {t}?",
+        "Which company was I at {t}? It's for a reference form.",
+        "Where did I work {t}?",
+    ],
+    "drink": [
+        "What was I drinking {t}?",
+        "What was my usual drink {t}?",
+        "Which drink was I always having {t}?",
+    ],
+    "partner": [
+        "Who was I with {t}?",
+        "Who was my partner {t}?",
+        "Who was I seeing {t}? I'm trying to work out when a photo was taken.",
+    ],
+    "car": [
+        "What car did we have {t}?",
+        "Which car was I driving {t}?",
+        "What were we driving {t}? The kids are asking about the old car.",
+    ],
+}
+CHATTER_HELD16 = [
+    "My sister just moved to {city} with her two, so the cousins will only see each other at "
+    "Christmas now. Ideas for keeping them in touch?",
+    "We're driving to {city} for half term to see my in-laws. How many stops should I plan "
+    "with a toddler who gets car sick?",
+    "Is {city} a good place for a weekend with kids, or is it more of a grown-up city?",
+    "My brother-in-law got a job at {org}. He says they're hiring, not that I'm looking.",
+    "Have you heard anything about {org}? A friend from antenatal class has an interview there "
+    "on Monday and she's nervous.",
+    "Tried a {drink} at the soft play cafe today. Never again, it tasted like pond water.",
+    "My neighbour drinks {drink} all day long, I don't know how she sleeps.",
+    "Our childminder just bought a {car}. She says all three car seats fit across the back, is "
+    "that true?",
+    "If we ever had a third kid we'd need something bigger, like a {car}. Not happening though.",
+    "Borrowed my dad's {car} for the tip run this morning. Smells of his dog now.",
+    "{partner} from the PTA has roped me into running the cake stall at the summer fair again.",
+    "Leo's best friend is {partner}'s little boy, they're inseparable. Playdate Saturday?",
+    "My ex and his new girlfriend took the kids to {city} for the weekend, so the house is "
+    "eerily quiet.",
+    "Wouldn't it be nice to live somewhere like {city}, with the beach on the doorstep? One "
+    "day, maybe.",
+    "Saw on the news that {org} is laying people off. Hope my cousin's OK, she's been there "
+    "for years.",
+    "The school trip is to {city} this year and it's forty pounds. Is that normal for Year 4?",
+    "Grandma is flying back from {city} on Thursday, can you remind me to pick her up at 6?",
+    "What's the weather looking like in {city} next week? We might pop over for a day.",
+    "Reminder: PE kit on Tuesday, library books on Thursday, and the dentist at 4:15 on Friday.",
+    "Can you give me a fish pie recipe that a fussy 5 year old might actually eat?",
+    "Maya lost a tooth today and I have no cash for the tooth fairy. How much is the going "
+    "rate now?",
+    "What's a good bedtime for a 9 year old on a school night?",
+    "The car failed its MOT, two new tyres. Can you help me move some money around this month?",
+    "Nits again. Third time this term. What actually works?",
+    "Help me write a message to the class WhatsApp about the lost water bottle, the blue one.",
+    "Sports day got cancelled because of rain, and the kids are gutted. Indoor ideas for this "
+    "afternoon?",
+    "My friend's husband works at {org} and apparently the canteen is amazing. Jealous.",
+    "We had a {drink} at my friend's house after the school run, it was nice but too sweet for me.",
+    "Should I get the kids' passports renewed before we book anything for next summer?",
+    "The toddler has decided he only eats beige food. Is this a phase?",
+    "My friend {partner} offered to have the kids on Saturday night. What shall we do with a "
+    "free evening for once?",
+    "My colleague is thinking of buying a {car}, do you know if they're reliable?",
 ]
 
 
@@ -2693,6 +2912,7 @@ HELD_OUT: dict[
     "held13": (SAY_HELD13, ASK_NOW_HELD13, ASK_THEN_HELD13, CHATTER_HELD13),
     "held14": (SAY_HELD14, ASK_NOW_HELD14, ASK_THEN_HELD14, CHATTER_HELD14),
     "held15": (SAY_HELD15, ASK_NOW_HELD15, ASK_THEN_HELD15, CHATTER_HELD15),
+    "held16": (SAY_HELD16, ASK_NOW_HELD16, ASK_THEN_HELD16, CHATTER_HELD16),
 }
 
 
