@@ -2890,6 +2890,176 @@ CHATTER_HELD16 = [
     "My friend {partner} offered to have the kids on Saturday night. What shall we do with a "
     "free evening for once?",
     "My colleague is thinking of buying a {car}, do you know if they're reliable?",
+
+
+# A nineteenth family (`--wordings held17`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held17) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a software engineer writing as in Slack (terse, lower case, jargon,
+# status updates with bullet points in one message, the change sometimes one item of the list),
+# ticket numbers and links in the chatter, colleagues' and relatives' cities, jobs, cars and
+# drinks around it, and now and then the assistant's short acknowledgement ("A: ").
+SAY_HELD17: dict[str, list[str]] = {
+    "home": [
+        "status update:\n- moved to {x} over the weekend\n- no fiber yet, tethering off my "
+        "phone\n- slow on PR reviews till thurs",
+        "fyi relocated to {x}, same TZ so standups unaffected",
+        "lease signed 🎉 officially living in {x} as of today",
+        "- boxes mostly unpacked\n- new address in {x} is in my profile now\n- still need a "
+        "proper desk chair",
+        "ok the move is done. {x} it is. commute is 0 min bc remote lol",
+        "can you update my home city to {x}? the old one is stale",
+        "wfh from the new place in {x} starting today, ping me if the vpn acts up",
+        "typo earlier, not {y}, I meant {x}. that's where the new apartment is",
+        "weekly notes\n- shipped the auth refactor\n- moved into the new flat in {x}\n- "
+        "dentist tues",
+        "A: Got it, I'll treat {x} as your home base from now on.",
+        "TIL what a moving van costs 💸 anyway, living in {x} now, send coffee shop recs",
+    ],
+    "employer": [
+        "personal update: last day at the old place was fri, started at {x} today. onboarding "
+        "all week",
+        "- laptop from {x} IT arrived\n- badge works\n- already 14 jira tickets assigned on "
+        "day 2 😅",
+        "signed the offer, starting at {x} on monday",
+        "new job at {x}, backend team, mostly go + postgres",
+        "heads up I'm at {x} now, so my old work email is dead",
+        "status:\n- handed in my notice at the old place\n- joined {x} this week as staff eng\n"
+        "- new 1:1 cadence tbd",
+        "first PR merged at {x} 🚀 new gig feels good so far",
+        "not {y}, I ended up taking the {x} offer. started this week",
+        "A: Noted, you now work at {x}.",
+        "switched jobs → {x}. update my bio pls",
+        "1:1 with my new manager at {x} went fine, still figuring out their monorepo",
+    ],
+    "drink": [
+        "switched my daily caffeine to {x}, the old setup was wrecking my sleep",
+        "- {x} every morning now\n- standing desk\n- trying to actually take lunch breaks",
+        "new default drink: {x}. the office machine finally does it properly",
+        "on a {x} kick lately, like 3 a day",
+        "my go-to is {x} now, fyi if you're suggesting cafés",
+        "daily routine v2:\n- 7am run\n- {x} instead of my usual\n- deep work till 11",
+        "not {y}, it's {x}. that's what I drink now, you had it wrong last time",
+        "bought the whole setup for {x} at home, fully committed now",
+        "A: Updated: your usual drink is now {x}.",
+        "ordered {x} again. guess that's my thing now",
+        "dropped the old habit, it's {x} all day these days",
+    ],
+    "partner": [
+        "personal: seeing someone new, {x} 🙂 early days but good",
+        "- {x} and I are official\n- planning a trip for spring\n- need gift ideas lol",
+        "been dating {x} for a few weeks now, going well",
+        "{x} and I made it official last night. ok back to debugging",
+        "relationship status: with {x}. that's the update",
+        "A: That's lovely, I'll remember that you're with {x} now.",
+        "typo: my partner is {x}, not {y}. autocorrect 🙄",
+        "started going out with {x}, they're a designer, we met at a meetup",
+        "weekend recap\n- hiking\n- first proper date with {x}, we're together now\n- fixed "
+        "the flaky CI test",
+        "update: {x} is my partner now, add them to the birthday reminders pls",
+    ],
+    "car": [
+        "- bought a {x}\n- sold the old one on marketplace\n- insurance sorted",
+        "picked up my {x} from the dealer today 🚗",
+        "new whip: {x}. yes I'm that person now",
+        "traded in the old car for a {x}, 40k km on it",
+        "driving a {x} now, so expect fewer 'train delayed' messages",
+        "car update: went with the {x} after all",
+        "not the {y}, ended up buying the {x}. better deal",
+        "A: Noted, your car is now a {x}.",
+        "status\n- {x} registered in my name\n- parking permit pending\n- winter tyres booked",
+        "my {x} arrived, took it for a spin after standup",
+        "swapped cars, it's a {x} now. mileage is way better",
+    ],
+}
+ASK_NOW_HELD17: dict[str, list[str]] = {
+    "home": [
+        "where am I based rn?",
+        "which city do I live in these days?",
+        "remind me, what's my current city?",
+    ],
+    "employer": [
+        "who's my employer atm?",
+        "where do I work now?",
+        "which company am I at currently?",
+    ],
+    "drink": [
+        "what's my usual drink these days?",
+        "what do I drink most rn?",
+        "my go-to drink atm?",
+    ],
+    "partner": [
+        "who am I dating now?",
+        "what's my partner's name again?",
+        "who's my partner at the moment?",
+    ],
+    "car": [
+        "what car do I drive now?",
+        "which car is mine atm?",
+        "what am I driving these days?",
+    ],
+}
+ASK_THEN_HELD17: dict[str, list[str]] = {
+    "home": [
+        "where was I living {t}?",
+        "which city was I based in {t}?",
+        "quick q: what city did I live in {t}?",
+    ],
+    "employer": [
+        "where was I working {t}?",
+        "who was my employer {t}?",
+        "which company was I at {t}?",
+    ],
+    "drink": [
+        "what was my usual drink {t}?",
+        "what was I drinking {t}?",
+    ],
+    "partner": [
+        "who was I with {t}?",
+        "who was my partner {t}?",
+        "who was I dating {t}?",
+    ],
+    "car": [
+        "what car did I have {t}?",
+        "what was I driving {t}?",
+        "which car was mine {t}?",
+    ],
+}
+CHATTER_HELD17 = [
+    "flying to {city} for a conf next week, any food recs?",
+    "my brother just started at {org}, small world",
+    "recruiter call w/ {org} tmrw just to see, not planning to leave",
+    "tried {drink} at the offsite. meh, not for me",
+    "{partner} from the platform team bought a {car}, won't stop talking about it",
+    "PROJ-4821 blocked again, waiting on the {org} API team https://status.example.com",
+    "is {city} expensive to live in? asking for a friend (the friend is hypothetical me)",
+    "my parents still live in {city}, visiting them over xmas",
+    "rented a {car} for the trip, it was fine",
+    "- standup notes\n- INC-2231 postmortem\n- oncall handoff to {partner}",
+    "saw {org} laid off 20% 😬 https://news.ycombinator.com/item?id=41234567",
+    "if I ever got a {car} would a bike fit in the back?",
+    "my sister's drink of choice is {drink}, got her a tin for her birthday",
+    "conf talk accepted! it's in {city} in october",
+    "PR #1187 finally green. flaky test was a timezone bug, as always",
+    "does {org} have an office in {city}?",
+    "what's a good gift for someone who loves {drink}?",
+    "6h layover in {city}, worth leaving the airport?",
+    "my friend {partner} moved to {city} last month, jealous tbh",
+    "reading the {org} eng blog on their rust migration, good stuff: "
+    "https://example.com/blog/rust-migration",
+    "ordered {drink} by accident at lunch, not my thing",
+    "pairing with {partner} on the rate limiter today",
+    "dad's thinking about getting a {car}. thoughts on reliability?",
+    "café in {city} had the best {drink} I've ever had, only there for a day though",
+    "oncall this week. pager went off at 3am for a disk full alert 🙃",
+    "can you summarise RFC-042 for me? https://wiki.internal/rfc/042",
+    "- gym\n- grocery run\n- fix the dotfiles repo",
+    "A: Here's the gist of the ticket you pasted: the retry logic double-counts timeouts.",
+    "someone from {org} at the meetup was hiring, took their card",
+    "thinking about a weekend in {city}, is march too cold?",
+    "my cousin drives a {car} and swears by it",
+    "laptop fan sounds like a jet engine. time to kill some docker containers",
+    "A: Reminder: {partner}'s farewell drinks are on thursday.",
+    "teammate brought {drink} to the retro, it was decent",
 ]
 
 
@@ -2913,6 +3083,7 @@ HELD_OUT: dict[
     "held14": (SAY_HELD14, ASK_NOW_HELD14, ASK_THEN_HELD14, CHATTER_HELD14),
     "held15": (SAY_HELD15, ASK_NOW_HELD15, ASK_THEN_HELD15, CHATTER_HELD15),
     "held16": (SAY_HELD16, ASK_NOW_HELD16, ASK_THEN_HELD16, CHATTER_HELD16),
+    "held17": (SAY_HELD17, ASK_NOW_HELD17, ASK_THEN_HELD17, CHATTER_HELD17),
 }
 
 
