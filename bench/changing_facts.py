@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held15]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held18]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -2671,6 +2671,7 @@ CHATTER_HELD15 = [
     "payday 🤑 finally",
     "someone at work brought {drink} for everyone, cute",
     "raining again 🌧️ of course",
+]
 
 
 # An eighteenth family (`--wordings held16`), written blind on 2026-11-25 by a helper session
@@ -2890,6 +2891,7 @@ CHATTER_HELD16 = [
     "My friend {partner} offered to have the kids on Saturday night. What shall we do with a "
     "free evening for once?",
     "My colleague is thinking of buying a {car}, do you know if they're reliable?",
+]
 
 
 # A nineteenth family (`--wordings held17`), written blind on 2026-11-25 by a helper session
@@ -3063,6 +3065,173 @@ CHATTER_HELD17 = [
 ]
 
 
+# A twentieth family (`--wordings held18`), written blind on 2026-11-25 by a helper session
+# (brief r3s11/held18) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a user who writes English as a second language, mixing Spanish-,
+# German- and Indian-English habits (word order turned round, articles dropped or added, "since
+# two months I am ...", "I am working in X only", "my husband and me we ...", "shifted to",
+# "picked the car"), about ordinary topics, with a few corrections, the assistant's short
+# acknowledgements ("A: ") and chatter about relatives', friends' and colleagues' homes, jobs,
+# cars and drinks, trips, wishes and questions.
+SAY_HELD18: dict[str, list[str]] = {
+    "home": [
+        "Since two weeks I am living in {x}, the flat is small but the light is very nice.",
+        "Finally we have shifted to {x}! All the boxes are still in the corridor.",
+        "My husband and me we moved to {x} last weekend, is very cold here compared to before.",
+        "Now I am staying in {x} itself, the new address I will give you later for the letters.",
+        "We are not anymore in the old flat, since this month we live in {x}.",
+        "Please correct: I live in {x}, not in {y}. I wrote it wrong before, sorry.",
+        "A: Okay, I have noted that your home is now in {x}.",
+        "The moving company has brought everything to {x} yesterday, only one chair is broken.",
+        "In {x} I found finally a flat, two rooms with balcony, I am here since Monday.",
+        "Is so strange to wake up in {x} now, I still take the wrong way to the supermarket.",
+        "I have registered my new residence in {x} today at the town hall, so now is official.",
+    ],
+    "employer": [
+        "Since two months I am working in {x} only, as backend developer.",
+        "I have joined {x} on Monday, people are very friendly but the onboarding is too long.",
+        "From this month my company is {x}. The old one I have left, was too much stress.",
+        "My first day at {x} was today! They gave me laptop and one plant for the desk.",
+        "Now I am employee of {x}, can you help me to write a small introduction for the team?",
+        "A: Congratulations on the new position at {x}! Tell me if you want help with the "
+        "first week.",
+        "I am doing my job in {x} since the 1st, is a big change from before.",
+        "They made me the offer at {x} and I accepted, so now every day I go there by train.",
+        "My employer is {x} now, not {y}. With {y} was only the interview, I did not take it.",
+        "In the new office of {x} the coffee machine is already broken, welcome to new job haha.",
+        "I signed the contract with {x} and started this week, the manager seems a good person.",
+    ],
+    "drink": [
+        "Since some weeks I am drinking only {x}, the doctor said less sugar.",
+        "I changed to {x} in the mornings, my stomach is more happy now.",
+        "Every day now I take {x}, is becoming my habit without I notice.",
+        "For me it is {x} always now, my husband he laughs about it.",
+        "My colleague showed me {x} and now I cannot stop, three times a day I drink it.",
+        "A: Got it, {x} is your usual drink now. I'll keep that in mind for café suggestions.",
+        "No more of the old stuff, from now I want {x} only. Where I can buy a good one?",
+        "Please remember my drink is {x} now. Not {y}, {y} I tried one time and did not like.",
+        "Whole year I was drinking different things but since this month is {x} every morning.",
+        "I bought everything for making {x} at home, so now I have it daily.",
+        "My daily drink has become {x}, even in the office I bring it in my bottle.",
+    ],
+    "partner": [
+        "I am together with {x} since two months, I think this time is serious.",
+        "{x} and me we are a couple now! I am very happy, I wanted to tell someone.",
+        "I have a new partner, {x}, we met in the salsa class of my cousin.",
+        "Me and {x} we decided to be together officially, we told already to our families.",
+        "{x} is my partner now, so please when I say 'we' it means me and {x}.",
+        "A: That's lovely news about you and {x}. How did you two meet?",
+        "Yesterday {x} asked me to be in relationship and I said yes of course!",
+        "We got married! {x} and me, small ceremony only with the family, maybe party later.",
+        "I am going out with {x} now, since the birthday party at my friend's house.",
+        "My partner is {x}, not {y}. {y} is only colleague, please don't mix.",
+        "With {x} I am in a relationship since this month, first time I am so sure of someone.",
+    ],
+    "car": [
+        "Since last week I am driving a {x}, second hand but very good condition.",
+        "We bought a {x}! My husband and me we took it from the dealer today.",
+        "Finally I sold the old car and got a {x}, is much more comfortable.",
+        "My new car is {x}, grey colour, I am still learning where are all the buttons.",
+        "I have taken a {x} on leasing for three years, starting from this month.",
+        "A: Nice, enjoy the new {x}! Do you want me to remind you about the first service?",
+        "Now I go to work with my {x}, no more waiting for the bus in the rain.",
+        "Today I picked the {x} from the showroom, I was so excited I drove one hour for nothing.",
+        "The car I have now is {x}. Not {y}, {y} was only the test drive.",
+        "How often I must change the oil in a {x}? I just bought one.",
+        "Since the beginning of month I am owning a {x}, the insurance was more than I thought.",
+    ],
+}
+ASK_NOW_HELD18: dict[str, list[str]] = {
+    "home": [
+        "Where I am living now?",
+        "Which city is my home at the moment, can you remind me?",
+        "In what city I stay these days?",
+    ],
+    "employer": [
+        "For which company I am working now?",
+        "Remind me please, where is my job currently?",
+        "What is the name of my present employer?",
+    ],
+    "drink": [
+        "What I am drinking normally these days?",
+        "Which drink is my usual one now?",
+        "What is my daily drink at the moment?",
+    ],
+    "partner": [
+        "Who is my partner now?",
+        "With whom I am together currently?",
+        "Who I am in relationship with these days?",
+    ],
+    "car": [
+        "Which car I am driving now?",
+        "What car I have at the moment?",
+        "Which model is my car currently?",
+    ],
+}
+ASK_THEN_HELD18: dict[str, list[str]] = {
+    "home": [
+        "Where I was living {t}?",
+        "{t}, in which city I was staying?",
+        "Which city was my home {t}?",
+    ],
+    "employer": [
+        "For which company I was working {t}?",
+        "Where I had my job {t}?",
+        "{t} who was my employer, do you know?",
+    ],
+    "drink": [
+        "What I was drinking {t}?",
+        "Which drink was my usual {t}?",
+        "What was my daily drink {t}?",
+    ],
+    "partner": [
+        "With whom I was together {t}?",
+        "Who was my partner {t}?",
+        "{t} I was in relationship with whom?",
+    ],
+    "car": [
+        "Which car I was driving {t}?",
+        "What car I had {t}?",
+        "{t}, what was my car?",
+    ],
+}
+CHATTER_HELD18 = [
+    "My sister is living in {city} since many years, she wants that I visit her in summer.",
+    "Next month I have a conference in {city}, can you suggest cheap hotel near the centre?",
+    "My brother-in-law he works in {org}, he says salary is good but the manager is terrible.",
+    "Is {org} a good company to work? I saw one job opening there.",
+    "Tried {drink} today in the café downstairs, was okay but is not for me.",
+    "My neighbour bought a {car}, he is showing it to everybody in the street.",
+    "{partner} from my yoga class invited us for dinner on Saturday.",
+    "If I would have more money I would buy a {car}, but is only a dream.",
+    "We were in {city} for the long weekend, too many tourists but the food was very good.",
+    "How is the weather normally in {city} in November?",
+    "My mother-in-law drinks only {drink}, she brings her own when she visits us.",
+    "I read in the news that {org} is doing layoffs, is it true?",
+    "Today was very long day, I am just tired, nothing special.",
+    "How to say 'sorry for the late reply' more polite in an email to my boss?",
+    "My cousin is getting married with {partner} in September, we must buy a present.",
+    "Maybe one day I want to live in {city}, I like very much the old town.",
+    "The kids have holidays next week, I don't know what to do with them whole day.",
+    "My friend rented a {car} for the trip to {city}, it was very small for four people.",
+    "Do you know if {org} has an office in {city}?",
+    "A: Here is the recipe you asked for. Tell me if you need the quantities for four people.",
+    "At the office party they served {drink}, I took one glass only to be polite.",
+    "My old school friend {partner} is coming to visit, we have not seen since ten years.",
+    "Please help me to write a complaint to the landlord, the heating is not working since "
+    "three days.",
+    "My father still drives his old {car}, he refuses to change it.",
+    "I am thinking to do a course in data science, what you think, is it too late at my age?",
+    "We watched a documentary about {city} yesterday, now my husband wants to go there.",
+    "A: {city} is lovely in spring: the old town is easy to walk and there are good day trips.",
+    "My colleague left to {org} last month, now our team is very small.",
+    "Should I try {drink}? Everybody on Instagram is drinking it.",
+    "Is raining since the morning, I stay at home whole day with a book.",
+    "The {car} of my boss has a scratch and he thinks I did it, I did not!",
+    "My daughter's teacher, {partner}, said she is doing very well in maths.",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -3084,6 +3253,7 @@ HELD_OUT: dict[
     "held15": (SAY_HELD15, ASK_NOW_HELD15, ASK_THEN_HELD15, CHATTER_HELD15),
     "held16": (SAY_HELD16, ASK_NOW_HELD16, ASK_THEN_HELD16, CHATTER_HELD16),
     "held17": (SAY_HELD17, ASK_NOW_HELD17, ASK_THEN_HELD17, CHATTER_HELD17),
+    "held18": (SAY_HELD18, ASK_NOW_HELD18, ASK_THEN_HELD18, CHATTER_HELD18),
 }
 
 
@@ -3093,7 +3263,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     held-out third (``held``), fourth (``held2``), fifth (``held3``), sixth (``held4``),
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
-    fifteenth (``held13``), sixteenth (``held14``) or seventeenth (``held15``)."""
+    fifteenth (``held13``), sixteenth (``held14``), seventeenth (``held15``), eighteenth
+    (``held16``), nineteenth (``held17``) or twentieth (``held18``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -3132,7 +3303,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
                 "drink": rng.choice(DRINKS)}  # fmt: skip
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
-                "held10", "held11", "held12", "held13", "held14", "held15")  # fmt: skip
+                "held10", "held11", "held12", "held13", "held14", "held15", "held16", "held17",
+                "held18")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -3280,9 +3452,9 @@ def main(argv: list[str] | None = None) -> int:
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
                  "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
-                 "held15"),
+                 "held15", "held16", "held17", "held18"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD15: never used to tune)",
+        "SAY_HELD2 to SAY_HELD18: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
