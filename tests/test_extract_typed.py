@@ -899,3 +899,19 @@ def test_an_answer_before_a_line_of_plans_refusals_or_endings_is_no_ones(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3) a greeting names whom it addresses, not an answer: the
+        # line after it does not make the name the speaker's partner or employer, and "this
+        # morning" is a time, no pointer back to the name
+        ("hey, Kwame! moved in together last week", ("partner", "Kwame")),
+        ("hi Kwame! we're official since the weekend", ("partner", "Kwame")),
+        ("hey, Noor! signed the contract this morning", ("works_at", "Noor")),
+        ("hey Noor. started at the new office that week", ("works_at", "Noor")),
+    ],
+)
+def test_a_name_greeted_is_not_an_answer(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)

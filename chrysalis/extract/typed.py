@@ -419,7 +419,11 @@ _STAY = re.compile(
 # live", "a dinner for Sam? We've been together a month"): the sentence must be the
 # attribute's in its own words (cued, the user's, asserted) like any other.
 _POINTER = re.compile(
-    r"(?<![\w'’])(it|there|here|that|this|one|mine)(?:['’]s)?(?![\w'’])", re.IGNORECASE
+    r"(?<![\w'’])(it|there|here|that|this|one|mine)(?:['’]s)?(?![\w'’])"
+    # ("this morning", "that week": a time, no pointer)
+    r"(?!\s+(?:morning|afternoon|evening|night|week|weekend|month|year|time|spring|summer|"
+    r"autumn|fall|winter)\b)",
+    re.IGNORECASE,
 )
 _BACK = {
     **dict.fromkeys(("lives_in", "works_at", "drinks", "drives"), _POINTER),
@@ -435,8 +439,8 @@ _BACK = {
 # Words a sentence may hold besides a value and still be that value alone ("It's X now!").
 _FILLER_WORDS = frozenset(
     """it's it’s its a an the now just finally officially yes yep yeah yup so well ok okay
-    oh right sure actually no nope um erm hey hi""".split()
-)
+    oh right sure actually no nope um erm""".split()
+)  # (not "hey"/"hi": "hey, Noor! moved in last week" greets Noor, it answers nothing)
 
 
 def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
