@@ -915,3 +915,18 @@ def test_an_answer_before_a_line_of_plans_refusals_or_endings_is_no_ones(
 )
 def test_a_name_greeted_is_not_an_answer(text: str, fact: tuple[str, str]) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3) an errand is the speaker's only by a first-person subject;
+        # "my" names whose the team, the neighbour or the car in the shop is, not who drinks or
+        # drives what the errand handles
+        ("Please order kombucha for the office, my team drinks it daily.", ("drinks", "kombucha")),
+        ("Get the Tesla Model 3 brochure for my neighbour, he drives one.", ("drives", "Tesla Model 3")),
+        ("Book me a Renault Zoe, my car is in the shop.", ("drives", "Renault Zoe")),
+    ],
+)  # fmt: skip
+def test_an_errand_with_only_a_my_in_it_is_no_ones(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)

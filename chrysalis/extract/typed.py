@@ -685,7 +685,8 @@ _ERRAND = re.compile(
     re.IGNORECASE,
 )
 _ERRAND_OBJECTS = frozenset({"drinks", "drives"})
-_SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s"}
+# (a subject: not "my"/"our", "Book me a X, my car is in the shop" is still an errand)
+_SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s", "my", "mine", "our", "ours"}
 
 
 def _a_place(sentence: str, value: _Value) -> bool:
