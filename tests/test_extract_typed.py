@@ -876,3 +876,57 @@ def test_a_past_state_someone_elses_relationship_or_a_question_without_its_mark(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3) an answer on its own takes the next line's words only if
+        # that line says it holds now: the line's mood as a whole reads how it opens and
+        # ends, not a plan, a wish, a near miss, a refusal or an ending inside it
+        ("yeah, Porto. would move there in a heartbeat", ("lives_in", "Porto")),
+        ("yeah, Porto. planning to move there", ("lives_in", "Porto")),
+        ("yeah, Lisbon. moved there in 2019, moved out in 2021", ("lives_in", "Lisbon")),
+        ("yeah, Harbor Health. declined the offer yesterday", ("works_at", "Harbor Health")),
+        ("yeah, Harbor Health. turned down the offer", ("works_at", "Harbor Health")),
+        ("yeah, Harbor Health. nearly signed the contract", ("works_at", "Harbor Health")),
+        ("yeah, Harbor Health. started in 2019, left last year", ("works_at", "Harbor Health")),
+        ("yeah, a Volvo V60. bought it in 2015, sold it in 2020", ("drives", "Volvo V60")),
+        ("yes, Noor! we got together in 2019 but broke up in 2021", ("partner", "Noor")),
+    ],
+)
+def test_an_answer_before_a_line_of_plans_refusals_or_endings_is_no_ones(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3) a greeting names whom it addresses, not an answer: the
+        # line after it does not make the name the speaker's partner or employer, and "this
+        # morning" is a time, no pointer back to the name
+        ("hey, Kwame! moved in together last week", ("partner", "Kwame")),
+        ("hi Kwame! we're official since the weekend", ("partner", "Kwame")),
+        ("hey, Noor! signed the contract this morning", ("works_at", "Noor")),
+        ("hey Noor. started at the new office that week", ("works_at", "Noor")),
+    ],
+)
+def test_a_name_greeted_is_not_an_answer(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3) an errand is the speaker's only by a first-person subject;
+        # "my" names whose the team, the neighbour or the car in the shop is, not who drinks or
+        # drives what the errand handles
+        ("Please order kombucha for the office, my team drinks it daily.", ("drinks", "kombucha")),
+        ("Get the Tesla Model 3 brochure for my neighbour, he drives one.", ("drives", "Tesla Model 3")),
+        ("Book me a Renault Zoe, my car is in the shop.", ("drives", "Renault Zoe")),
+    ],
+)  # fmt: skip
+def test_an_errand_with_only_a_my_in_it_is_no_ones(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in _own(text)

@@ -46,7 +46,19 @@ from chrysalis.extract.cues import (
     _words,
 )
 from chrysalis.extract.facts import DRINK_WORDS, NOT_A_SUBJECT
-from chrysalis.extract.mood import ASSERTED, NEGATED, PAST, REPORTED, RETRACTED, Reading
+from chrysalis.extract.mood import (
+    _AFTER_NEGATED,
+    _CONDITION,
+    _NEGATED,
+    _PLAN,
+    _WISH,
+    ASSERTED,
+    NEGATED,
+    PAST,
+    REPORTED,
+    RETRACTED,
+    Reading,
+)
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
@@ -268,10 +280,11 @@ def typed_mentions(
             values = _values(attr, sentence)
             back = _BACK.get(attr)
             there = back.search(sentence) if back and not values and attr in prior else None
-            # (not in a sentence about someone else: "Porto? It is where my sister lives")
+            # (not in a sentence about someone else: "Porto? It is where my sister lives", nor
+            # in one that tells it over: "Lisbon? moved there in 2019, moved out in 2021")
             meant = (
                 _pointed(reading, prior[attr], attr)
-                if there and not low_words & _SOMEONE_ELSE
+                if there and not low_words & _SOMEONE_ELSE and not _undone(low_words)
                 else None
             )
             if there and meant:  # "... near Lyon? We moved there in March": the value before
@@ -406,7 +419,11 @@ _STAY = re.compile(
 # live", "a dinner for Sam? We've been together a month"): the sentence must be the
 # attribute's in its own words (cued, the user's, asserted) like any other.
 _POINTER = re.compile(
-    r"(?<![\w'’])(it|there|here|that|this|one|mine)(?:['’]s)?(?![\w'’])", re.IGNORECASE
+    r"(?<![\w'’])(it|there|here|that|this|one|mine)(?:['’]s)?(?![\w'’])"
+    # ("this morning", "that week": a time, no pointer)
+    r"(?!\s+(?:morning|afternoon|evening|night|week|weekend|month|year|time|spring|summer|"
+    r"autumn|fall|winter)\b)",
+    re.IGNORECASE,
 )
 _BACK = {
     **dict.fromkeys(("lives_in", "works_at", "drinks", "drives"), _POINTER),
@@ -422,8 +439,8 @@ _BACK = {
 # Words a sentence may hold besides a value and still be that value alone ("It's X now!").
 _FILLER_WORDS = frozenset(
     """it's it’s its a an the now just finally officially yes yep yeah yup so well ok okay
-    oh right sure actually no nope um erm hey hi""".split()
-)
+    oh right sure actually no nope um erm""".split()
+)  # (not "hey"/"hi": "hey, Noor! moved in last week" greets Noor, it answers nothing)
 
 
 def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
@@ -431,16 +448,36 @@ def _own_line(reading: Reading, start: int, end: int, words: set[str]) -> bool:
     before it takes its words: asserted, of no one else ("Lisbon. My brother moved there",
     "X. Started on Monday? No idea" give the value to no one)."""
     mood = reading.mood(start, end)
+    line = reading.plain[start:end]
     # ("Quillsoft. accepted the offer yesterday": an event told in the past brings the value
     # about; "Lisbon. Lived there for years": a state told in the past is over)
     return (
         not words & (_OTHERS | _PRONOUN)
         and (mood == ASSERTED or (mood == PAST and not words & _STATE_PAST))
         and _PAST.search(reading.plain, start, end) is None
+        # The mood of a whole line reads how it opens and ends, not what is inside it: a
+        # plan, a wish, a near miss, a refusal or an ending anywhere in it ("would move there",
+        # "declined the offer", "started in 2019, left last year") keeps the value no one's.
+        and not _undone(words)
+        and not any(p.search(line) for p in _NOT_SO_NOW)
     )
 
 
 _STATE_PAST = frozenset("lived worked drove drank was were dated had used_to".split())
+# Words of a value turned down or given up ("declined the offer", "sold it", "broke up").
+_UNDONE = frozenset(
+    """declined declining decline turned_down turning_down rejected refused sold selling
+    moved_out moving_out broke_up split_up split splitting divorced separated ended dumped
+    withdrew withdrawn fired laid_off""".split()
+)
+
+
+def _undone(words: set[str]) -> bool:
+    """Whether a sentence's `_words` tell a value over or turned down (`_ended`, `_UNDONE`)."""
+    return _ended(words) or bool(words & _UNDONE)
+
+
+_NOT_SO_NOW = (_PLAN, _WISH, _CONDITION, _NEGATED, _AFTER_NEGATED)
 
 
 def _bare(sentence: str, value: _Value) -> bool:
@@ -648,7 +685,8 @@ _ERRAND = re.compile(
     re.IGNORECASE,
 )
 _ERRAND_OBJECTS = frozenset({"drinks", "drives"})
-_SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s"}
+# (a subject: not "my"/"our", "Book me a X, my car is in the shop" is still an errand)
+_SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s", "my", "mine", "our", "ours"}
 
 
 def _a_place(sentence: str, value: _Value) -> bool:
