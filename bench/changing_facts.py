@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held18]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held19]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -3232,6 +3232,194 @@ CHATTER_HELD18 = [
 ]
 
 
+# A twenty-first family (`--wordings held19`), written blind on 2026-11-25 by a helper session
+# (brief r3s12/held19) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a busy software developer who uses the assistant as a work
+# companion in a terminal, in terse, lower-case, telegraphic notes and commands with
+# abbreviations and typos (tickets, standups, laptops, VPNs, timezones, payroll forms,
+# commutes); the change is often a side remark inside a work request or a status line, some
+# messages run over several lines, and questions about themselves are asked indirectly.
+SAY_HELD19: dict[str, list[str]] = {
+    "home": [
+        "update my tz to whatever {x} is. moved there last wk, still living out of boxes",
+        "standup notes:\n- JIRA-4412 blocked on review\n- ooo thu/fri, moving to {x}\n- no "
+        "blockers otherwise",
+        "vpn keeps dropping since the move. new flat in {x}, isp router is garbage. how do i "
+        "force wireguard mtu to 1380?",
+        "payroll wants the adress change form. new address is in {x}. whats the diff between "
+        "'fiscal residence' and 'domicile' on this thing",
+        "status: relocated to {x}. commute is 12 min by bike now instead of 50 on the train lol",
+        "fyi i live in {x} now, not {y}. typed the wrong city earlier",
+        "ok move is done, {x} from today. remind me to update my github location + the hr system",
+        "signed the lease in {x} finaly. anyway can u help me debug this docker compose, "
+        "postgres container wont come up",
+        "home internet in {x} connected at last (took 3 wks). ping to eu-west-1 is 18ms, nice",
+        "A: Got it, you've moved to {x}. I'll use that for your local time and commute questions "
+        "from now on.",
+        "lol forgot to tell u, we moved. {x}. new place has an actual office room so no more "
+        "coding on the couch",
+        "shipping my monitor to the new apt in {x}, or is it cheaper to just buy a new one? 27in "
+        "4k, ~2 yrs old",
+    ],
+    "employer": [
+        "first day at {x} tmrw. need to set up the laptop: brew, nvm, pyenv. give me a bootstrap "
+        "script",
+        "standup:\n- last day at the old place was fri\n- onboarding at {x} all week\n- no "
+        "tickets yet, just reading the monorepo",
+        "signed the offer from {x}. notice period is 1 month so i start on the 1st",
+        "new employer = {x}. need to redo the payroll forms + tax code. whats a P45 again",
+        "ugh {x} makes everyone use okta + some custom vpn client. 2 days in and still cant get "
+        "2fa working on linux, any tips",
+        "started at {x} this week (not {y}, turned that one down). team is 6 ppl, backend is go",
+        "status: employed again, {x}, platform team",
+        "pls rewrite my linkedin headline: backend eng @ {x}, previously freelance-ish",
+        "A: Congrats on the new role at {x}! Want me to draft a 30-60-90 day plan for your first "
+        "months there?",
+        "switched jobs. {x} now. commute is worse but the pay is way better",
+        "laptop from {x} arrived (m3 pro), old work one goes back to IT fri. how do i move my "
+        "dotfiles w/o dragging the old company's ssh keys along",
+    ],
+    "drink": [
+        "quit coffee lol. on {x} now, 2-3 a day. still sleepy at the 3pm standup tho",
+        "note to self: order more {x}, last box. its basically all i drink at my desk now",
+        "switched to {x} bc the coffee machine on our floor died, and honestly i like it better",
+        "my new thing is {x}, replaced the 4pm energy drink habit. productivity ok so far",
+        "standup:\n- pairing w/ sam on the auth refactor\n- flaky e2e test still flaky\n"
+        "(unrelated: gone full {x}, there's a kettle on my desk now)",
+        "i drink {x} now, not {y}. fix that in ur notes",
+        "A: Noted, {x} is your go-to drink these days instead of coffee.",
+        "gave up on the office coffee. {x} from now on",
+        "how much caffeine is in 4 cups of {x}/day? thats my daily intake now, want to know if "
+        "its too much",
+        "been drinking {x} every morning for like 2 wks. way better than the 3 coffees i used to "
+        "have",
+        "bought a proper setup for making {x} at home. wfh days are so much better",
+    ],
+    "partner": [
+        "ooo fri, taking {x} to the coast for the wknd. we're officially together now so yeah",
+        "need to add {x} as emergency contact in the hr portal. we're together now, figured it "
+        "should be them and not my mum",
+        "status: in a relationship w/ {x} :) anyway back to the k8s thing",
+        "started seeing {x}. dinner tmrw so i need to leave at 6 sharp, remind me to push before",
+        "calendar: block sat for {x}'s bday. first one as a couple, dont let me forget a gift",
+        "my partner is {x} now, not {y}. no idea where u got that name",
+        "moving in w/ {x} maybe next yr, for now we're just dating. how do ppl split rent fairly "
+        "if salaries are v different?",
+        "A: That's lovely news about you and {x}! I'll keep it in mind when you plan time off.",
+        "{x} and i are officially a thing. they say my mech keyboard is too loud on calls lol",
+        "got together w/ {x} last wk. need a gift idea under 50 eur, they like board games",
+        "wfh today, {x} (my partner, new-ish) is off sick so i'm on soup duty between tickets",
+    ],
+    "car": [
+        "bought a {x}. used, 60k km. how do i get carplay to work with my work phone without mdm "
+        "complaining",
+        "status: car owner again, {x}. drive to the office is 25 min now",
+        "picked up the {x} today. need to add it to the parking permit form at work, what plate "
+        "format do they want",
+        "sold the old car, got a {x}. insurance quote is insane, is 1100/yr normal?",
+        "my car is a {x} now, not a {y}. update that",
+        "standup:\n- deploy went fine\n- in late tmrw, collecting my {x} from the dealer at 9",
+        "A: Nice, enjoy the {x}! Want me to set a reminder for its first service?",
+        "drive a {x} now. office garage wants the reg number for the badge system, where do i "
+        "find it in the papers",
+        "new wheels: {x}. the old one died on the motorway last month, long story",
+        "is the {x} ok for 2h commutes? already bought it lol so pls say yes",
+        "expense form asks for vehicle make/model for mileage claims: {x} (got it this week)",
+    ],
+}
+ASK_NOW_HELD19: dict[str, list[str]] = {
+    "home": [
+        "where am i based rn? need it for the tz in my calendar",
+        "which city do i live in these days?",
+        "remind me where i'm living now, filling in a form",
+        "current location pls, for the shipping address",
+    ],
+    "employer": [
+        "who do i work for atm?",
+        "which company am i at now",
+        "whats my current employer? payroll form again",
+    ],
+    "drink": [
+        "what do i usually drink these days",
+        "whats my go-to drink rn? ordering for the office",
+        "what's in my mug most days now?",
+    ],
+    "partner": [
+        "who am i seeing these days?",
+        "who's my partner now",
+        "remind me who my s/o is, the emergency contact field wants a name",
+    ],
+    "car": [
+        "what am i driving now?",
+        "which car do i have atm? need make+model for the parking form",
+        "what car is mine these days",
+    ],
+}
+ASK_THEN_HELD19: dict[str, list[str]] = {
+    "home": [
+        "where was i living {t}?",
+        "which city was i based in {t}? need it for a tax thing",
+        "where did i live {t}",
+    ],
+    "employer": [
+        "who was i working for {t}?",
+        "which company employed me {t}? filling out a background check",
+        "where was i employed {t}",
+    ],
+    "drink": [
+        "what was i drinking {t}?",
+        "what was my usual drink {t}",
+        "what did i have in my mug {t}",
+    ],
+    "partner": [
+        "who was i with {t}?",
+        "who was i dating {t}",
+        "who was my partner {t}?",
+    ],
+    "car": [
+        "what was i driving {t}?",
+        "which car did i have {t}",
+        "what car did i own {t}? insurance wants my history",
+    ],
+}
+CHATTER_HELD19 = [
+    "my brother just got a job at {org}, asked me to review his cv. can u help",
+    "flying to {city} for a conf next month, best area to stay near the venue?",
+    "recruiter from {org} pinged me again on linkedin. not interested but whats their eng "
+    "culture like?",
+    "tried {drink} at the offsite today. meh",
+    "my manager drives a {car} and wont shut up about it",
+    "{partner} from the qa team is out this week so i'm covering their tickets",
+    "what time is it in {city} rn? call w/ a client there in 10",
+    "news: {org} laid off 20% apparently. glad i'm not there",
+    "if i ever moved to {city} would i need a visa to work remote for a us company?",
+    "sister moved to {city} last wk, helping her set up wifi over zoom lol",
+    "deploy failed again. rollback. sigh",
+    "write a bash one-liner to find files >100mb in ~",
+    "colleague's {car} got towed from the office lot lmao",
+    "dad's thinking of buying a {car}, is it reliable?",
+    "standup:\n- PR #231 merged\n- investigating memory leak in the worker\n- no blockers",
+    "team lunch, everyone ordered {drink} except me",
+    "would love to work at {org} someday tbh, their oss stuff is great",
+    "mate of mine, {partner}, just started at {org}. small world",
+    "weekend trip to {city}, any good coffee places near the old town?",
+    "reminder: renew passport before it expires, its in the drawer under the router",
+    "my mum keeps sending me articles about {city} house prices, she wants to retire there",
+    "got an interview w/ {org} on thu, not sure i'd even take it. mock sys design q pls?",
+    "rental car in {city} was a {car}. drove fine, wouldnt buy one",
+    "is {drink} actually healthier than coffee or is that just marketing",
+    "A: Here's the regex: ^[A-Z]+-\\d+$ matches ticket keys like ABC-123.",
+    "slack is down. again.",
+    "{partner}'s bday party on sat, friend from uni. what do i bring",
+    "coworker in the {city} office says the vpn is fine there, only ours is broken",
+    "pls summarize this rfc in 3 bullets",
+    "neighbour just got a {car}, parks it across my spot every time",
+    "timezone math: standup is 9:30 {city} time, what is that in utc",
+    "might try {drink} tmrw, the barista at the place downstairs recommended it",
+    "ex-colleague now at {org} says they're hiring senior backend. tempted? nah",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -3254,6 +3442,7 @@ HELD_OUT: dict[
     "held16": (SAY_HELD16, ASK_NOW_HELD16, ASK_THEN_HELD16, CHATTER_HELD16),
     "held17": (SAY_HELD17, ASK_NOW_HELD17, ASK_THEN_HELD17, CHATTER_HELD17),
     "held18": (SAY_HELD18, ASK_NOW_HELD18, ASK_THEN_HELD18, CHATTER_HELD18),
+    "held19": (SAY_HELD19, ASK_NOW_HELD19, ASK_THEN_HELD19, CHATTER_HELD19),
 }
 
 
@@ -3264,7 +3453,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
     fifteenth (``held13``), sixteenth (``held14``), seventeenth (``held15``), eighteenth
-    (``held16``), nineteenth (``held17``) or twentieth (``held18``)."""
+    (``held16``), nineteenth (``held17``), twentieth (``held18``) or twenty-first
+    (``held19``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -3304,7 +3494,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
                 "held10", "held11", "held12", "held13", "held14", "held15", "held16", "held17",
-                "held18")  # fmt: skip
+                "held18", "held19")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -3452,9 +3642,9 @@ def main(argv: list[str] | None = None) -> int:
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
                  "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
-                 "held15", "held16", "held17", "held18"),
+                 "held15", "held16", "held17", "held18", "held19"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD18: never used to tune)",
+        "SAY_HELD2 to SAY_HELD19: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
