@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held19]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held20]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -3420,6 +3420,219 @@ CHATTER_HELD19 = [
 ]
 
 
+# A twenty-second family (`--wordings held20`), written blind on 2026-11-25 by a helper session
+# (brief r3s12/held20) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a voice-assistant user whose messages are speech-to-text
+# transcripts (run-on sentences, little punctuation, fillers, self-corrections, numbers as
+# spoken, a few mis-heard words such as "witch" or "four"), the change told in passing among
+# the day, the kids and cooking, a couple of the assistant's confirmations ("A: "), spoken
+# questions, and chatter about relatives', friends' and neighbours' homes, jobs, cars and drinks,
+# trips, plans and wishes.
+SAY_HELD20: dict[str, list[str]] = {
+    "home": [
+        "okay so um we got the keys today and we're officially in {x} now the kids already "
+        "picked their rooms so yeah",
+        "hey can you remind me to change my address on the uh the bank thing because I moved to "
+        "{x} last weekend and everything still goes to the old place",
+        "so we're living in {y} no sorry {x} I always mix those two up we live in {x} now since "
+        "like Saturday",
+        "um set a timer for twenty minutes for the lasagna and also we're all settled in {x} "
+        "now the new kitchen is tiny but whatever it works",
+        "ugh unpacking is the worst we been in {x} a week now and I still can't find the good "
+        "knives they're in some box somewhere",
+        "hey what's the weather gonna be tomorrow in {x} that's where I live now by the way we "
+        "moved",
+        "the kids start at the new school Monday witch is like a ten minute walk from our new "
+        "apartment here in {x} so that's nice",
+        "so yeah the big news is we relocated to {x} it was a whole thing with the least and "
+        "the movers but we're finally here",
+        "my mom keeps asking when she can come see the new place in {x} and I'm like let me at "
+        "least get the curtains up first you know",
+        "find me a pediatrician near me um I just moved to {x} and I don't really know anybody "
+        "here yet",
+        "A: Okay, I've updated your home city to {x}. Congratulations on the move!",
+        "okay note to self we live in {x} now so I gotta update like the Amazon address and the "
+        "uh the dentist and the school forms",
+    ],
+    "employer": [
+        "so first day at {x} went okay I think um my badge didn't work and I sat in the lobby "
+        "for like forty minutes but yeah I'm in",
+        "hey remind me to pack a lunch tomorrow because {x} doesn't have a cafeteria like my "
+        "old job did",
+        "um I took the offer from {x} and I've been working there since Monday it's a lot more "
+        "money and the commute is whatever",
+        "so I started at {y} wait no {x} sorry I interviewed at both of them I'm at {x} it's "
+        "been two weeks already",
+        "can you help me write a uh a short hello for the team chat I just joined {x} as like a "
+        "senior analyst and I wanna say hi to everyone",
+        "the kids were asking what I do at my new job and I said I work at {x} now and they "
+        "just said oh okay and went back to their cartoon",
+        "so yeah I handed in my notice at the old place and um I'm with {x} now since the first "
+        "of the month",
+        "traffic was awful this morning and it's only my second week at {x} so I really really "
+        "didn't want to be late again",
+        "okay add to the calendar uh onboarding training Thursday at nine that's four {x} my "
+        "new job",
+        "A: Noted, you're working at {x} now. Good luck in the new role!",
+        "honestly working for {x} is so much better than where I was before my manager actually "
+        "like answers emails",
+        "hey so I got the job at {x} and I already started so can you stop sending me those job "
+        "listing things",
+    ],
+    "drink": [
+        "so I quit coffee basically it's all {x} now and my stomach feels way better honestly",
+        "add {x} to the shopping list I go through it like crazy these days it's my morning "
+        "thing now",
+        "um I've switched to {x} in the mornings because the doctor said cut back on the uh the "
+        "other stuff",
+        "my husband makes fun of me but I'm totally on {x} now like every single day I can't stop",
+        "so yeah I make myself {x} every morning before the kids get up it's like my five "
+        "minutes of peace",
+        "my go to is {y} oh no actually not anymore it's {x} now I changed like a few weeks back",
+        "hey how much caffeine is in {x} because that's what I drink every day now instead of "
+        "my old thing",
+        "order more {x} the big pack um I'm having it like three times a day since I switched",
+        "I don't really do my old drink anymore it's {x} for me these days my sister got me hooked",
+        "the barista knows my order now it's {x} every morning no questions asked it's kind of "
+        "embarrassing",
+        "so um new habit I'm drinking {x} instead of what I used to have and it's been great "
+        "for my sleep",
+    ],
+    "partner": [
+        "so um me and {x} are official now like we had the talk and everything so yeah I'm "
+        "seeing someone",
+        "hey help me plan something cute for our one month it's me and {x} we just got together",
+        "okay so after the breakup I wasn't gonna date for a while but then I met {x} and we're "
+        "together now so",
+        "so my partner is um {y} no sorry that's my cousin's wife I'm so tired it's {x} my "
+        "partner is {x}",
+        "the kids really like {x} which is a relief because we've been together a few weeks now "
+        "and I was so nervous about introducing them",
+        "um remind me {x}'s birthday is coming up that's who I'm with now we've been dating a "
+        "couple months",
+        "so yeah I've been dating {x} for a bit now and it's serious I think like they might be "
+        "the one honestly",
+        "me and {x} cooked that curry you gave me last night it came out great it's the first "
+        "time we cooked together as a couple",
+        "um I'm with {x} now we met at my friend's barbecue and we just like clicked you know",
+        "hey what's a good gift for my partner {x} we've only been together a month so nothing "
+        "too crazy",
+        "my mom finally met {x} today and she liked them which is huge because she hated my ex",
+    ],
+    "car": [
+        "so we traded in the old car and got a {x} um the kids are obsessed with the big screen",
+        "picked up the {x} from the dealership today it's mine now finally so yeah",
+        "hey how often do I need to service a {x} because that's what I drive now",
+        "okay um I bought a {y} oh no sorry a {x} I always say the wrong one it's a {x} used "
+        "but really clean",
+        "the new car's a {x} and um parking it at school pickup is so much easier than with the "
+        "old one",
+        "so I'm driving a {x} now my brother sold me his when he moved and I gave him like a "
+        "good price",
+        "remind me to call the insurance about the {x} I just bought so it's covered before Monday",
+        "ugh the {x} needs a wash already I've only had it a week and the kids got cheerios "
+        "everywhere",
+        "we finally got rid of the old car so it's a {x} now for the family stuff and honestly "
+        "it's great",
+        "uh can you tell me how to pair my phone with a {x} I just got one and the blue tooth "
+        "is confusing",
+        "so yeah I'm a {x} owner now as of this morning signed all the paperwork and everything",
+    ],
+}
+ASK_NOW_HELD20: dict[str, list[str]] = {
+    "home": [
+        "hey so where am I living now again",
+        "um what city am I in these days remind me",
+        "okay where's home for me right now like what town",
+    ],
+    "employer": [
+        "hey who do I work for right now",
+        "um where am I working these days",
+        "what company am I at currently",
+    ],
+    "drink": [
+        "hey what do I usually drink these days",
+        "um what's my like go to drink right now",
+        "what am I drinking in the mornings lately",
+    ],
+    "partner": [
+        "hey who am I with right now like who's my partner",
+        "um who am I seeing these days",
+        "who's my other half at the moment",
+    ],
+    "car": [
+        "what car do I drive these days",
+        "um what am I driving right now",
+        "hey what's my car at the moment",
+    ],
+}
+ASK_THEN_HELD20: dict[str, list[str]] = {
+    "home": [
+        "hey where was I living {t}",
+        "um what city did I live in {t}",
+        "where was home for me {t}",
+    ],
+    "employer": [
+        "who was I working for {t}",
+        "um where did I work {t}",
+        "what company was I at {t} do you remember",
+    ],
+    "drink": [
+        "what was I drinking {t}",
+        "um what was my usual drink {t}",
+        "what did I have in the mornings {t}",
+    ],
+    "partner": [
+        "who was I with {t}",
+        "um who was I dating {t}",
+        "who was my partner {t}",
+    ],
+    "car": [
+        "what was I driving {t}",
+        "um what car did I have {t}",
+        "which car was mine {t}",
+    ],
+}
+CHATTER_HELD20 = [
+    "my sister just moved to {city} for her husband's job and she already hates the rain there",
+    "hey what's there to do in {city} with kids we're going for a long weekend",
+    "um my buddy got hired at {org} and he won't stop talking about the free snacks",
+    "we tried {drink} at the cafe by the park today it was okay I don't think I'd get it again",
+    "my dad's thinking about buying a {car} what do you think is it reliable",
+    "is {org} hiring right now just curious my cousin's looking",
+    "my neighbor {partner} backed their new {car} into the recycling bins this morning it was "
+    "hilarious",
+    "set a timer for twelve minutes for the pasta",
+    "okay so the kids have soccer at four thirty and then I gotta make dinner what's something "
+    "quick with chicken and rice",
+    "if we ever moved to {city} would the kids need to learn another language or",
+    "my brother in law works at {org} and he says they're doing layoffs is that in the news",
+    "we had {drink} at my in-laws and my mother in law kept going on about how healthy it is",
+    "remind me to call the plumber tomorrow the kitchen sink is leaking again",
+    "um what's the news today anything big",
+    "my friend {partner} is visiting from {city} next week where should we take them for dinner",
+    "I rented a {car} on vacation one time and honestly it was kind of fun to drive",
+    "hey do you know if {org} is a good company to work for like what are the reviews",
+    "someday I wanna live somewhere like {city} near the water you know",
+    "the kids spilled juice all over the couch again so yeah that was my morning",
+    "what's the difference between {drink} and regular coffee like caffeine wise",
+    "my coworker {partner} just got engaged we're doing a little cake thing for them Friday",
+    "we drove up to {city} for my nephew's graduation it was like five hours each way",
+    "um how do I get crayon off a painted wall asking for a friend",
+    "{partner} from the PTA asked if I could bake something for the sale I said sure I guess",
+    "my uncle just retired from {org} after like thirty years and they gave him a watch",
+    "should I get a {car} if I ever replace mine what are they like in the snow",
+    "hey play some music for cooking something upbeat",
+    "my best friend swears by {drink} but I just don't get it",
+    "the conference is in {city} in the fall I might go if work pays for it",
+    "my teenager wants a {car} for her first car like no way we're not made of money",
+    "so the dog got out again and ran like three blocks and I was chasing him in my slippers",
+    "they're opening a {org} office downtown I saw it in the paper",
+    "how long does it take to fly from here to {city} roughly",
+    "um what should I make for my mom's birthday dinner she likes fish but not salmon",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -3443,6 +3656,7 @@ HELD_OUT: dict[
     "held17": (SAY_HELD17, ASK_NOW_HELD17, ASK_THEN_HELD17, CHATTER_HELD17),
     "held18": (SAY_HELD18, ASK_NOW_HELD18, ASK_THEN_HELD18, CHATTER_HELD18),
     "held19": (SAY_HELD19, ASK_NOW_HELD19, ASK_THEN_HELD19, CHATTER_HELD19),
+    "held20": (SAY_HELD20, ASK_NOW_HELD20, ASK_THEN_HELD20, CHATTER_HELD20),
 }
 
 
@@ -3453,8 +3667,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     seventh (``held5``), eighth (``held6``), ninth (``held7``), tenth (``held8``), eleventh
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
     fifteenth (``held13``), sixteenth (``held14``), seventeenth (``held15``), eighteenth
-    (``held16``), nineteenth (``held17``), twentieth (``held18``) or twenty-first
-    (``held19``)."""
+    (``held16``), nineteenth (``held17``), twentieth (``held18``), twenty-first
+    (``held19``) or twenty-second (``held20``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -3494,7 +3708,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
                 "held10", "held11", "held12", "held13", "held14", "held15", "held16", "held17",
-                "held18", "held19")  # fmt: skip
+                "held18", "held19", "held20")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -3642,9 +3856,9 @@ def main(argv: list[str] | None = None) -> int:
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
                  "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
-                 "held15", "held16", "held17", "held18", "held19"),
+                 "held15", "held16", "held17", "held18", "held19", "held20"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD19: never used to tune)",
+        "SAY_HELD2 to SAY_HELD20: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
