@@ -930,3 +930,55 @@ def test_a_name_greeted_is_not_an_answer(text: str, fact: tuple[str, str]) -> No
 )  # fmt: skip
 def test_an_errand_with_only_a_my_in_it_is_no_ones(text: str, fact: tuple[str, str]) -> None:
     assert fact not in _own(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # someone by their tie or their trade is the subject, not the speaker: in-laws, the
+        # people who mind, serve or treat the speaker, said with or without "my"
+        ("My sister-in-law just started at Harrow Analytics, she loves it.", ("works_at", "Harrow Analytics")),
+        ("my father-in-law drinks nothing but oolong tea", ("drinks", "oolong tea")),
+        ("The nanny bought a Ford Focus last week, so school runs are sorted.", ("drives", "Ford Focus")),
+        ("grandad picked up a Honda Jazz from the dealer on Saturday", ("drives", "Honda Jazz")),
+        ("our babysitter is moving to Leeds next month, gutted", ("lives_in", "Leeds")),
+        ("Mum's neighbour got a job at Brightwell Foods", ("works_at", "Brightwell Foods")),
+        # a relative named by where they are: the place is theirs
+        ("my aunt in Porto keeps sending photos of the flat", ("lives_in", "Porto")),
+        ("My best friend in Oslo says rent there is brutal.", ("lives_in", "Oslo")),
+        # "me" after a verb is whom something is done to, not who does it
+        ("the waiter brought me a cortado by mistake and honestly it was fine", ("drinks", "cortado")),
+        ("My brother handed me a kombucha at the party", ("drinks", "kombucha")),
+        # a name told by where the speaker knows them is a friend, not a partner
+        ("Ines from yoga is popping round later, we're making dumplings", ("partner", "Ines")),
+        ("Marek from next door came over and we watched the match", ("partner", "Marek")),
+        # a drink had by accident, or the best one ever had somewhere, is no habit
+        ("grabbed a chai latte by accident this morning, never again", ("drinks", "chai latte")),
+        ("That bar in Riga did the best espresso I've ever had.", ("drinks", "espresso")),
+        # a job opening is an advert, not a job
+        ("Is Corvid Systems any good? They've got a vacancy I noticed.", ("works_at", "Corvid Systems")),
+        ("Saw an opening at Larkspur Health, is it a decent place to work?", ("works_at", "Larkspur Health")),
+    ],
+)  # fmt: skip
+def test_someone_elses_a_one_off_or_an_advert_is_not_the_speakers(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # ... and the speaker's own still is, beside the same words
+        ("My brother-in-law helped us move to Leeds last weekend, we love the new flat.", ("lives_in", "Leeds")),
+        ("Our nanny says hi; I started at Harrow Analytics on Monday.", ("works_at", "Harrow Analytics")),
+        ("my colleagues at Brightwell Foods threw me a welcome lunch on my first day", ("works_at", "Brightwell Foods")),
+        ("our neighbours in Utrecht brought a cake when we moved in", ("lives_in", "Utrecht")),
+        ("Me and Dana moved to Lisbon in the spring.", ("lives_in", "Lisbon")),
+        ("Ines from yoga and I are officially dating now!", ("partner", "Ines")),
+    ],
+)  # fmt: skip
+def test_the_speakers_own_stands_beside_someone_elses_words(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in extracted(text)

@@ -70,11 +70,12 @@ AGAINST: dict[str, frozenset[str]] = {
         """ad ads advert posting posted recruiter interview interviews interviewing applied
         applying application rejected dream layoffs layoff article talk news shares stock
         customer client competitor podcast almost nearly turned_down declined passed_on
-        other_offer dating girlfriend boyfriend""".split()
+        other_offer dating girlfriend boyfriend opening openings vacancy vacancies
+        listing listings""".split()
     ),
     "drinks": frozenset(
         """tried try trying whim gross hate hated stand sample taste once idk almost
-        nearly""".split()
+        nearly accident accidentally mistake mistakenly ever""".split()
     ),
     "drives": frozenset(
         """rented rent rental hire borrowed test holiday taxi uber fun almost nearly

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from chrysalis.extract import Fact
 from chrysalis.extract.mood import ASSERTED, Reading
 
-__all__ = ["NOT_A_SUBJECT", "OTHER_PEOPLE", "PATTERNS", "facts"]
+__all__ = ["NOT_A_SUBJECT", "OTHER_PEOPLE", "PATTERNS", "TRADES", "facts"]
 
 # Capitalised words that open a sentence or a clause but name no one.
 NOT_A_SUBJECT = frozenset(
@@ -203,8 +203,24 @@ OTHER_PEOPLE = frozenset(
     grandparents stepmum stepmom stepdad sibling siblings kid twin bro sis lad lads guy guys
     girl girls folks mentor acquaintance client clients customer customers recruiter in-laws
     inlaws in-law relatives relative godmother godfather godparents stepbrother
-    stepsister stepson stepdaughter half-brother half-sister ex""".split()
+    stepsister stepson stepdaughter half-brother half-sister ex stepmother stepfather
+    grandson granddaughter grandkids grandchildren grandad grandpa grandma granda""".split()
+) | frozenset(
+    # in-laws, and the people who mind, serve, teach or treat the speaker ("our childminder
+    # bought ...", "the barista gave me ...")
+    f"{kin}-in-law{s}"
+    for kin in ("brother", "sister", "mother", "father", "son", "daughter")
+    for s in ("", "s")
 )
+# Of them, the people by their trade: a subject only where they open the clause ("the
+# nanny bought ..."), not where the speaker deals with them ("a new dentist in X").
+TRADES = frozenset(
+    """childminder childminders nanny nannies babysitter babysitters au-pair barista baristas
+    waiter waitress waiters bartender bartenders teacher teachers tutor coach trainer
+    instructor plumber electrician builder builders mechanic cabbie courier postman postie
+    hairdresser barber cleaner tenant tenants lodger housekeeper carer caregiver""".split()
+)
+OTHER_PEOPLE |= TRADES
 _OTHER = re.compile(
     r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
     + _RELATIONS
@@ -225,7 +241,13 @@ _DESCRIBED = re.compile(
     # "Tariq from work", "Noor from the gym": a name told by where the speaker knows them
     r"|^\W*(?!I\b)[A-Z][\w'’-]*\s+from\s+(?:the|my|our|work|uni|school|college|church)\b"
     r"|^\W*(?:a|an|some|the|this|that|one|another)\s+(?!(?:few|bit|lot|"
-    r"couple|while|week|day|month|year|morning|night|weekend)s?\b)[a-z][\w'’-]*",
+    r"couple|while|week|day|month|year|morning|night|weekend)s?\b)[a-z][\w'’-]*"
+    # "dad bought ...", "Mum's neighbour got ...": a person's word, bare or someone's, opens it
+    r"|^\W*(?:(?!user['’])[\w-]+['’]s\s+)?(?:"
+    + _RELATIONS
+    + "|"
+    + "|".join(sorted(OTHER_PEOPLE, key=len, reverse=True))
+    + r")s?\b",
     re.IGNORECASE,
 )
 _LABEL_END = re.compile(r"[:;—–]|\s-\s")

@@ -28,7 +28,7 @@ from chrysalis.extract.cues import (
     _cued,
     _words,
 )
-from chrysalis.extract.facts import NOT_A_SUBJECT
+from chrysalis.extract.facts import NOT_A_SUBJECT, TRADES
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
@@ -109,6 +109,29 @@ def _mine(sentence: str, words: set[str]) -> bool:
 _LINKED = re.compile(r"\s+(?:at|in|from|for|with|of)\s+(?:the\s+)?", re.IGNORECASE)
 
 
+# The people a speaker has by having the attribute: colleagues at a job, neighbours at a
+# home ("my manager at X" tells the speaker's job; "my aunt in X" tells the aunt's home).
+_TIED = {
+    "works_at": frozenset(
+        """colleague colleagues coworker coworkers co-worker co-workers manager boss team
+        teammate teammates ceo mentor""".split()
+    ),
+    "lives_in": frozenset(
+        """neighbour neighbours neighbor neighbors flatmate flatmates roommate roommates
+        housemate housemates""".split()
+    ),
+}
+# Where a clause's subject starts: the sentence's start, or after a stop or a comma, a word
+# of its owner before it ("the nanny", "Mum's new cleaner").
+_OPENS = re.compile(
+    r"(?:^|[,;:.!?]|\b(?:and|but|so)\b)\W*(?:(?:the|a|an|my|our|his|her|their|your|"
+    r"[\w-]+['’]s)\s+)?(?:[a-z][\w-]*\s+)?$",
+    re.IGNORECASE,
+)
+# "nothing but", "anything but": "except", no clause of its own.
+_EXCEPT = re.compile(r"\b(?:nothing|anything|everything|all|none)\s*$", re.IGNORECASE)
+
+
 # A "my" inside a phrase after a noun ("Tariq from my book club", "a mate of mine"), not the
 # subject's: the noun before it decides.
 _IN_A_PHRASE = re.compile(r"\b([A-Za-z][\w'’-]*)\s+(?:from|of|at|in|on|with|near|by)\s+$", re.I)
@@ -165,7 +188,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
             word = m.group(0)
             low = word.lower()
             if side == "before" and (
-                low == "but"
+                (low == "but" and not _EXCEPT.search(sentence[: m.start()]))
                 or (low in ("and", "so") and sentence[: m.start()].rstrip().endswith(","))
             ):
                 # "X was sweet but it's Y I fell for", "the dog's on his pills, and Y and I
@@ -196,10 +219,18 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 return "user"
             if low in _PRONOUN:
                 return "user" if about_user else "other"
+            if low in TRADES and (side == "after" or not _OPENS.search(sentence[: m.start()])):
+                continue  # "a new dentist in X", "... for the dentist": dealt with, no subject
+            if low == "mate" and sentence[: m.start()].lower().endswith("yerba "):
+                continue  # a drink, no friend
             if (low in _OTHERS or (low in _SOMEONE and low not in ("one", "people"))) and not (
                 attr == "partner" and low in _PARTNER_WORDS
             ):
-                if side == "before" and _LINKED.fullmatch(sentence[m.end() : a]):
+                if (
+                    side == "before"
+                    and low in _TIED.get(attr, ())
+                    and _LINKED.fullmatch(sentence[m.end() : a])
+                ):
                     continue  # "my manager at X", "our neighbours in X": whose N decides
                 return "other"
             if (
