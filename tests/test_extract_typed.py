@@ -982,3 +982,32 @@ def test_the_speakers_own_stands_beside_someone_elses_words(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (held15-held18, read; in my own words) someone known from somewhere, a thing done to
+        # the speaker, a name after "in" that the gazetteer lacks
+        ("Priya from the climbing gym is staying over, we're bingeing a love story series", ("partner", "Priya")),
+        ("Soledad from my old team just bought a Mazda CX-5. Must ask how it handles.", ("drives", "Mazda CX-5")),
+        ("my barber handed me an oolong tea while I waited, nice touch", ("drinks", "oolong tea")),
+        ("workshop accepted! it's in Tralee in the spring", ("works_at", "Tralee")),
+        ("my grandparents still live in Kilkenny, driving up at Easter", ("partner", "Kilkenny")),
+        ("That's what I drink these days.", ("drinks", "these days")),
+    ],
+)  # fmt: skip
+def test_the_others_of_chatty_messages_are_no_facts(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Priya from the climbing gym and I are officially dating!", ("partner", "Priya")),
+        ("Got me a Volvo XC40 last week, love it", ("drives", "Volvo XC40")),
+        ("we found a flat in Tralee and signed the lease", ("lives_in", "Tralee")),
+    ],
+)  # fmt: skip
+def test_the_speakers_own_in_chatty_messages_stands(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)

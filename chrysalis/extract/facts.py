@@ -309,9 +309,17 @@ def _name(subject: str) -> str | None:
 _TRAILING_I = re.compile(r"(?:\s+I(?:['’](?:m|ve|d|ll))?)+$")
 
 
+# Words of when, read where a pattern expects a what ("what I drink these days").
+_A_TIME = re.compile(
+    r"(?:these\s+days|(?:right\s+)?now|nowadays|lately|recently|today|tonight|daily|"
+    r"at\s+the\s+moment|every\s+\w+|most\s+\w+|all\s+the\s+time|a\s+lot)",
+    re.IGNORECASE,
+)
+
+
 def _object(raw: str, type: str) -> str | None:
     obj = _TRAILING_I.sub("", raw.strip().rstrip(".,'’"))
-    if obj.lower() in NOT_A_SUBJECT or not obj:
+    if obj.lower() in NOT_A_SUBJECT or not obj or _A_TIME.fullmatch(obj):
         return None
     if type == "person" and _name(obj) != obj:
         return None

@@ -59,6 +59,7 @@ from chrysalis.extract.mood import (
 )
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
+    _FROM_GROUP,
     _IS_MINE,
     _OVER_TO,
     ORG_HEADS,
@@ -312,6 +313,12 @@ def typed_mentions(
                 said = _said_mine(sentence, value, attr) if open_ else None
                 if errand and attr in _ERRAND_OBJECTS:
                     continue  # "Order a box of X for the office": bought, not drunk
+                if (
+                    attr == "partner"
+                    and _FROM_GROUP.match(sentence, value.end)
+                    and not low_words & _A_COUPLE
+                ):
+                    continue  # "X from uni is coming over": someone known from somewhere
                 chosen = (
                     bool(dropped)
                     and value not in dropped
@@ -376,6 +383,14 @@ def _a_person_guessed(value: str, words: set[str]) -> bool:
     """Whether a partner the learned opinion reads can be one: a single name, not a city's,
     said by "I" of no customer's words (`_A_CUSTOMER`)."""
     return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
+
+
+# Words that make a couple of two people however the one is known ("X from yoga and I are
+# dating"); "love" alone does not ("X from uni is over, we're watching Love Island").
+_A_COUPLE = frozenset(
+    """dating together official relationship girlfriend boyfriend partner seeing kissed
+    engaged married anniversary couple""".split()
+)
 
 
 # A state told as over ("I was at X until March", "... since May but I left"): the learned

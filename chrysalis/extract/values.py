@@ -135,6 +135,12 @@ _COMMON = frozenset(
 _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 
 
+# A name right after "in" is where something is (a person is "with" someone, a firm "at"),
+# unless work is in it ("I am working in X", as a second language may say it).
+_IN = re.compile(
+    r"(?<!\bwork\s)(?<!\bworks\s)(?<!\bworking\s)(?<!\bworked\s)(?<!\bjob\s)\bin\s+$",
+    re.IGNORECASE,
+)
 # "X from the running club", "X from work": a person, told by where the speaker knows them.
 _FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
 
@@ -212,6 +218,8 @@ def _orgs(sentence: str) -> list[_Value]:
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
             continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
+        if " " not in v.text and _IN.search(sentence[: v.start]):
+            continue  # "it's in Gaillimh in October": one name after "in" is a place
         out.append(v)
     prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
     return prep or out
@@ -310,6 +318,8 @@ def _people(sentence: str) -> list[_Value]:
             is_city(v.text) or len(words) > 1
         ):
             continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
+        if _IN.search(sentence[: v.start]):
+            continue  # "my parents live in Gaillimh": a place the gazetteer lacks, no one
         if sentence.startswith(("'s", "’s"), v.end) and (
             not sentence[v.end + 2 :].strip(" .!") or _POSSESSED.match(sentence, v.end + 2)
         ):

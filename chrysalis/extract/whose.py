@@ -60,8 +60,9 @@ def _someone_elses(sentence: str, value: _Value, attr: str) -> bool:
     if _ITS_VERB.match(sentence, value.end) is not None:
         return False  # "X is lovely. We moved there": X does something, no one has it
     return bool(_words(sentence) & _SOMEONE_ELSE) or any(
-        p.text != value.text and not is_city(p.text) for p in _people(sentence)
-    )
+        p.text != value.text and (not is_city(p.text) or _FROM_GROUP.match(sentence, p.end))
+        for p in _people(sentence)
+    )  # ("Soledad from work": a person, whatever the map says)
 
 
 # A relationship word someone else has ("her girlfriend", "Tom's wife").
@@ -128,6 +129,15 @@ _OPENS = re.compile(
     r"[\w-]+['’]s)\s+)?(?:[a-z][\w-]*\s+)?$",
     re.IGNORECASE,
 )
+# "me" and "us" after a verb of giving ("gave me X", "sent us X"): whom it was given to.
+_OBJECTS = frozenset({"me", "us"})
+_DONE_TO = re.compile(
+    r"\b(?:gave|give|gives|giving|handed|hands|brought|brings|served|serves|poured|pours|"
+    r"offered|offers|sent|sends|passed|passes|lent|lends|loaned)\s+$",
+    re.IGNORECASE,
+)
+# ... with only the value's article after it ("gave me a X"; "helped us move to X": "us" moved)
+_GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
 # "nothing but", "anything but": "except", no clause of its own.
 _EXCEPT = re.compile(r"\b(?:nothing|anything|everything|all|none)\s*$", re.IGNORECASE)
 
@@ -213,6 +223,13 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 return "other"  # "my uncle's car", "Dana's new badge"
             if low in _USER and side == "before" and _of_someone(sentence[: m.start()]):
                 continue  # "Tariq from my book club", "a mate of mine": whose the phrase is
+            if (
+                low in _OBJECTS
+                and side == "before"
+                and _DONE_TO.search(sentence[: m.start()])
+                and _GIVEN.fullmatch(sentence[m.end() : a])
+            ):
+                continue  # "the barista gave me X": whom it was done to, not who did it
             if low in _USER:
                 if named_subject and (side == "after" or n >= 6):
                     return "other"  # an assistant's "you" far from the value, or after it
@@ -240,7 +257,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and not _plain_word(word, opener=not sentence[: m.start()].strip(" \t\"'(-"))
                 and not any(low in cues for cues in CUES.values())
                 and not (attr == "partner" and m.start() >= a)
-                and _NAME_VERB.match(sentence, m.end())
+                and (_NAME_VERB.match(sentence, m.end()) or _FROM_GROUP.match(sentence, m.end()))
                 and (not is_city(word) or _FROM_GROUP.match(sentence, m.end()))
             ):
                 return "other"  # "Jo drinks ...", "Dana said ...", "Soledad from my club ..."
