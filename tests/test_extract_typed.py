@@ -1011,3 +1011,41 @@ def test_the_others_of_chatty_messages_are_no_facts(text: str, fact: tuple[str, 
 )  # fmt: skip
 def test_the_speakers_own_in_chatty_messages_stands(text: str, fact: tuple[str, str]) -> None:
     assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a change already arranged, told in the future, holds from its telling
+        "I'll be joining Halcyon Labs in March.",
+        "We'll be living in Lyon from the 3rd.",
+        "I'm going to start at Halcyon Labs on Monday.",
+        "Next month I'll be driving a Kia Niro, the order is confirmed.",
+        "I shall be taking up my new post at Halcyon Labs on the first of May.",
+    ],
+)
+def test_an_arranged_change_told_in_the_future_is_a_fact(text: str) -> None:
+    assert extracted(text) & {
+        ("works_at", "Halcyon Labs"), ("lives_in", "Lyon"), ("drives", "Kia Niro")
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # ... a hope, a maybe, a condition, a visit, a question or a denial does not
+        "I'll probably be joining Halcyon Labs in March.",
+        "I might be moving to Lyon in May.",
+        "If it works out I'll be moving to Lyon in May.",
+        "I'm going to move to Lyon someday.",
+        "I'll be visiting Lyon in May.",
+        "Will I be joining Halcyon Labs in March?",
+        "I'll never be working at Halcyon Labs again.",
+        "We're planning to be living in Lyon by the spring.",
+        "I hope I'll be driving a Kia Niro next month.",
+    ],
+)
+def test_a_hoped_or_doubtful_future_is_no_fact(text: str) -> None:
+    assert not extracted(text) & {
+        ("works_at", "Halcyon Labs"), ("lives_in", "Lyon"), ("drives", "Kia Niro")
+    }  # fmt: skip

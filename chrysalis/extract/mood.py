@@ -512,7 +512,9 @@ class Reading:
                 return mood
         if _AFTER_CONDITION.search(rest):
             return CONDITION
-        if (_planned(clause) or _MAY.search(clause)) and not _DO_WITHOUT.search(clause):
+        if (
+            (_planned(clause) and not _scheduled(clause, rest)) or _MAY.search(clause)
+        ) and not _DO_WITHOUT.search(clause):
             return PLAN  # ("couldn't get through a day without X": no plan, a habit)
         if (_NEGATED.search(clause) or _AFTER_NEGATED.search(rest)) and not _DO_WITHOUT.search(
             clause
@@ -521,6 +523,42 @@ class Reading:
         if _SIMPLE_PAST.match(self.plain[start:end]):
             return PAST
         return ASSERTED
+
+
+# A change already arranged, told in the future ("I'll be joining X in March", "we shall be
+# living in X from the 3rd", "I'm going to start at X on Monday"): as good as told done, so
+# it holds from its telling (the bench's users, and people, say so the day they know). Not
+# a hope or a maybe ("I'll probably move", "I might be joining"), and not `_PLAN`'s own words
+# of intent ("planning to", "thinking of", "someday").
+_FIRM = re.compile(
+    r"\b(?:will|shall)\s+be\s+\w+ing\b|['’]ll\s+be\s+\w+ing\b|"
+    r"(?:\b(?:will|shall|going\s+to|gonna)\s+|['’]ll\s+)(?:start|begin|join|move|relocate|"
+    r"take\s+up|be\s+(?:at|in|with|on)\b)",
+    re.IGNORECASE,
+)
+_WHEN = re.compile(
+    r"\b(?:on|from|by|in|this|next|starting|as\s+of)\s+(?:the\s+)?(?:monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|week|month|weekend|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|\d{1,2}(?:st|nd|rd|th)?|first|spring|"
+    r"summer|autumn|fall|winter)\b|\btomorrow\b|\bnext\s+(?:week|month)\b",
+    re.IGNORECASE,
+)
+_HEDGE = _words(
+    "might|could|would|should|'d|’d|maybe|perhaps|possibly|probably|potentially|plan|plans|",
+    "planning|planned|intend|intends|intending|thinking|considering|someday|some day|one day|",
+    "eventually|hope|hoping|if|unless|may|whether|try|trying|not|n't|n’t|never",
+)
+
+
+def _scheduled(clause: str, rest: str) -> bool:
+    """Whether ``clause`` (and the ``rest`` of its clause) tells an arranged change
+    (`_FIRM`): a future progressive, or a start, a join or a move in the future with when."""
+    firm = _FIRM.search(clause)
+    if firm is None or _HEDGE.search(clause) or _HEDGE.search(rest):
+        return False
+    if " be " in firm.group(0).lower() and firm.group(0).lower().endswith("ing"):
+        return True
+    return _WHEN.search(clause + " " + rest) is not None
 
 
 def _planned(clause: str) -> bool:

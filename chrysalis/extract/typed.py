@@ -102,7 +102,7 @@ _MINE_BEFORE: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "works_at": re.compile(
-        r"\b(?:my|our)\s+(?:new\s+)?(?:job|role|position|office|team|manager|boss|contract|badge|"
+        r"\b(?:my|our)\s+(?:new\s+)?(?:job|role|position|post|office|team|manager|boss|contract|badge|"
         r"salary|desk|colleagues|coworkers|co-workers|onboarding|employer|"
         r"first\s+(?:day|week|month))\s+(?:at|with|for)\s+$",
         re.IGNORECASE,
