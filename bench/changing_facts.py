@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held20]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held21]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -3633,6 +3633,197 @@ CHATTER_HELD20 = [
 ]
 
 
+# A twenty-third family (`--wordings held21`), written blind on 2026-11-25 by a helper session
+# (brief r3s12/held21) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a software engineer who talks to the assistant between tasks in
+# lower-case shorthand (slack-style status lines, git/CI and on-call jargon, timezone and expense
+# admin, tz/wfh/ooo/pto/rn/tbh, a few typos), the change told as a status line or a one-line
+# aside, a couple of the assistant's confirmations ("A: "), terse indirect questions, and
+# chatter about teammates', flatmates' and family's homes, jobs, cars and drinks, trips,
+# offsites, recruiters, news and wishes.
+SAY_HELD21: dict[str, list[str]] = {
+    "home": [
+        "status: ooo thu/fri, moving flats. new addr is in {x}, will update it in workday when "
+        "i'm back",
+        "ok the move is done. living in {x} as of saturday. router's still in a box so "
+        "hotspotting off my phone rn",
+        "can you tell me what tz {x} is in? just moved there and my calendar shows everything "
+        "an hour off",
+        "fyi i put {y} on the expense form by mistake, the new place is in {x}. moved there last "
+        "week, need to fix my home address before finance bounces it",
+        "signed the lease in {x}!! flatmate situation tbd but at least the commute is 20 min",
+        "wfh from the new flat in {x} today, boxes everywhere, the desk is a ironing board lol",
+        "need to update my home location in the on-call rota, i'm in {x} now not the old place. "
+        "who owns the pagerduty config again",
+        "A: Noted, your home is in {x} now. Want me to switch your calendar's default timezone "
+        "to match?",
+        "day 3 in {x}. found a decent bakery, still no idea which bin the recycling goes in",
+        "relocation expense q: movers to {x} came to 1840 eur, is that under the cap or do i need "
+        "vp approval",
+        "finally unpacked the last box. {x} is home now i guess. upstairs neighbour practises "
+        "drums at 11pm which is a vibe",
+        "handed back the keys to the old flat. new place is in {x}, same rent more light. my "
+        "sister says i'll regret the stairs",
+    ],
+    "employer": [
+        "first day at {x} tomorrow. laptop arrived, sso doesn't work yet, classic",
+        "accepted the offer from {x}. giving notice monday, pls help me write a not-awkward "
+        "resignation msg",
+        "onboarding at {x} is wild, 47 repos and none of the READMEs build. day 2 of my new job",
+        "new slack workspace new me. i'm at {x} now btw, platform team",
+        "signed the contract with {x}, starting on the 3rd. negotiated an extra 5 days pto which "
+        "tbh i didn't expect to get",
+        "recruiter from {y} pinged again, told them i already joined {x} last month. they will "
+        "not stop",
+        "my first pr at {x} got merged. 3 line change, 40 comments. welcome to the monorepo",
+        "A: Congrats on starting at {x}! I'll keep that in mind when you ask about work.",
+        "leaving drinks were yesterday, v hungover. start at {x} on monday, need to sort the new "
+        "2fa",
+        "update my linkedin headline pls, something like 'backend eng @ {x}' but less cringe",
+        "got my badge photo taken today, officially a {x} employee. the photo is terrible",
+        "expense q: does {x} reimburse home office stuff? i just started there and the handbook "
+        "is 90 pages",
+    ],
+    "drink": [
+        "switched to {x} for the afternoon slump, the machine on 3 is broken anyway and tbh i "
+        "feel better for it",
+        "ok new regime, it's {x} from now on. my heart rate during incidents was getting silly",
+        "ordered a bulk pack of {x} to my desk, expensing it as 'team morale'",
+        "standup ran long so i'm on my second {x} already. it's my thing now",
+        "daily {x} habit fully locked in. the guy at the corner place knows my order",
+        "gave up on {y}, it was doing nothing for me. {x} every morning now",
+        "A: Got it, {x} is your go-to drink these days. I'll stop suggesting other places.",
+        "my drink these days is {x}, before anyone asks what's in the mug on camera",
+        "office kitchen stocks {x} and i've had it every day since. converted",
+        "been on {x} for a couple weeks now, haven't touched the old stuff",
+        "rip my old order. it's {x} now, every day, no notes",
+        "teammate got me hooked on {x}, now i make one before every standup",
+    ],
+    "partner": [
+        "ooo friday, taking {x} to the coast for our first weekend away. yes we're official now",
+        "so i'm seeing someone. {x}. met at a friend's bbq, going well tbh",
+        "{x} moved in with me last weekend, half the wardrobe is gone and i regret nothing",
+        "A: That's lovely news about you and {x}. Should I add their birthday to your calendar?",
+        "pto request for the 14th-15th, my partner {x}'s sister is getting married and i'm the "
+        "plus one",
+        "ok it's official, {x} and i are together. told my mum, she somehow already knew",
+        "had our 3rd date last night, me and {x}. think this is a thing now",
+        "i typo'd it as {y} earlier, it's {x}. the person i'm dating. pls keep up lol",
+        "swapping my on-call saturday bc {x} and i have a date night thing. new relationship, "
+        "trying not to cancel on them",
+        "been dating {x} for a month now so i'd really like to not get paged on weekends",
+        "{x} is my partner now, so change my emergency contact to them instead of my dad",
+        "my bf/gf status changed lol. it's {x}. we made it official over dumplings",
+    ],
+    "car": [
+        "picked up the {x} today. used, 60k km, smells like someone else's dog",
+        "sold the old car, bought a {x}. parking at the office is still a nightmare though",
+        "ooo this afternoon, collecting my new {x} from the dealer",
+        "A: Nice, you're driving a {x} now. Want a reminder for its first service?",
+        "insurance for the {x} is due, it's mine as of last week. quote is way higher than the "
+        "last car",
+        "finally a car person. got a {x}, second hand, my dad checked it over",
+        "was gonna go for a {y} but ended up with a {x}, better boot space for the climbing gear",
+        "mileage claim q: i drive my own {x} to the datacenter now, what's the per-km rate",
+        "new (to me) {x} in the driveway. kid next door asked if it's fast, i said no comment",
+        "bought a {x} off a guy at work, 3k, no regrets so far",
+        "parking permit form wants my plate, i just got a {x} and haven't memorised it yet",
+        "registered the {x} in my name today. bye bike commute",
+    ],
+}
+ASK_NOW_HELD21: dict[str, list[str]] = {
+    "home": [
+        "where am i based rn?",
+        "what city do i live in these days",
+        "filling in a tax form, remind me which city i'm in now",
+    ],
+    "employer": [
+        "who's my employer rn",
+        "which company am i at now?",
+        "need it for a form: what company do i currently work for",
+    ],
+    "drink": [
+        "what's my usual drink these days?",
+        "what do i drink most days now",
+        "my go-to drink rn?",
+    ],
+    "partner": [
+        "who am i with these days?",
+        "who's my partner now",
+        "remind me who i'm dating rn",
+    ],
+    "car": [
+        "what do i drive rn",
+        "which car do i have now?",
+        "what car is mine these days, need it for the parking form",
+    ],
+}
+ASK_THEN_HELD21: dict[str, list[str]] = {
+    "home": [
+        "where did i live {t}?",
+        "which city was i in {t}",
+        "{t}, what city was home?",
+    ],
+    "employer": [
+        "where was i working {t}?",
+        "who was i employed by {t}",
+        "background check q: which company was i at {t}",
+    ],
+    "drink": [
+        "what was i drinking {t}?",
+        "{t}, what was my usual drink",
+        "what was my go-to drink {t}",
+    ],
+    "partner": [
+        "who was i seeing {t}?",
+        "who was my partner {t}",
+        "{t}, who was i dating",
+    ],
+    "car": [
+        "what did i drive {t}?",
+        "which car did i have {t}",
+        "{t}, what car was i driving",
+    ],
+}
+CHATTER_HELD21 = [
+    "ci is red again on main, someone force-pushed over the lockfile",
+    "on-call handover: 2 pages overnight, both the flaky disk alert. snoozed till monday",
+    "flying to {city} on the 12th for the offsite, what tz are they in vs me",
+    "my flatmate just got a job at {org}, she's insanely happy about it",
+    "tried {drink} at the offsite, not for me tbh",
+    "my brother bought a {car}, keeps sending me pics of it like it's a baby",
+    "{partner} from the data team is leaving, we're doing a card",
+    "what's {org}'s eng culture like? got a recruiter email, not planning to move, just curious",
+    "thinking about a long weekend in {city} in spring, any neighbourhoods worth staying in",
+    "expense report rejected again bc the receipt was 'illegible'. it's a photo of a receipt",
+    "my mum's visiting from {city} next week so i'll be wfh a lot",
+    "if i ever moved to {city} would my salary even cover rent lol",
+    "teammate's {car} got towed from the office lot, we all feel bad and also it's hilarious",
+    "pto approved for the 23rd to the 2nd. actually going to switch slack off this time",
+    "office kitchen ran out of everything except {drink}, grim",
+    "news says {org} is laying off 10%, hope my uni friends there are ok",
+    "dad's thinking of getting a {car}, told him to test drive it first",
+    "my sister moved to {city} for her phd, we're in the same tz for once",
+    "k8s upgrade postponed to next sprint, nobody's surprised",
+    "rn i'm just trying to get through the quarter tbh",
+    "incident retro at 3, need to write the timeline before then",
+    "what's the weather doing in {city} this week? conf is there thu-fri",
+    "{partner} from my climbing group got a {car}, nicest car in our whole friend group",
+    "someone at {org} open-sourced a really nice tracing lib, might try it in our stack",
+    "flatmate brought home some {drink}, apparently it's the new thing. had a sip, jury's out",
+    "gonna rewrite the deploy script in python, bash has betrayed me for the last time",
+    "lunch with an old coworker who's at {org} now, she says they're hiring",
+    "would you ever get a {car}? not seriously, just window shopping",
+    "my cousin's wedding is in {city} in june, need to book flights before they get silly",
+    "standup notes: blocked on review, pls someone look at my pr",
+    "is it weird to drink {drink} after 6pm? teammate swears by it",
+    "{partner} from the old team just moved to {city} with their family, wfh permanently now",
+    "tz math is killing me, the team in {city} starts when i'm eating dinner",
+    "laptop fan is screaming, pretty sure it's the docker vm again",
+    "my landlord wants to 'pop round' at 9am on a tuesday. no.",
+]
+
+
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
     str, tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], list[str]]
@@ -3657,6 +3848,7 @@ HELD_OUT: dict[
     "held18": (SAY_HELD18, ASK_NOW_HELD18, ASK_THEN_HELD18, CHATTER_HELD18),
     "held19": (SAY_HELD19, ASK_NOW_HELD19, ASK_THEN_HELD19, CHATTER_HELD19),
     "held20": (SAY_HELD20, ASK_NOW_HELD20, ASK_THEN_HELD20, CHATTER_HELD20),
+    "held21": (SAY_HELD21, ASK_NOW_HELD21, ASK_THEN_HELD21, CHATTER_HELD21),
 }
 
 
@@ -3668,7 +3860,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
     fifteenth (``held13``), sixteenth (``held14``), seventeenth (``held15``), eighteenth
     (``held16``), nineteenth (``held17``), twentieth (``held18``), twenty-first
-    (``held19``) or twenty-second (``held20``)."""
+    (``held19``), twenty-second (``held20``) or twenty-third (``held21``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -3708,7 +3900,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
                 "held10", "held11", "held12", "held13", "held14", "held15", "held16", "held17",
-                "held18", "held19", "held20")  # fmt: skip
+                "held18", "held19", "held20", "held21")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -3856,9 +4048,9 @@ def main(argv: list[str] | None = None) -> int:
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
                  "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
-                 "held15", "held16", "held17", "held18", "held19", "held20"),
+                 "held15", "held16", "held17", "held18", "held19", "held20", "held21"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD20: never used to tune)",
+        "SAY_HELD2 to SAY_HELD21: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
