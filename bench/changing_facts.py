@@ -8,7 +8,7 @@ values that attribute ever had, the first one the context's text names is the on
 then. The same is measured for retrieve(k=10) (its items' texts in rank order) for reference.
 
     .venv/bin/python bench/changing_facts.py [--users N] [--seed S] [--embedder SPEC]
-        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held21]
+        [--extractor rules|none] [--wordings old|new|all|held|held2|...|held22]
         [--quick] [--json] [--show-misses]
 
 Each user is a memory of its own (the rules extractor derives the facts it can; statements it
@@ -3823,6 +3823,225 @@ CHATTER_HELD21 = [
     "my landlord wants to 'pop round' at 9am on a tuesday. no.",
 ]
 
+# A twenty-fourth family (`--wordings held22`), written blind on 2026-11-25 by a helper session
+# (brief r3s12/held22) without reading the extractor, the context code, the tests, the docs or
+# the other families' texts: a busy parent dictating to a phone assistant, as speech-to-text
+# writes it down: no capitals but names, run-on sentences joined by "and then" and "so",
+# fillers (uh, like, okay so), homophones and misheard words (there/their, were/we're,
+# too/to, weak/week, right/write), with the kids, the school run, the in-laws, the neighbours
+# and friends in most lines; the questions are asked by voice.
+SAY_HELD22: dict[str, list[str]] = {
+    "home": [
+        "okay so uh note that we moved to {x} on saturday and then the kids wanted pizza on the "
+        "floor of the empty living room so that was dinner",
+        "remind me to change our address with the school because we live in {x} now and the "
+        "new term starts on the ninth",
+        "so the move is done were in {x} now and then my mother in law rang to ask if the beds "
+        "are up yet which no they are not",
+        "uh we got the keys for the house in {x} yesterday and moved everything in today so "
+        "thats us living there now and the neighbour came round with a lasagne which was nice",
+        "okay so my ex wanted the kids to stay near {y} but we ended up moving to {x} because "
+        "of the schools and honestly i think it was the right call",
+        "new address is in {x} so can you like remember that for me were officially living "
+        "there since tuesday",
+        "we live in {x} now by the way",
+        "A: Got it, you and the kids have moved to {x}. I'll treat that as home from now on.",
+        "so we've moved too {x} and the kids started at there new school this week and then my "
+        "old neighbour texted to say the street is too quiet without us",
+        "okay so todays the day we officially live in {x} the van left at seven and we drove "
+        "behind it the whole way with the kids asking are we there yet like every five minutes",
+        "moving day was a nightmare but were settled in {x} now and then my in laws came to "
+        "stay for the weekend to help unpack so you know how that went",
+        "uh put down that home is {x} now we sold the old place and the removal men finished "
+        "this morning so its just boxes and a very confused dog",
+    ],
+    "employer": [
+        "okay so first day at {x} went fine and then i was late for pick up so my neighbour "
+        "grabbed the twins for me bless her",
+        "uh remember i work at {x} now i started on monday",
+        "so i got the job at {x} and then i told the kids and they just asked if that means "
+        "they get more screen time",
+        "started my new job at {x} this week so the school run is my mother in laws on "
+        "tuesdays and thursdays now",
+        "so i turned down {y} in the end and took the offer from {x} instead start date was "
+        "the third and its going good so far",
+        "new job new me i'm at {x} now and then the after school club wants my new work number "
+        "so remind me to send it",
+        "okay so i'm officially a {x} employee as of today got my badge and everything and the "
+        "car park is like a mile from the door",
+        "A: Noted, you've started working at {x}. Good luck with the new role.",
+        "uh so i left the old place on friday and started at {x} this morning and then had too "
+        "rush back for the nativity play which my new boss was actually fine about",
+        "i'm with {x} now by the way the contract got signed last week and the commute is way "
+        "better for drop off",
+        "so my sister in law works in hr and she put me forward and i got it i've been working "
+        "for {x} since the fifteenth",
+        "weak one at {x} done and dusted and then i fell asleep on the sofa at half eight with "
+        "the kids still up",
+    ],
+    "drink": [
+        "okay so i've swapped my morning coffee for {x} and then the kids tried a sip and made "
+        "the funniest faces",
+        "uh i basically live on {x} now like three a day at my desk",
+        "so i'm drinking {x} these days instead of the old stuff and my mother in law thinks "
+        "its a fad",
+        "note that my usual drink is {x} now the neighbour got me into it over the garden fence "
+        "of all places",
+        "so i tried {y} at the soft play cafe and it was horrible so i had {x} instead which is "
+        "honestly my every day drink now",
+        "{x} is my go to now so add another pack to the shopping list",
+        "A: Okay, {x} is your regular drink now. I'll remember that.",
+        "so uh the school mums all go for a coffee after drop off and i just get {x} every time "
+        "now thats my drink these days",
+        "okay so new habit i've been having {x} every morning since the kids went back to "
+        "school and honestly i feel way less jittery",
+        "so like i switched too {x} full time and then my father in law asked if it was a diet "
+        "thing which rude",
+        "i only drink {x} now remind me to buy more on the way back from swimming",
+        "uh my sister got me hooked on {x} when she stayed over and now its all i drink in the "
+        "mornings",
+    ],
+    "partner": [
+        "okay so uh i'm seeing someone now it's {x} and then the kids met them on sunday at the "
+        "park and it went ok i think",
+        "so {x} and me are officially together now and my sister said about time",
+        "so i've started going out with {x} properly now and then my ex found out from the "
+        "kids before i could tell him which great",
+        "A: That's lovely news about you and {x}. I'll remember that you're together now.",
+        "okay so my partner is {x} now and we told my mum and dad at sunday lunch and nobody "
+        "choked on a roast potato so",
+        "uh everyone thought i'd end up with {y} from the pta but actually i'm with {x} now we "
+        "made it official on friday",
+        "so me and {x} are a thing now and the babysitter is booked every other friday for date "
+        "night",
+        "note for later {x} is my other half now",
+        "so {x} moved in with me and the kids this weekend and then the cat hid under the bed "
+        "for two days",
+        "okay so i've been dating {x} for a few weeks and its serious now so yeah were together",
+        "got together with {x} after the school quiz night of all places and then we had our "
+        "first proper date yesterday while the in laws had the kids",
+        "uh so the neighbours saw {x} leaving this morning so i guess everyone knows were "
+        "together now",
+    ],
+    "car": [
+        "okay so we bought a {x} on saturday and then the kids argued about who gets to sit in "
+        "the front",
+        "uh i drive a {x} now so update that",
+        "so the old car failed its mot and i picked up a second hand {x} from a dealer near my "
+        "in laws",
+        "new car is a {x} fits all the car seats just about",
+        "A: Noted, you're driving a {x} now.",
+        "so i nearly went for a {y} but the boot was too small for the buggy so we got the {x} "
+        "instead",
+        "okay so i collected the {x} this morning and then did the school run in it and one of "
+        "the dads at the gate was like nice wheels",
+        "my car is a {x} now the lease started on monday",
+        "so the neighbours helped me put the roof bars on the {x} we just bought and then we "
+        "all had a barbecue",
+        "uh traded in the old one and got a {x} its the family car now",
+        "so i'm driving a {x} these days and the school run is ten minutes quicker because i "
+        "can actually park it",
+        "finally bought the {x} outright so its ours now and no more borrowing my mother in "
+        "laws car on saturdays",
+    ],
+}
+ASK_NOW_HELD22: dict[str, list[str]] = {
+    "home": [
+        "hey where do we live now",
+        "uh what city am i living in at the moment",
+        "okay so which city is home these days",
+    ],
+    "employer": [
+        "where do i work these days",
+        "uh who's my employer at the moment",
+        "okay so what company am i working for now",
+    ],
+    "drink": [
+        "what do i usually drink these days",
+        "whats my go to drink right now",
+        "uh what's my regular drink at the moment",
+    ],
+    "partner": [
+        "who am i going out with now",
+        "who's my partner these days",
+        "okay so who am i with at the moment",
+    ],
+    "car": [
+        "what car am i driving now",
+        "uh what do i drive these days",
+        "which car have we got at the moment",
+    ],
+}
+ASK_THEN_HELD22: dict[str, list[str]] = {
+    "home": [
+        "where were we living {t}",
+        "uh which city did i live in {t}",
+        "okay so where was home {t}",
+    ],
+    "employer": [
+        "where was i working {t}",
+        "uh who did i work for {t}",
+        "hey which company was i at {t}",
+    ],
+    "drink": [
+        "what was i drinking {t}",
+        "uh what was my usual drink {t}",
+        "okay so what did i like to drink {t}",
+    ],
+    "partner": [
+        "who was i seeing {t}",
+        "uh who was my partner {t}",
+        "okay so um who was i going out with {t}",
+    ],
+    "car": [
+        "what car did i have {t}",
+        "uh what was i driving {t}",
+        "hey which car did we drive {t}",
+    ],
+}
+CHATTER_HELD22 = [
+    "okay so my sister in law just moved to {city} with the twins and wants us to visit at "
+    "half term",
+    "remind me the school trip to {city} needs the consent form back by friday",
+    "uh whats the whether like in {city} this weekend were driving up for my nephews christening",
+    "so my neighbour got a job at {org} and now she can't do the school run on wednesdays so i "
+    "need a plan b",
+    "is {org} a good company to work for my brother in law has an interview there next week",
+    "okay so the kids dad bought a {car} and now they think my car is boring",
+    "my father in law keeps going on about his {car} like its a member of the family",
+    "tried {drink} at the school fete and honestly never again",
+    "so my friend {partner} from baby group is coming over tomorrow with the little one",
+    "{partner} from next door has offered to feed the cat while were away",
+    "remind me to get a birthday present for {partner}s little boy hes turning five",
+    "uh add nappies wipes bread and milk to the shopping list",
+    "what time does the swimming lesson finish on thursday",
+    "set a timer for twenty minutes for the fish fingers",
+    "okay so if i ever got offered something at {org} would i have to move",
+    "we might go to {city} for a long weekend in may if my mum can have the dog",
+    "my mother in law only drinks {drink} and she brings her own to our house like we don't "
+    "have a kettle",
+    "read me the news about {org} something about job cuts the mums were talking about it at "
+    "the gate",
+    "how far is {city} from here by car with two toilet stops",
+    "so my best friend just bought a {car} and i'm a bit jealous not going to lie",
+    "if we won the lottery i'd get a {car} and a cleaner in that order",
+    "uh the neighbours are selling there {car} should i tell my cousin",
+    "my brother lives in {city} and he says the rent there is mad now",
+    "okay so i'm doing the school rum tomorrow so dont book anything before nine",
+    "right down that the dentist is on the twelfth at four fifteen",
+    "okay so the in laws are flying back from {city} on sunday and need picking up from the "
+    "airport",
+    "we had {drink} at my friends house and the kids wanted some too so that was a fun bedtime",
+    "is {drink} ok for kids or has it got caffeine in it",
+    "so {partner} at work got engaged and we're all chipping in for a present",
+    "my cousin got an offer from {org} in {city} and can't decide whether to take it",
+    "what's a good thing to do in {city} with a six year old and a toddler",
+    "uh cancel that last reminder the party got moved",
+    "so apparently my ex is seeing {partner} now which is fine totally fine",
+    "the neighbours {car} alarm went off at three in the morning again and woke the baby",
+    "book the car in for a service next tuesday morning after drop off",
+]
+
 
 # The held-out families by name: what each tells the changes with, asks, and chatters.
 HELD_OUT: dict[
@@ -3849,6 +4068,7 @@ HELD_OUT: dict[
     "held19": (SAY_HELD19, ASK_NOW_HELD19, ASK_THEN_HELD19, CHATTER_HELD19),
     "held20": (SAY_HELD20, ASK_NOW_HELD20, ASK_THEN_HELD20, CHATTER_HELD20),
     "held21": (SAY_HELD21, ASK_NOW_HELD21, ASK_THEN_HELD21, CHATTER_HELD21),
+    "held22": (SAY_HELD22, ASK_NOW_HELD22, ASK_THEN_HELD22, CHATTER_HELD22),
 }
 
 
@@ -3860,7 +4080,8 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
     (``held9``), twelfth (``held10``), thirteenth (``held11``), fourteenth (``held12``),
     fifteenth (``held13``), sixteenth (``held14``), seventeenth (``held15``), eighteenth
     (``held16``), nineteenth (``held17``), twentieth (``held18``), twenty-first
-    (``held19``), twenty-second (``held20``) or twenty-third (``held21``)."""
+    (``held19``), twenty-second (``held20``), twenty-third (``held21``) or twenty-fourth
+    (``held22``)."""
     say, ask_now, ask_then, chatter = SAY, ASK_NOW, ASK_THEN, CHATTER
     if wordings in HELD_OUT:
         say, ask_now, ask_then, chatter = HELD_OUT[wordings]
@@ -3900,7 +4121,7 @@ def make_user(rng: random.Random, attributes: list[str], wordings: str = "old") 
         # (drawn only here, so the other families stay as they were)
         held = ("held", "held2", "held3", "held4", "held5", "held6", "held7", "held8", "held9",
                 "held10", "held11", "held12", "held13", "held14", "held15", "held16", "held17",
-                "held18", "held19", "held20", "held21")  # fmt: skip
+                "held18", "held19", "held20", "held21", "held22")  # fmt: skip
         if wordings in held:
             fill |= {"car": rng.choice(CARS), "partner": rng.choice(PARTNERS)}
         if wordings == "held8":  # the lower-case forms, as typed on a phone (no draw)
@@ -4048,9 +4269,10 @@ def main(argv: list[str] | None = None) -> int:
         "--wordings", default="old",
         choices=("old", "new", "all", "held", "held2", "held3", "held4", "held5", "held6",
                  "held7", "held8", "held9", "held10", "held11", "held12", "held13", "held14",
-                 "held15", "held16", "held17", "held18", "held19", "held20", "held21"),
+                 "held15", "held16", "held17", "held18", "held19", "held20", "held21",
+                 "held22"),
         help="which family of wordings tells the changes and asks (SAY_NEW; SAY_HELD and "
-        "SAY_HELD2 to SAY_HELD21: never used to tune)",
+        "SAY_HELD2 to SAY_HELD22: never used to tune)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     users = 3 if args.quick else args.users
