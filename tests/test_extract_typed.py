@@ -1049,3 +1049,36 @@ def test_a_hoped_or_doubtful_future_is_no_fact(text: str) -> None:
     assert not extracted(text) & {
         ("works_at", "Halcyon Labs"), ("lives_in", "Lyon"), ("drives", "Kia Niro")
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (held21, held22, read; in my own words) shorthand and speech: "it's" is "it is",
+        # a claim filed is no saying, a choice "ended up with", a new habit "from now on",
+        # "been on X", dates, a first piece of work somewhere
+        ("ok it's official, Wren and i are a couple. my sister is thrilled", ("partner", "Wren")),
+        ("expense claim: i drive my own Skoda Fabia to client sites now, what's the rate", ("drives", "Skoda Fabia")),
+        ("right, new rule: it's green tea from now on. sleep has been rubbish", ("drinks", "green tea")),
+        ("been on green tea for a fortnight, the coffee machine misses me", ("drinks", "green tea")),
+        ("was torn between a Ford Puma and a Seat Arona, ended up with the Seat Arona", ("drives", "Seat Arona")),
+        ("my first commit at Brightwell Foods went live today", ("works_at", "Brightwell Foods")),
+        ("moving my dentist appointment, Wren and i have a date night on thursday. new relationship!", ("partner", "Wren")),
+    ],
+)  # fmt: skip
+def test_shorthand_and_speech_tell_the_speakers_own(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Anouk claims I live in Leeds, which is nonsense", ("lives_in", "Anouk")),
+        ("um so Priya at work got promoted and we're doing cake", ("works_at", "Priya")),
+        ("okay so my ex's new husband bought a Mazda CX-5 and the kids won't stop talking about it", ("drives", "Mazda CX-5")),
+        ("so then the kids grandad bought a Honda Jazz, bright orange", ("drives", "Honda Jazz")),
+        ("i've been on a green tea kick for weeks", ("drinks", "green tea kick")),
+    ],
+)  # fmt: skip
+def test_shorthand_and_speech_about_others_are_no_facts(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in extracted(text)

@@ -21,7 +21,7 @@ CUES: dict[str, frozenset[str]] = {
         """live lives living lived move* moving relocat* keys key landlord* landlady flat
         flats apartment* house home homes rent rented renting lease* postcode* zipcode address
         neighbourhood* neighborhood* neighbour* neighbor* unpack* boxes movers settled chose
-        chosen picked went_with went_for opted
+        chosen picked went_with went_for opted ended_up
         settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
         wohnung casa appartement déménag* mudanza mudado commute our_place my_place
         new_place own_place for_good city town""".split()
@@ -31,7 +31,7 @@ CUES: dict[str, frozenset[str]] = {
         boss onboarding badge salary paycheck payslip payroll contract colleague* coworker*
         co-workers team office start* standup* codebase intern internship offer signed
         probezeit probation career position role notice desk shift join chose chosen
-        went_with went_for opted accepted
+        went_with went_for opted ended_up accepted
         joined joining gig company firm first_day first_week""".split()
     ),
     "drinks": frozenset(
@@ -46,14 +46,14 @@ CUES: dict[str, frozenset[str]] = {
         """bought buy got drive drives driving drove driven driver wheels picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
         petrol charging traded lease leased collected upgraded garage car vehicle chose
-        chosen went_with went_for opted
+        chosen went_with went_for opted ended_up
         congratulations congrats delivered delivery keys""".split()
     ),
     "partner": frozenset(
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
         other_half going_out stayed_over couple moving_in_with moved_in_with move_in_with a_thing
-        an_item""".split()
+        an_item date_night first_date second_date third_date 2nd_date 3rd_date""".split()
     ),
 }
 

@@ -178,7 +178,8 @@ _SAID = [
     # What the speaker drinks now (the value must name a drink).
     _said(r"\bI(?:['’]ve|\s+have|['’]m|\s+am)?\s+" + _SOON + r"(?:(?:been\s+|gotten\s+|got\s+)?(?:hooked\s+on|addicted\s+to|into|all\s+about|obsessed\s+with|living\s+on)|(?:been\s+)?(?:drinking|sipping|having)|(?:switched|changed|moved\s+on|gone\s+back)\s+to|(?:taken|picked)\s+up)\s+" + _THING, "drinks", "thing", "hooked|addicted|into|about|obsessed|living|drinking|sipping|having|switched|changed|moved|back|taken|picked", "drink"),
     _said(r"\b[Mm]y\s+(?:go-to|usual|daily|morning|regular)(?:\s+(?:drink|beverage|order|cup))?\s+(?:(?:right\s+now|these\s+days|now|lately|at\s+the\s+moment)\s+)?is\s+(?:now\s+)?" + _THING, "drinks", "thing", "go-to|usual|daily|morning|regular", "drink"),
-    _said(r"\bit['’]s\s+(?:been\s+)?(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily))", "drinks", "thing", "it's|it’s", "drink"),
+    _said(r"\bit['’]s\s+(?:been\s+)?(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily|from\s+now\s+on))", "drinks", "thing", "it's|it’s", "drink"),
+    _said(r"(?:^|(?<=[.!?,;]\s)|\b(?:I|[Ww]e)(?:['’]ve|\s+have)\s+)(?:(?i:been)\s+)(?:(?:mostly|only|strictly|just|basically)\s+)?on\s+(?!(?:a|an|the)\s)" + _THING + r"(?=\s+(?:for|since|now|lately|these|every|daily)\b)", "drinks", "thing", "been", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
     _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?with\s+" + _PERSON + r"\s+now\b", "partner", "person", "with"),
@@ -250,6 +251,12 @@ _DESCRIBED = re.compile(
     + r")s?\b",
     re.IGNORECASE,
 )
+# Words a spoken or typed clause opens with before its subject ("okay so", "um, like").
+_FILLERS = re.compile(
+    r"^(?:\W*\b(?:ok(?:ay)?|so|um+|uh+|er+m?|like|well|oh|and|then|also|anyway|lol|btw|fyi|"
+    r"hey|right|yeah|yes|no|actually|honestly|basically)\b)+\W*",
+    re.IGNORECASE,
+)
 _LABEL_END = re.compile(r"[:;—–]|\s-\s")
 _SPEAKER = re.compile(r"\b(?:I|we)\b(?:['’]\w+)?", re.IGNORECASE)
 
@@ -261,6 +268,7 @@ def _someone_else(before: str) -> bool:
     if _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None:
         return True
     clause = _LABEL_END.split(before)[-1]  # "The good news: got a job ...": a label
+    clause = _FILLERS.sub("", clause)  # "okay so the kids' dad bought ..."
     if _DESCRIBED.search(clause) is not None and _SPEAKER.search(clause) is None:
         return True
     last = _LAST_WORD.search(before)  # "Marta rented a flat": Marta is the subject

@@ -197,7 +197,10 @@ _DO_WITHOUT = re.compile(
 )
 _SPEECH = (
     "say|says|said|saying|tell|tells|told|telling|write|writes|wrote|written|writing|texted|"
-    "emailed|ask|asks|asked|claim|claims|claimed|mention|mentions|mentioned|insist|insists|"
+    "emailed|ask|asks|asked|claimed|mention|mentions|mentioned|insist|insists|"
+    # (a claim filed is no saying: "mileage claim", "my expense claims")
+    r"(?<!mileage\s)(?<!expense\s)(?<!expenses\s)(?<!insurance\s)(?<!travel\s)(?<!\ba\s)"
+    r"(?<!\bthe\s)(?<!\bmy\s)(?<!\bour\s)(?<!\ban\s)(?<!\bthis\s)claims?|"
     "insisted|posted|tweeted|replied|answered|announce|announced|joked|swear|swore|quoted|"
     r"according\s+to"
 )

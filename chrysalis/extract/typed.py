@@ -104,7 +104,8 @@ _MINE_BEFORE: dict[str, re.Pattern[str]] = {
     "works_at": re.compile(
         r"\b(?:my|our)\s+(?:new\s+)?(?:job|role|position|post|office|team|manager|boss|contract|badge|"
         r"salary|desk|colleagues|coworkers|co-workers|onboarding|employer|"
-        r"first\s+(?:day|week|month))\s+(?:at|with|for)\s+$",
+        r"first\s+(?:day|week|month|pr|commit|paycheck|payslip|standup|sprint|deploy|ticket|"
+        r"shift|review|all-hands|on-call))\s+(?:at|with|for)\s+$",
         re.IGNORECASE,
     ),
 }

@@ -80,6 +80,12 @@ _ITS_VERB = re.compile(
     r"tastes|upsets|hurts|costs|seems|feels|looks|sounds)\b",
     re.IGNORECASE,
 )
+# ... or says something ("Sam claims I live in X": Sam is no place, whatever the map says)
+_SAYS = re.compile(
+    r"\s+(?:says|said|claims|thinks|reckons|tells|told|swears|insists|writes|wrote|asks|"
+    r"believes)\b",
+    re.IGNORECASE,
+)
 
 
 def _values(attr: str, sentence: str) -> list[_Value]:
@@ -141,8 +147,12 @@ _IN = re.compile(
     r"(?<!\bwork\s)(?<!\bworks\s)(?<!\bworking\s)(?<!\bworked\s)(?<!\bjob\s)\bin\s+$",
     re.IGNORECASE,
 )
-# "X from the running club", "X from work": a person, told by where the speaker knows them.
-_FROM_GROUP = re.compile(r"\s+from\s+(?:the|my|our|work|uni|school|college)\b", re.I)
+# "X from the running club", "X from work", "X at work": a person, told by where the speaker
+# knows them.
+_FROM_GROUP = re.compile(
+    r"\s+(?:from\s+(?:the|my|our|work|uni|school|college)|at\s+(?:work|uni|school|college))\b",
+    re.I,
+)
 
 
 # "place of residence: X", "new address X", "hometown is X": a place by its label.
@@ -169,7 +179,9 @@ def _places(sentence: str) -> list[_Value]:
         before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
         if before and before[-1].lower() in _OTHERS:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
-        if _ITS_VERB.match(sentence, v.end) and not _AFTER_PREP.search(sentence[: v.start]):
+        if (_ITS_VERB.match(sentence, v.end) or _SAYS.match(sentence, v.end)) and not (
+            _AFTER_PREP.search(sentence[: v.start])
+        ):
             continue  # "Sam keeps telling people ...": someone doing something, no place
         if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
             continue  # "Noor from the running club is ...": a person, the sentence's subject
@@ -214,6 +226,8 @@ def _orgs(sentence: str) -> list[_Value]:
             continue  # "Jo says ...": a person ("the policy at X is ...": a firm)
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Dana's badge": its owner, no organisation
+        if " " not in v.text and _FROM_GROUP.match(sentence, v.end):
+            continue  # "Imogen at work got engaged": a person, known from somewhere
         if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):

@@ -66,7 +66,11 @@ def _someone_elses(sentence: str, value: _Value, attr: str) -> bool:
 
 
 # A relationship word someone else has ("her girlfriend", "Tom's wife").
-_THEIRS = re.compile(r"\b(?:his|her|their|\w+['’]s)\s+(?:new\s+)?(?:\w+)$", re.IGNORECASE)
+_THEIRS = re.compile(
+    r"\b(?:his|her|their|(?!(?:it|that|there|here|what|who|he|she|let)['’]s)\w+['’]s)\s+"
+    r"(?:new\s+)?(?:\w+)$",
+    re.IGNORECASE,
+)  # ("it's official": "it is", no one's)
 
 
 _WITH_SOMEONE = re.compile(
