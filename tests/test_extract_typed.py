@@ -1082,3 +1082,38 @@ def test_shorthand_and_speech_tell_the_speakers_own(text: str, fact: tuple[str, 
 )  # fmt: skip
 def test_shorthand_and_speech_about_others_are_no_facts(text: str, fact: tuple[str, str]) -> None:
     assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # a pronoun contracted is still someone else ("she's", "they're", "he'll")
+        ("she's moving to Bristol in the new year", ("lives_in", "Bristol")),
+        ("theyre relocating to Bristol, the kids are gutted", ("lives_in", "Bristol")),
+        ("he'll be starting at Brightwell Foods after the summer", ("works_at", "Brightwell Foods")),
+        ("they've just bought a Seat Arona, very shiny", ("drives", "Seat Arona")),
+        # colleagues by their role or their chat handle, in a developer's shorthand
+        ("heads up: pm is relocating to Bristol, standup times shift", ("lives_in", "Bristol")),
+        ("@marta got an offer from Brightwell Foods, leaving end of month", ("works_at", "Brightwell Foods")),
+        ("new intern lives in Bristol, commutes in twice a week", ("lives_in", "Bristol")),
+        ("platform team moved to the Bristol office", ("lives_in", "Bristol")),
+    ],
+)  # fmt: skip
+def test_someone_else_in_shorthand_is_no_fact_of_the_speaker(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("started seeing Wren, they're a nurse, we met at a gig", ("partner", "Wren")),
+        ("my team at Brightwell Foods took me out for my first day", ("works_at", "Brightwell Foods")),
+        ("I joined Brightwell Foods as a dev on Monday", ("works_at", "Brightwell Foods")),
+    ],
+)  # fmt: skip
+def test_the_speaker_beside_roles_and_pronouns_is_still_read(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in extracted(text)

@@ -108,7 +108,14 @@ _USER = frozenset(
 )
 
 
-_PRONOUN = frozenset("he she they him her his hers their theirs them".split())
+_PRONOUN = frozenset("he she they him her his hers their theirs them".split()) | frozenset(
+    # ... and their contractions, as typed ("she's moving to X" is hers)
+    f"{who}{q}{tail}"
+    for who, tails in (("he", "s d ll"), ("she", "s d ll"), ("they", "re ve d ll"))
+    for tail in tails.split()
+    for q in ("'", "’", "")
+    if not (q == "" and f"{who}{tail}" in ("hell", "shed", "shell", "theyd"))
+)
 
 
 # People other than the user whom a sentence may be about ("my sister", "a friend").

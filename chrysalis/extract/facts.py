@@ -219,7 +219,10 @@ TRADES = frozenset(
     """childminder childminders nanny nannies babysitter babysitters au-pair barista baristas
     waiter waitress waiters bartender bartenders teacher teachers tutor coach trainer
     instructor plumber electrician builder builders mechanic cabbie courier postman postie
-    hairdresser barber cleaner tenant tenants lodger housekeeper carer caregiver""".split()
+    hairdresser barber cleaner tenant tenants lodger housekeeper carer caregiver
+    pm pms cto cfo coo vp founder founders cofounder co-founder intern interns hire hires dev
+    devs engineer engineers designer designers lead director contractor contractors
+    freelancer sre team""".split()
 )
 OTHER_PEOPLE |= TRADES
 _OTHER = re.compile(
@@ -231,6 +234,7 @@ _OTHER = re.compile(
     + r")(?:['’]s)?\b",
     re.IGNORECASE,
 )
+_HANDLE = re.compile(r"(?<![\w@])@[A-Za-z][\w.-]*")
 _LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
 _INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
 
@@ -267,6 +271,8 @@ def _someone_else(before: str) -> bool:
     the clause is not the speaker's own."""
     if _OTHER.search(before) is not None or _INNER_NAME.search(before.strip()) is not None:
         return True
+    if _HANDLE.search(before) is not None:
+        return True  # "@dana got an offer from X": a colleague by their chat handle
     clause = _LABEL_END.split(before)[-1]  # "The good news: got a job ...": a label
     clause = _FILLERS.sub("", clause)  # "okay so the kids' dad bought ..."
     if _DESCRIBED.search(clause) is not None and _SPEAKER.search(clause) is None:

@@ -239,7 +239,11 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                     return "other"  # an assistant's "you" far from the value, or after it
                 return "user"
             if low in _PRONOUN:
+                if side == "after" and attr == "partner":
+                    continue  # "going out with X, they're a designer": the partner themself
                 return "user" if about_user else "other"
+            if sentence[m.start() - 1 : m.start()] == "@":
+                return "other"  # "@dana moved to X": a colleague by their chat handle
             if low in TRADES and (side == "after" or not _OPENS.search(sentence[: m.start()])):
                 continue  # "a new dentist in X", "... for the dentist": dealt with, no subject
             if low == "mate" and sentence[: m.start()].lower().endswith("yerba "):
