@@ -1117,3 +1117,28 @@ def test_the_speaker_beside_roles_and_pronouns_is_still_read(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # people by nickname, title, family name, idiom; advice given; a name that is a place
+        ("roomie is obsessed w oolong tea rn", ("drinks", "oolong tea")),
+        ("Mr Adeyemi from number 12 has moved to Bristol.", ("lives_in", "Bristol")),
+        ("The Okonkwos have relocated to Bristol.", ("lives_in", "Bristol")),
+        ("the other half has started at Brightwell Foods", ("works_at", "Brightwell Foods")),
+        ("the other half has started at Brightwell Foods", ("partner", "Brightwell Foods")),
+        ("My GP suggested I drink more oolong tea.", ("drinks", "oolong tea")),
+        ("Bristol is where my other half and I live now", ("partner", "Bristol")),
+    ],
+)  # fmt: skip
+def test_people_by_nickname_title_or_family_are_someone_else(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+def test_the_leeds_flat_is_a_place_not_a_family() -> None:
+    assert ("lives_in", "York") in extracted(
+        "we're off to Leeds - actually scratch that, the Leeds flat fell through, it's York"
+    )

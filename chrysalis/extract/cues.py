@@ -138,7 +138,8 @@ _SOMEONE_ELSE = (_OTHERS | _PRONOUN) - {"nobody", "everyone", "everybody", "anyo
 # Of `_OTHERS`, the words that name the user's partner: for the attribute "partner" they are
 # the user's own relationship ("my partner Sam"), for the others someone else's home or job.
 _PARTNER_WORDS = frozenset(
-    "parents partner girlfriend boyfriend fiancé fiancée fiance fiancee spouse".split()
+    """parents partner girlfriend boyfriend fiancé fiancée fiance fiancee spouse bf gf hubby
+    wifey missus half""".split()
 )
 
 

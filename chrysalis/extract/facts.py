@@ -198,7 +198,8 @@ _SAID = [
 # People a speaker speaks of besides family and partners ("my pal's just started at X",
 # "a teammate of mine"): the subject of such a clause is not the speaker.
 OTHER_PEOPLE = frozenset(
-    """mate mates pal pals buddy buddies bestie bff colleague colleagues coworker coworkers
+    """mate mates pal pals buddy buddies bestie bff roomie roomies hubby wifey missus bf gf
+    kiddo toddler colleague colleagues coworker coworkers
     co-worker co-workers teammate teammates classmate classmates boss manager ceo auntie
     nephew niece nieces nephews gran granny nan nana grandad granddad grandmother grandfather
     grandparents stepmum stepmom stepdad sibling siblings kid twin bro sis lad lads guy guys
@@ -226,7 +227,7 @@ TRADES = frozenset(
 )
 OTHER_PEOPLE |= TRADES
 _OTHER = re.compile(
-    r"\b(?:he|she|they|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
+    r"\b(?:he|she|they|him|them|his|her|their|you|your|it)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
     + _RELATIONS
     + r"|parents|neighbours?|neighbors?|friends|colleagues|kids|children|flatmates?|roommates?|"
     r"housemates?|spouse|"

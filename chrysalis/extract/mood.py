@@ -145,7 +145,10 @@ _CONDITION = _words(
 _WISH = _words(
     "wish|wished|wishing|hope|hoped|hopes|hoping|hopefully|dream|dreamed|dreamt|dreaming|",
     "would love|'d love|’d love|would like|'d like|’d like|would rather|'d rather|’d rather|",
-    "want|wants|wanted|wanna|long to|longing|if only|ideally|fantasize|fantasise",
+    "want|wants|wanted|wanna|long to|longing|if only|ideally|fantasize|fantasise|",
+    # advice is no fact ("Dr Okafor recommended I drink more X")
+    "recommend|recommends|recommended|suggest|suggests|suggested|advise|advises|advised|",
+    "urge|urges|urged",
 )
 _PLAN = _words(
     "will|'ll|’ll|shall|going to|gonna|plan|plans|planning|planned|intend|intends|intending|",

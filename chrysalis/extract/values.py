@@ -332,8 +332,10 @@ def _people(sentence: str) -> list[_Value]:
             is_city(v.text) or len(words) > 1
         ):
             continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
-        if _IN.search(sentence[: v.start]):
-            continue  # "my parents live in Gaillimh": a place the gazetteer lacks, no one
+        if re.match(r"\s+(?:is|was)\s+(?:where|home)\b", sentence[v.end :], re.I):
+            continue  # "Lyon is where my other half and I live": a place
+        if _IN.search(sentence[: v.start]) or re.search(r"\bat\s+$", sentence[: v.start]):
+            continue  # "my parents live in Gaillimh", "started at X": a place or a firm, no one
         if sentence.startswith(("'s", "’s"), v.end) and (
             not sentence[v.end + 2 :].strip(" .!") or _POSSESSED.match(sentence, v.end + 2)
         ):

@@ -142,6 +142,11 @@ _DONE_TO = re.compile(
 )
 # ... with only the value's article after it ("gave me a X"; "helped us move to X": "us" moved)
 _GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
+# Who is someone by their title, a family by its name ("the Hendersons"), the partner by
+# "the other half".
+_TITLES = frozenset("mr mrs ms miss dr prof sir dame".split())
+_A_FAMILY = re.compile(r"\b[Tt]he\s+[A-Z][a-z]+s$")
+_OTHER_HALF = re.compile(r"\b(?:the|my|our|his|her|their)\s+other\s+half$", re.IGNORECASE)
 # "nothing but", "anything but": "except", no clause of its own.
 _EXCEPT = re.compile(r"\b(?:nothing|anything|everything|all|none)\s*$", re.IGNORECASE)
 
@@ -244,6 +249,14 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 return "user" if about_user else "other"
             if sentence[m.start() - 1 : m.start()] == "@":
                 return "other"  # "@dana moved to X": a colleague by their chat handle
+            if low in _TITLES or (
+                word[0].isupper() and _A_FAMILY.search(sentence[: m.end()]) and not is_city(word)
+            ):
+                return "other"  # "Mrs Patel next door ...", "the Hendersons have ..."
+            if low == "half" and _OTHER_HALF.search(sentence[: m.end()]):
+                if attr == "partner":
+                    continue  # "the other half": the partner, whose name is the value
+                return "other"  # "the other half has started at X": theirs
             if low in TRADES and (side == "after" or not _OPENS.search(sentence[: m.start()])):
                 continue  # "a new dentist in X", "... for the dentist": dealt with, no subject
             if low == "mate" and sentence[: m.start()].lower().endswith("yerba "):
