@@ -1142,3 +1142,20 @@ def test_the_leeds_flat_is_a_place_not_a_family() -> None:
     assert ("lives_in", "York") in extracted(
         "we're off to Leeds - actually scratch that, the Leeds flat fell through, it's York"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # "everyone's lovely" after the value is "everyone is", no owner of it; a firm opening
+        # the sentence by taking the speaker on
+        ("Started at Brightwell Foods on Monday, everyone's lovely.", ("works_at", "Brightwell Foods")),
+        ("Moved to Bristol, everybody's so friendly here", ("lives_in", "Bristol")),
+        ("Corvid hired me!! contract signed today", ("works_at", "Corvid")),
+        ("Corvid offered me the job and I said yes", ("works_at", "Corvid")),
+    ],
+)  # fmt: skip
+def test_a_statement_with_everyone_after_it_or_a_firm_hiring_is_read(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in extracted(text)

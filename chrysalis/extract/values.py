@@ -204,6 +204,12 @@ def _places(sentence: str) -> list[_Value]:
     return out
 
 
+# A firm opening a sentence by taking the speaker on ("Quillsoft hired me!").
+_HIRED = re.compile(
+    r"\s+(?:just\s+|finally\s+|officially\s+)?(?:hired|offered|poached|recruited|signed|"
+    r"took\s+on|made\s+(?:me|us)\s+an\s+offer)\s+(?:me|us)?\b",
+    re.IGNORECASE,
+)
 # Departments every firm has, named by their initials or word ("for HR", "ask IT").
 _DEPARTMENTS = frozenset("hr it pr qa r&d ops finance legal payroll accounts admin".split())
 
@@ -222,13 +228,18 @@ def _orgs(sentence: str) -> list[_Value]:
             len(v.text.split()) == 1
             and _NAME_VERB.match(sentence, v.end)
             and not _AFTER_PREP.search(sentence[: v.start])
+            and not _HIRED.match(sentence, v.end)
         ):
-            continue  # "Jo says ...": a person ("the policy at X is ...": a firm)
+            continue  # "Jo says ...": a person ("the policy at X is ...", "X hired me": a firm)
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Dana's badge": its owner, no organisation
         if " " not in v.text and _FROM_GROUP.match(sentence, v.end):
             continue  # "Imogen at work got engaged": a person, known from somewhere
-        if " " not in v.text and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)"):
+        if (
+            " " not in v.text
+            and not sentence[: v.start].strip(" \t\"'(-*#>0123456789.)")
+            and not _HIRED.match(sentence, v.end)
+        ):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
             continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm

@@ -48,7 +48,10 @@ _CONGRATS = re.compile(
 
 
 # Words whose "'s" is "is", not an owner's ("That's X now", "It's been a month").
-_IS_WORDS = frozenset("that it there here what who where how let he she".split())
+_IS_WORDS = frozenset(
+    """that it there here what who where how let he she everyone everybody nobody someone
+    somebody everything nothing""".split()
+)
 
 
 def _someone_elses(sentence: str, value: _Value, attr: str) -> bool:
