@@ -438,6 +438,12 @@ def test_a_question_about_someone_else_or_no_typed_attribute_reads_no_timeline()
         "what's my ride now?": "drives",
         "who's my bf rn": "partner",
         "who's my current squeeze?": "partner",
+        # (my own wordings, round 3 session 12)
+        "what's my zip code now?": "lives_in",
+        "which timezone am i in these days": "lives_in",
+        "what's my caffeine fix lately?": "drinks",
+        "who's bae rn": "partner",
+        "who's my person these days?": "partner",
     }.items():  # fmt: skip
         assert build.timeline.asked(question) == [attribute], question
     for question in ("what coffee table did I buy?", "when is my dentist appointment?",

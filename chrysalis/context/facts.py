@@ -50,7 +50,7 @@ _CUES: dict[str, tuple[str, ...]] = {
     "lives_in": (
         "live", "living", "home", "house", "flat", "apartment", "resid", "based", "move",
         "moving", "relocat", "city", "town", "country", "address", "neighbo", "stay", "locat",
-        "rent", "settl",
+        "rent", "settl", "zip", "postcode", "timezone", "tz", "hometown",
     ),
     "works_at": (
         "work", "job", "employ", "company", "firm", "office", "workplace", "hired", "boss",
@@ -63,9 +63,9 @@ _CUES: dict[str, tuple[str, ...]] = {
     "partner": (
         "partner", "girlfriend", "boyfriend", "wife", "husband", "spouse", "dating", "seeing",
         "relationship", "couple", "together", "half", "going", "significant", "bf", "gf",
-        "fianc", "squeeze", "plus-one",
+        "fianc", "squeeze", "plus-one", "bae", "boo", "hubby", "wifey", "missus", "beloved",
     ),
-    "drinks": ("drink", "beverage", "cup", "sip", "mug", "brew"),
+    "drinks": ("drink", "beverage", "cup", "sip", "mug", "brew", "caffeine", "pick-me-up"),
     "drives": ("car", "driv", "drove", "vehicle", "wheels", "ride", "motor"),
 }  # fmt: skip
 _FIRST_SECOND = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|we|our|us|you|your|user)\b")
@@ -275,8 +275,12 @@ def _cued(predicate: str, words: Sequence[str]) -> bool:
     stems = _CUES.get(predicate, ())
     if stems and any(w.startswith(stems) for w in words):
         return True
-    if predicate == "partner" and words[:1] == ["who"] and "with" in words[1:5]:
-        return True
+    if (
+        predicate == "partner"
+        and words[:1] in (["who"], ["who's"], ["whos"])
+        and ("with" in words[1:5] or "person" in words[1:5])
+    ):
+        return True  # "who am I with now?", "who's my person these days?"
     own = {w[:5] for w in predicate.lower().split("_") if len(w) >= 3 and w not in _GLUE}
     return any(len(w) >= 3 and w[:5] in own for w in words)
 
