@@ -1159,3 +1159,31 @@ def test_a_statement_with_everyone_after_it_or_a_firm_hiring_is_read(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # a telling framed as one: the wish, the "may", the "would" are the telling's
+        ("I would like to let you know that I have taken up a position at Harrow Analytics.", ("works_at", "Harrow Analytics")),
+        ("Just wanted to say I've moved to Bristol!", ("lives_in", "Bristol")),
+        ("May I inform you that we have relocated to Bristol.", ("lives_in", "Bristol")),
+        ("I must tell you that I have purchased a Seat Arona.", ("drives", "Seat Arona")),
+        ("You may wish to note that I now reside in Bristol.", ("lives_in", "Bristol")),
+    ],
+)  # fmt: skip
+def test_a_telling_framed_politely_is_read(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wanted to tell you that I'm thinking of moving to Bristol.",
+        "I'd like to say I live in Bristol but I don't.",
+        "Can I say I live in Bristol on the form?",
+        "I would like to move to Bristol.",
+    ],
+)
+def test_what_is_told_keeps_its_own_mood(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)

@@ -43,7 +43,8 @@ CUES: dict[str, frozenset[str]] = {
         prefers these_days beverage having twice a_day per_day each_day living_on""".split()
     ),
     "drives": frozenset(
-        """bought buy got drive drives driving drove driven driver wheels picked pick parked parking
+        """bought buy got purchased purchase drive drives driving drove driven driver wheels
+        picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
         petrol charging traded lease leased collected upgraded garage car vehicle chose
         chosen went_with went_for opted ended_up

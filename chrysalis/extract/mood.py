@@ -500,6 +500,10 @@ class Reading:
             return EXAMPLE  # "in the story I'm drafting, the narrator lives in Tbilisi"
         if self._retracted(i, end):
             return RETRACTED
+        # "I'd like to let you know that ...": what is told, read alone
+        told = _TELLING.search(before)
+        if told is not None and not _BUT_NOT.search(after):
+            a, before = a + told.end(), before[told.end() :]
         bounds = list(_BOUNDARY.finditer(before))
         clause = before[bounds[-1].end() :] if bounds else before
         tail = _BOUNDARY.search(after)
@@ -553,6 +557,27 @@ _HEDGE = _words(
     "might|could|would|should|'d|’d|maybe|perhaps|possibly|probably|potentially|plan|plans|",
     "planning|planned|intend|intends|intending|thinking|considering|someday|some day|one day|",
     "eventually|hope|hoping|if|unless|may|whether|try|trying|not|n't|n’t|never",
+)
+
+
+# The speaker framing what they tell as a telling ("I would like to let you know that",
+# "just wanted to say", "may I inform you that", "please note that"): the wish, the "may"
+# and the "would" are the telling's; what is told is read as said.
+_TELLING = re.compile(
+    r"\b(?:(?:i|we)\s+)?(?:(?:would|should|['’]d)\s+like\s+(?:you\s+)?to|"
+    r"(?:just\s+)?want(?:ed)?\s+(?:you\s+)?to|(?:must|may|might)\s+(?:i\s+|we\s+)?|"
+    r"(?:am|are)\s+writing\s+to|(?:you\s+)?may\s+wish\s+to|please|kindly)\s*"
+    r"(?:let\s+you\s+know|inform\s+you|tell\s+you|say|mention|note|share|update\s+you|"
+    r"record|confirm|advise\s+you|be\s+advised)(?:\s+(?:that|of))?\b[\s,:]*",
+    re.IGNORECASE,
+)
+
+
+# ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
+_BUT_NOT = re.compile(
+    r"\bbut\s+(?:i|we|it)\s*(?:don['’]t|can['’]t|do\s+not|cannot|am\s+not|['’]m\s+not|"
+    r"haven['’]t|won['’]t|isn['’]t|is\s+not)\b",
+    re.IGNORECASE,
 )
 
 
