@@ -1187,3 +1187,25 @@ def test_a_telling_framed_politely_is_read(text: str, fact: tuple[str, str]) -> 
 )
 def test_what_is_told_keeps_its_own_mood(text: str) -> None:
     assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # English as a second language: "only X", "my new work is in X", "now I am in X",
+        # "his name is X" after the speaker's boyfriend
+        ("I am drinking only rooibos now, no more coffee.", ("drinks", "rooibos")),
+        ("My new work is in Corvid, I start there in May.", ("works_at", "Corvid")),
+        ("I change my job, now I am in Corvid.", ("works_at", "Corvid")),
+        ("I have new boyfriend, his name is Tariq.", ("partner", "Tariq")),
+    ],
+)  # fmt: skip
+def test_a_second_languages_statements_are_read(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+def test_someone_elses_boyfriends_name_is_not_the_speakers_partner() -> None:
+    assert ("partner", "Tariq") not in extracted(
+        "My sister has a new boyfriend, his name is Tariq."
+    )
+    assert ("drinks", "only rooibos") not in extracted("I am drinking only rooibos now.")

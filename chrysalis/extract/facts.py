@@ -52,7 +52,7 @@ _STOP = (
     r"per|several|whenever|throughout|mostly|usually"
 )
 _THING = (
-    r"(?:(?:the|a|an)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|every|each|all|most|daily|twice|once|now|usually|mostly|always|at|in|on|for|with|from|to|like|"
+    r"(?:(?:the|a|an)\s+)?(?:(?:only|just|mainly|exclusively|strictly)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|every|each|all|most|daily|twice|once|now|usually|mostly|always|only|just|at|in|on|for|with|from|to|like|"
     r"lot|bit|little|few|couple|ton|bunch|anything|nothing|everything)\b)[\w'’&.-]+(?:\s+(?!(?:"
     + _STOP
     + r")\b)[\w'’&.-]+){0,3}?)"

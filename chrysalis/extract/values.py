@@ -143,8 +143,10 @@ _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 
 # A name right after "in" is where something is (a person is "with" someone, a firm "at"),
 # unless work is in it ("I am working in X", as a second language may say it).
-_IN = re.compile(
-    r"(?<!\bwork\s)(?<!\bworks\s)(?<!\bworking\s)(?<!\bworked\s)(?<!\bjob\s)\bin\s+$",
+_IN = re.compile(r"\bin\s+$", re.IGNORECASE)
+_WORK_IN = re.compile(
+    r"\b(?:(?:work|works|working|worked|job|employed)(?:\s+(?:is|was))?|(?:i\s+am|i['’]m|we\s+are)"
+    r"(?:\s+now)?)\s+in\s+$",
     re.IGNORECASE,
 )
 # "X from the running club", "X from work", "X at work": a person, told by where the speaker
@@ -243,7 +245,11 @@ def _orgs(sentence: str) -> list[_Value]:
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
             continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
-        if " " not in v.text and _IN.search(sentence[: v.start]):
+        if (
+            " " not in v.text
+            and _IN.search(sentence[: v.start])
+            and not _WORK_IN.search(sentence[: v.start])
+        ):
             continue  # "it's in Gaillimh in October": one name after "in" is a place
         out.append(v)
     prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]

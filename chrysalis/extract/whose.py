@@ -145,6 +145,7 @@ _DONE_TO = re.compile(
 )
 # ... with only the value's article after it ("gave me a X"; "helped us move to X": "us" moved)
 _GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
+_NAME_IS = re.compile(r"\s+name(?:['’]s|\s+is)\s+", re.IGNORECASE)
 # Who is someone by their title, a family by its name ("the Hendersons"), the partner by
 # "the other half".
 _TITLES = frozenset("mr mrs ms miss dr prof sir dame".split())
@@ -247,6 +248,12 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                     return "other"  # an assistant's "you" far from the value, or after it
                 return "user"
             if low in _PRONOUN:
+                if (
+                    attr == "partner"
+                    and side == "before"
+                    and _NAME_IS.fullmatch(sentence[m.end() : a])
+                ):
+                    continue  # "a new boyfriend, his name is X": the partner's own name
                 if side == "after" and attr == "partner":
                     continue  # "going out with X, they're a designer": the partner themself
                 return "user" if about_user else "other"
