@@ -1209,3 +1209,33 @@ def test_someone_elses_boyfriends_name_is_not_the_speakers_partner() -> None:
         "My sister has a new boyfriend, his name is Tariq."
     )
     assert ("drinks", "only rooibos") not in extracted("I am drinking only rooibos now.")
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "role"),
+    [
+        # gave up the old for the new; a request to update the speaker's record; slang for a
+        # car; a wedding of the speaker's; "someone" the speaker sees is the partner; settled on
+        ("ditched my old drink for rooibos, never going back", ("drinks", "rooibos"), "user"),
+        ("could you update my home city to Bristol? the old one is out of date", ("lives_in", "Bristol"), "user"),
+        ("new whip: Seat Arona", ("drives", "Seat Arona"), "user"),
+        ("We got married! Wren and me, tiny ceremony", ("partner", "Wren"), "user"),
+        ("so i'm seeing someone now, it's Wren and the kids like them", ("partner", "Wren"), "user"),
+        ("Mum swears by espresso but I've settled on rooibos", ("drinks", "rooibos"), "user"),
+        ("Got it, you and the kids have moved to Bristol.", ("lives_in", "Bristol"), "assistant"),
+    ],
+)  # fmt: skip
+def test_more_ways_of_telling_the_speakers_own(text: str, fact: tuple[str, str], role: str) -> None:
+    assert fact in extracted(text, role=role)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("should I change my car to a Seat Arona?", ("drives", "Seat Arona")),
+        ("Wren from my choir is getting married in Bristol in June.", ("partner", "Wren")),
+        ("Lena joined a gym and got married young.", ("partner", "Lena")),
+    ],
+)  # fmt: skip
+def test_a_question_or_someone_elses_wedding_is_no_fact(text: str, fact: tuple[str, str]) -> None:
+    assert fact not in extracted(text)

@@ -39,11 +39,11 @@ CUES: dict[str, frozenset[str]] = {
         gone_over went_over going_over
         morning mornings afternoon afternoons ritual routine kick hooked addicted obsessed
         switched swapped switch thing go-to order choice favourite favorite favourite
-        personality habit staple anything cup cups mug breakfast enough prefer
+        personality habit staple anything cup cups mug breakfast enough prefer settled_on
         prefers these_days beverage having twice a_day per_day each_day living_on""".split()
     ),
     "drives": frozenset(
-        """bought buy got purchased purchase drive drives driving drove driven driver wheels
+        """bought buy got purchased purchase whip drive drives driving drove driven driver wheels
         picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
         petrol charging traded lease leased collected upgraded garage car vehicle chose
@@ -54,7 +54,8 @@ CUES: dict[str, frozenset[str]] = {
         """partner girlfriend boyfriend gf bf official dating dated seeing together
         anniversary relationship love amore fiancé fiancée fiance fiancee kissed parents
         other_half going_out stayed_over couple moving_in_with moved_in_with move_in_with a_thing
-        an_item date_night first_date second_date third_date 2nd_date 3rd_date""".split()
+        an_item date_night first_date second_date third_date 2nd_date 3rd_date married wedding
+        got_married""".split()
     ),
 }
 

@@ -85,7 +85,8 @@ _NOT_NOW = re.compile(
 # "switched from tea to X", "left Acme for X"): the new one.
 _NEW_ONE = re.compile(
     r"\b(?:replaced|replacing|swapped|swapping|switched|switching|traded|trading|exchanged|"
-    r"changed|upgraded)\b(?:\W+\w+){0,5}?\W+(?:for|with|to|into)\W*$",
+    r"changed|upgraded|gave\s+up|ditched|dropped|quit|left|abandoned)\b(?:\W+\w+){0,5}?\W+"
+    r"(?:for|with|to|into)\W*$",
     re.IGNORECASE,
 )
 # The value presupposed as the speaker's by a possessive ("taking my X", "a plumber for my
@@ -122,6 +123,14 @@ _AS_A_CUSTOMER = re.compile(r"\s+for\s+(?:my|our|the|a|an)\b", re.IGNORECASE)
 _FICTION = re.compile(
     r"\b(?:pretend|pretending|imagine|imagining|suppose|supposing|let['’]s\s+say|"
     r"hypothetically|role-?play|in\s+(?:the|my|a|this)\s+(?:story|novel|game|dream|scene))\b",
+    re.IGNORECASE,
+)
+# A request to change the speaker's own record of an attribute ("can you update my home city
+# to X?", "please set my employer as X"): X is theirs, whatever mood the request is in.
+_UPDATE_MINE = re.compile(
+    r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+(?:\w+\s+)?"
+    r"(?:update|change|set|switch|correct)\s+(?:my|our)\s+(?:\w+\s+){0,3}?(?:to|as)\s+"
+    r"(?:(?:a|an|the)\s+)?$",
     re.IGNORECASE,
 )
 # The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
@@ -317,7 +326,7 @@ def typed_mentions(
                 if (
                     attr == "partner"
                     and _FROM_GROUP.match(sentence, value.end)
-                    and not low_words & _A_COUPLE
+                    and not (low_words & _A_COUPLE and _US.search(sentence))
                 ):
                     continue  # "X from uni is coming over": someone known from somewhere
                 chosen = (
@@ -386,6 +395,7 @@ def _a_person_guessed(value: str, words: set[str]) -> bool:
     return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
 
 
+_US = re.compile(r"\b(?:and\s+(?:i|me)|me\s+and|we|we['’]re|us)\b", re.IGNORECASE)
 # Words that make a couple of two people however the one is known ("X from yoga and I are
 # dating"); "love" alone does not ("X from uni is over, we're watching Love Island").
 _A_COUPLE = frozenset(
@@ -537,6 +547,8 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     mine = _MINE_BEFORE.get(attr)
     if mine is not None and mine.search(sentence[max(0, value.start - 60) : value.start]):
         return "my"
+    if _UPDATE_MINE.search(sentence[max(0, value.start - 80) : value.start]):
+        return "my"  # "can you update my home city to X?": the speaker's record, asked of
     before = sentence[max(0, value.start - 40) : value.start]
     if (
         attr == "works_at"
@@ -560,8 +572,15 @@ TYPES = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "p
 
 def _now(before: str) -> bool:
     """Whether the words right before a value leave it current ("my old X", "used to ... X",
-    "gave up X" do not)."""
+    "gave up X" do not; "left the old place, I'm at X" does: a clause of the speaker's own)."""
     tail = before[-60:]
+    cut = max(tail.rfind(","), tail.rfind(";"))
+    if (
+        cut >= 0
+        and _WORD.findall(tail[cut:].lower())
+        and set(_WORD.findall(tail[cut:].lower())) & _USER
+    ):
+        tail = tail[cut + 1 :]
     return _NEW_ONE.search(tail) is not None or _NOT_NOW.search(tail) is None
 
 

@@ -91,10 +91,14 @@ def _mine(sentence: str, words: set[str]) -> bool:
         # unless the sentence speaks of anyone else, or its one person is with someone
         # unnamed ("Amara from work is dating a drummer": her relationship).
         # "love" and "parents" say too little without one ("Love the colours", "Themes like
-        # love").
+        # love"), and "married" is anyone's ("Lena married young").
         return (
             not words & (_PRONOUN | _OTHERS)
-            and _cued(words - {"love", "parents"}, CUES["partner"], typos=False)
+            and _cued(
+                words - {"love", "parents", "married", "wedding", "got_married"},
+                CUES["partner"],
+                typos=False,
+            )
             and len(_people(sentence)) == 1
             and _WITH_SOMEONE.search(sentence) is None
         )
@@ -146,6 +150,7 @@ _DONE_TO = re.compile(
 # ... with only the value's article after it ("gave me a X"; "helped us move to X": "us" moved)
 _GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
 _NAME_IS = re.compile(r"\s+name(?:['’]s|\s+is)\s+", re.IGNORECASE)
+_WITH_ME = re.compile(r"\b(?:i|me|we|us)\s+and\s+(?:the\s+|my\s+|our\s+)?$", re.IGNORECASE)
 # Who is someone by their title, a family by its name ("the Hendersons"), the partner by
 # "the other half".
 _TITLES = frozenset("mr mrs ms miss dr prof sir dame".split())
@@ -271,6 +276,10 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 continue  # "a new dentist in X", "... for the dentist": dealt with, no subject
             if low == "mate" and sentence[: m.start()].lower().endswith("yerba "):
                 continue  # a drink, no friend
+            if attr == "partner" and low in ("someone", "somebody"):
+                continue  # "I'm seeing someone, it's X": the someone is X
+            if (low in _OTHERS or low in _SOMEONE) and _WITH_ME.search(sentence[: m.start()]):
+                return "user"  # "you and the kids have moved to X": the speaker among them
             if (low in _OTHERS or (low in _SOMEONE and low not in ("one", "people"))) and not (
                 attr == "partner" and low in _PARTNER_WORDS
             ):
