@@ -1239,3 +1239,49 @@ def test_more_ways_of_telling_the_speakers_own(text: str, fact: tuple[str, str],
 )  # fmt: skip
 def test_a_question_or_someone_elses_wedding_is_no_fact(text: str, fact: tuple[str, str]) -> None:
     assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # the words of something else count in the value's own clause
+        ("a recruiter from Larkspur pinged again, told them I already joined Harrow Analytics", ("works_at", "Harrow Analytics")),
+        ("moved on from my ex, seeing Wren now and it's going really well", ("partner", "Wren")),
+        ("I tried cocoa at the cafe and it was vile so I had rooibos instead, my everyday drink now", ("drinks", "rooibos")),
+    ],
+)  # fmt: skip
+def test_the_words_of_something_else_count_in_their_own_clause(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Wren, our neighbours' youngest, has just got engaged", ("partner", "Wren")),
+        ("Got stuck behind a Seat Arona doing thirty on the motorway, nearly lost it.", ("drives", "Seat Arona")),
+        ("Help me plan a weekend for me and Wren, we've just started dating.", ("works_at", "Wren")),
+        ("Had an interview at Harrow Analytics, fingers crossed", ("works_at", "Harrow Analytics")),
+    ],
+)  # fmt: skip
+def test_the_words_of_something_else_still_hold_in_their_clause(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("moved on from my ex, seeing Wren now and it's going really well", ("partner", "Wren")),
+        ("I moved in with my sister in Bristol", ("lives_in", "Bristol")),
+    ],
+)  # fmt: skip
+def test_a_person_after_a_preposition_is_no_subject(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+def test_a_name_one_is_seeing_is_a_person_whatever_the_map_says() -> None:
+    assert ("lives_in", "Soledad") not in extracted("moved on from my ex, seeing Soledad now")
+    assert ("lives_in", "Soledad") not in extracted("i meant Soledad, Soledad is who im dating")

@@ -294,14 +294,17 @@ def typed_mentions(
                 prior.pop(attr, None)
             if not values:
                 continue
+            # The words of something else (`AGAINST`) count in the clause of a value ("a
+            # recruiter pinged again, told them I joined X": the recruiter is another clause's).
+            against = {
+                v.text
+                for v in values
+                if _cued(_clause_words(sentence, v), AGAINST[attr], typos=False)
+            }
             open_ = (
                 not past
                 and tries[attr] > 0
-                and not _cued(
-                    _after_but(sentence, values) if "but" in low_words else low_words,
-                    AGAINST[attr],
-                    typos=False,
-                )
+                and len(against) < len(values)
                 and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (
                     attr != "partner"
@@ -320,9 +323,15 @@ def typed_mentions(
                 if named[attr] < 0:
                     break
                 own = False
+                if value.text in against:
+                    key = (attr, value.text)
+                    out[key] = out.get(key, False)
+                    continue
                 said = _said_mine(sentence, value, attr) if open_ else None
                 if errand and attr in _ERRAND_OBJECTS:
                     continue  # "Order a box of X for the office": bought, not drunk
+                if attr == "drives" and _PASSED.search(sentence[: value.start]):
+                    continue  # "stuck behind a X on the motorway": a car on the road
                 if (
                     attr == "partner"
                     and _FROM_GROUP.match(sentence, value.end)
@@ -395,6 +404,12 @@ def _a_person_guessed(value: str, words: set[str]) -> bool:
     return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
 
 
+# A car seen on the road, not owned ("behind a X", "overtaken by a X").
+_PASSED = re.compile(
+    r"\b(?:behind|beside|next\s+to|in\s+front\s+of|past|overtook|overtaken\s+by|"
+    r"cut\s+off\s+by|parked\s+next\s+to|hit\s+by|rear-ended\s+by)\s+(?:a|an|the|some|this|that)\s+$",
+    re.IGNORECASE,
+)
 _US = re.compile(r"\b(?:and\s+(?:i|me)|me\s+and|we|we['’]re|us)\b", re.IGNORECASE)
 # Words that make a couple of two people however the one is known ("X from yoga and I are
 # dating"); "love" alone does not ("X from uni is over, we're watching Love Island").
@@ -631,6 +646,29 @@ _SPEAKING = _USER - {"me", "us", "myself", "user", "user's", "user’s", "my", "
 
 def _a_place(sentence: str, value: _Value) -> bool:
     return any(p.text == value.text for p in _values("lives_in", sentence))
+
+
+def _clause_words(sentence: str, value: _Value) -> set[str]:
+    """The `_words` of the clause holding ``value``: from the last stop, comma, dash or
+    joining word before it to the first after it."""
+    starts = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, value.start)]
+    # (forward, a comma does not end it: "X, our neighbour's girl, is engaged" is X's)
+    end = _CLAUSE_END.search(sentence, value.end)
+    return _words(sentence[starts[-1] if starts else 0 : end.start() if end else len(sentence)])
+
+
+_CLAUSE_EDGE = re.compile(
+    r"[,;:!?()]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
+    r"and\s+then|then)\b",
+    re.IGNORECASE,
+)
+
+
+_CLAUSE_END = re.compile(
+    r"[;!?]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
+    r"and\s+then|then)\b",
+    re.IGNORECASE,
+)
 
 
 def _after_but(sentence: str, values: Sequence[_Value]) -> set[str]:

@@ -174,8 +174,12 @@ def _places(sentence: str) -> list[_Value]:
             continue  # "a Honda Civic": a car (Honda is a city too)
         if words[-1].lower() in ORG_HEADS and len(words) > 1:
             continue  # "Meridian Bank": a firm (Meridian is a city too)
-        if re.search(r"\bwith\s+$", sentence[: v.start], re.I):
-            continue  # "moving in with Yuki": a person (Yuki is a city too)
+        if re.search(
+            r"\b(?:with|seeing|dating|met|meet|meeting|marry|married|marrying|kissed)\s+$",
+            sentence[: v.start],
+            re.I,
+        ) or re.match(r"\s+(?:is|was)\s+who\b", sentence[v.end :], re.I):
+            continue  # "moving in with Yuki", "seeing Yuki", "Yuki is who": a person
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Sam's new flat": its owner, no place
         before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
@@ -243,8 +247,10 @@ def _orgs(sentence: str) -> list[_Value]:
             and not _HIRED.match(sentence, v.end)
         ):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
-        if " " not in v.text and re.search(r"\bwith\s+$", sentence[: v.start], re.I):
-            continue  # "I'm with Ingrid now": one name after "with" is a person, not a firm
+        if " " not in v.text and re.search(
+            r"\b(?:with|(?:me|i|you|us)\s+and)\s+$", sentence[: v.start], re.I
+        ):
+            continue  # "I'm with Ingrid now", "me and Ingrid": one name there is a person
         if (
             " " not in v.text
             and _IN.search(sentence[: v.start])

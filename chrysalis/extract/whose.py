@@ -150,6 +150,10 @@ _DONE_TO = re.compile(
 # ... with only the value's article after it ("gave me a X"; "helped us move to X": "us" moved)
 _GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
 _NAME_IS = re.compile(r"\s+name(?:['’]s|\s+is)\s+", re.IGNORECASE)
+_OBJECT_OF = re.compile(
+    r"\b(?:from|with|to|for|about|by|than|like|over)\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?$",
+    re.IGNORECASE,
+)
 _WITH_ME = re.compile(r"\b(?:i|me|we|us)\s+and\s+(?:the\s+|my\s+|our\s+)?$", re.IGNORECASE)
 # Who is someone by their title, a family by its name ("the Hendersons"), the partner by
 # "the other half".
@@ -278,6 +282,8 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 continue  # a drink, no friend
             if attr == "partner" and low in ("someone", "somebody"):
                 continue  # "I'm seeing someone, it's X": the someone is X
+            if side == "before" and low in _OTHERS and _OBJECT_OF.search(sentence[: m.start()]):
+                continue  # "moved on from my ex, seeing X": the ex is no one's subject
             if (low in _OTHERS or low in _SOMEONE) and _WITH_ME.search(sentence[: m.start()]):
                 return "user"  # "you and the kids have moved to X": the speaker among them
             if (low in _OTHERS or (low in _SOMEONE and low not in ("one", "people"))) and not (
