@@ -1285,3 +1285,33 @@ def test_a_person_after_a_preposition_is_no_subject(text: str, fact: tuple[str, 
 def test_a_name_one_is_seeing_is_a_person_whatever_the_map_says() -> None:
     assert ("lives_in", "Soledad") not in extracted("moved on from my ex, seeing Soledad now")
     assert ("lives_in", "Soledad") not in extracted("i meant Soledad, Soledad is who im dating")
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # typed in lower case on a phone: a big city after "to"/"in", a car by its make
+        ("so um we finally moved to bristol last weekend, boxes everywhere", ("lives_in", "Bristol")),
+        ("just moved to new york, tiny apartment lol", ("lives_in", "New York")),
+        ("just bought a kia niro, so happy", ("drives", "Kia Niro")),
+        ("picked up the new volvo v60 today", ("drives", "Volvo V60")),
+    ],
+)  # fmt: skip
+def test_values_typed_in_lower_case_are_read(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("my sister lives in bristol", ("lives_in", "Bristol")),
+        ("going to bristol for the weekend", ("lives_in", "Bristol")),
+        ("went to the honda dealer yesterday", ("drives", "Honda Dealer")),
+        ("got a seat on the train at last", ("drives", "Seat On")),
+        ("we moved the boxes in the van", ("lives_in", "Van")),
+    ],
+)  # fmt: skip
+def test_lower_case_words_are_no_values_where_they_are_not(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)

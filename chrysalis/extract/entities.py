@@ -32,6 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
+from chrysalis.extract.facts import CAR_MAKES
+from chrysalis.extract.places import city_in_lower_case
+
 __all__ = ["GREETINGS", "KINSHIP", "WEEKDAYS", "entity_or_none", "lower_words"]
 
 WEEKDAYS = frozenset(
@@ -149,6 +152,10 @@ def entity_or_none(name: str, type: str, lowered: Set[str] = frozenset()) -> str
     if any(_DIGITS.search(w) for w in words) and len(words) == 1:
         return None  # "D1", "3rd", "Tokyo2" cut from a label
     bare = [w.strip("'’") for w in words]
+    if type == "place" and city_in_lower_case(low) == name:
+        return name  # a big city typed in lower case ("moved to lyon"): still the city
+    if type == "product" and len(bare) >= 2 and bare[0] in CAR_MAKES:
+        return name  # a car typed in lower case ("a kia niro"): still the car
     if lowered and all(w in lowered or w in _GENERIC_ABBR for w in bare):
         return None  # common words capitalised for a heading or a title-case phrase
     if len(bare) >= 2 and (bare[-1] in _HEADING_HEAD or bare[-1] in _ROLE_HEAD):

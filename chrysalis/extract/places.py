@@ -18,7 +18,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-__all__ = ["is_city"]
+__all__ = ["city_in_lower_case", "is_city"]
 
 _MIN_ALTERNATES = 100_000  # a city this big also answers to its other names
 # A Latin-script name of one to four words ("Andorra la Vella", "Saint-Étienne").
@@ -36,13 +36,22 @@ _WORDS = frozenset(
 )
 
 
+# Big cities' names that are also everyday words in lower case ("in the van", "a man").
+_LOWER_WORDS = frozenset(
+    """cork delta hull man orange sale surprise tyre van mobile bath victoria florence
+    austin jackson chester york""".split()
+)
+
+
 @cache
-def _names() -> frozenset[str]:
+def _gazetteer() -> tuple[frozenset[str], dict[str, str]]:
+    """The names, and the big cities' names by their lower case (`city_in_lower_case`)."""
     spec = importlib.util.find_spec("geotext")
     if spec is None or not spec.submodule_search_locations:
-        return frozenset()  # not installed: no place is recognised by name alone
+        return frozenset(), {}  # not installed: no place is recognised by name alone
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "cities15000.txt"
     names: set[str] = set()
+    lower: dict[str, str] = {}
     with path.open(encoding="utf-8") as f:
         for line in f:
             cols = line.split("\t")
@@ -51,10 +60,26 @@ def _names() -> frozenset[str]:
             names.add(cols[1])
             names.add(cols[2])
             if int(cols[14] or 0) >= _MIN_ALTERNATES:
-                names.update(a for a in cols[3].split(",") if _LATIN.match(a))
-    return frozenset(n for n in names if n.lower() not in _WORDS and len(n) > 2)
+                alternates = [a for a in cols[3].split(",") if _LATIN.match(a)]
+                names.update(alternates)
+                for n in (cols[1], cols[2], *alternates):
+                    if _LATIN.match(n) and n.lower() not in _WORDS | _LOWER_WORDS:
+                        lower.setdefault(n.lower(), n)
+    kept = frozenset(n for n in names if n.lower() not in _WORDS and len(n) > 2)
+    return kept, {k: v for k, v in lower.items() if v in kept}
+
+
+def _names() -> frozenset[str]:
+    return _gazetteer()[0]
 
 
 def is_city(name: str) -> bool:
     """Whether ``name`` (as written, capitalised) is a city's name in the gazetteer."""
     return name in _names()
+
+
+def city_in_lower_case(name: str) -> str | None:
+    """The name of a city of `_MIN_ALTERNATES` people or more written ``name`` in lower case
+    ("lyon" -> "Lyon", as typed on a phone), or None. Only big cities: their names are
+    seldom everyday words, and those that are (`_LOWER_WORDS`, `_WORDS`) are left out."""
+    return _gazetteer()[1].get(name)

@@ -65,6 +65,7 @@ from chrysalis.extract.values import (
     ORG_HEADS,
     _Value,
     _values,
+    lower_values,
 )
 from chrysalis.extract.whose import _mine, _someone_elses, _whose
 
@@ -253,7 +254,12 @@ def typed_mentions(
     for i, (start, end) in enumerate(spans):
         sentence = plain[start:end]
         low_words = words_of[i]
-        if not prior and sentence == sentence.lower() and not low_words & DRINK_WORDS:
+        if (
+            not prior
+            and sentence == sentence.lower()
+            and not low_words & DRINK_WORDS
+            and not lower_values(sentence)
+        ):
             continue  # no name, no drink, nothing to point back to: no value (". . ." is quick)
         past = _PAST.search(sentence) is not None
         cued_now = cues_of[i]

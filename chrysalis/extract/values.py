@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from chrysalis.extract.cues import _OPENERS, _OTHERS, _USER, _WORD, CUES
 from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
-from chrysalis.extract.places import is_city
+from chrysalis.extract.places import city_in_lower_case, is_city
 
 # The value is the subject of "is my/our <words of the attribute>", "is mine", "is home"
 # ("Tariq is my partner now", "X is my go-to drink", "the X is mine now", "X is home now"):
@@ -166,8 +166,38 @@ _MY_PLACE = re.compile(r"\s+(?:place|flat|house|apartment|home|pad|digs)\b", re.
 _MY_BEFORE = re.compile(r"\b(?:my|our)\s+(?:new\s+)?$", re.I)
 
 
-def _places(sentence: str) -> list[_Value]:
+# A place typed in lower case after a word of where ("moved to lyon", "living in porto").
+_LOWER_PLACE = re.compile(
+    r"\b(?:to|in|into|near|from|outside)\s+"
+    r"([a-zà-ÿ][a-zà-ÿ'’.-]+(?:[ -][a-zà-ÿ][a-zà-ÿ'’.-]+){0,2})"
+)
+
+
+def lower_values(sentence: str) -> bool:
+    """Whether a sentence all in lower case may still name a value: a big city after "to",
+    "in" ... or a car's make."""
+    return bool(_lower_places(sentence)) or any(
+        w in CAR_MAKES and w not in _WORDLIKE_MAKES for w in _WORD.findall(sentence)
+    )
+
+
+def _lower_places(sentence: str) -> list[_Value]:
+    """Big cities named in lower case after "to", "in" ... (`places.city_in_lower_case`):
+    the longest run of up to three words that is one, by its canonical name."""
     out = []
+    for m in _LOWER_PLACE.finditer(sentence):
+        words = list(re.finditer(r"[^\s]+", m.group(1)))
+        for n in range(len(words), 0, -1):
+            a, b = m.start(1), m.start(1) + words[n - 1].end()
+            name = city_in_lower_case(sentence[a:b].rstrip(".,;:!?'’"))
+            if name is not None:
+                out.append(_Value(a, a + len(name), name))
+                break
+    return out
+
+
+def _places(sentence: str) -> list[_Value]:
+    out = _lower_places(sentence) if _LOWER_PLACE.search(sentence) else []
     for v in _names(sentence):
         words = v.text.split()
         if words[0].lower() in CAR_MAKES:
@@ -317,11 +347,31 @@ _PART_OF_A_DRINK = frozenset({"flat", "white"})
 _MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
 
 
+# A model written in lower case after its make ("a kia niro", "tesla model 3"): one word, or
+# "model" and its number, not a word of the car's dealings ("a honda dealer").
+_LOWER_MODEL = re.compile(
+    r"\s+(?!(?:and|or|but|the|a|an|to|for|in|on|at|of|with|from|is|was|dealer|dealership|"
+    r"garage|insurance|service|stock|shares|ad|advert|rental|lease|loan|yesterday|today|now|"
+    r"last|this|so|lol|too|again|though|because)\b)(?:model\s+\w+|[a-z][a-z0-9-]*\d*|\d[\w-]*)"
+    r"(?:\s+(?:\d[\w-]*|hybrid|electric|estate|sport|gt|ev))?"
+)
+# Makes that are everyday words in lower case ("a seat", "mini", "land").
+_WORDLIKE_MAKES = frozenset({"seat", "mini", "land", "jaguar", "alfa", "smart"})
+
+
 def _cars(sentence: str) -> list[_Value]:
     """A car make (`CAR_MAKES`, capitalised) and the model words after it ("Kia Niro",
-    "Volvo V60", "Tesla Model 3")."""
+    "Volvo V60", "Tesla Model 3"); in lower case, a make that is no everyday word and its
+    model ("kia niro" -> "Kia Niro", as typed on a phone)."""
     out = []
     for m in _WORD.finditer(sentence):
+        low = m.group(0).lower()
+        if m.group(0).islower() and low in CAR_MAKES and low not in _WORDLIKE_MAKES:
+            model = _LOWER_MODEL.match(sentence, m.end())
+            if model is not None:
+                text = sentence[m.start() : model.end()]
+                out.append(_Value(m.start(), model.end(), _car_name(text)))
+            continue
         if m.group(0)[0].isupper() and m.group(0).lower() in CAR_MAKES:
             end = _MODEL.match(sentence, m.end())
             b = end.end() if end else m.end()
@@ -329,6 +379,19 @@ def _cars(sentence: str) -> list[_Value]:
                 b -= 2  # "it's a Kia Niro I bought": the "I" is no part of its model
             out.append(_Value(m.start(), b, sentence[m.start() : b]))
     return out
+
+
+def _car_name(text: str) -> str:
+    """A car typed in lower case, written as its maker does ("kia niro" -> "Kia Niro",
+    "bmw x3" -> "BMW X3", "volvo v60" -> "Volvo V60")."""
+    words = text.split()
+    out = []
+    for w in words:
+        if w in ("bmw", "vw", "byd", "gt", "ev") or any(c.isdigit() for c in w):
+            out.append(w.upper())
+        else:
+            out.append(w[:1].upper() + w[1:])
+    return " ".join(out)
 
 
 # After "Name's": a thing of hers ("Kate's birthday", "Sam's flat"), not "Name is" ("Kate's my
