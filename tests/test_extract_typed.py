@@ -1315,3 +1315,29 @@ def test_lower_case_words_are_no_values_where_they_are_not(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("You will be pleased to hear that we have moved to Bristol.", ("lives_in", "Bristol")),
+        ("I should mention that I have taken a position at Harrow Analytics.", ("works_at", "Harrow Analytics")),
+        ("I'm happy to report that I now drive a Seat Arona.", ("drives", "Seat Arona")),
+        ("As you may know, my husband and I have settled in Bristol.", ("lives_in", "Bristol")),
+    ],
+)  # fmt: skip
+def test_more_polite_tellings_are_read(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You will be pleased to hear that we may move to Bristol.",
+        "Should I say I live in Bristol?",
+        "Would I say I live in Bristol? Not really.",
+        "I should move to Bristol.",
+    ],
+)
+def test_a_polite_frame_leaves_a_question_or_a_maybe_as_it_was(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)

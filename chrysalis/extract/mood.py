@@ -564,11 +564,18 @@ _HEDGE = _words(
 # "just wanted to say", "may I inform you that", "please note that"): the wish, the "may"
 # and the "would" are the telling's; what is told is read as said.
 _TELLING = re.compile(
-    r"\b(?:(?:i|we)\s+)?(?:(?:would|should|['’]d)\s+like\s+(?:you\s+)?to|"
-    r"(?:just\s+)?want(?:ed)?\s+(?:you\s+)?to|(?:must|may|might)\s+(?:i\s+|we\s+)?|"
+    r"(?:\b(?:(?:i|we)\s+)?(?:(?:would|should|['’]d)\s+like\s+(?:you\s+)?to|"
+    r"(?:just\s+)?want(?:ed)?\s+(?:you\s+)?to|(?:must|may|might|should|would)\s+|may\s+(?:i|we)\s+|"
     r"(?:am|are)\s+writing\s+to|(?:you\s+)?may\s+wish\s+to|please|kindly)\s*"
     r"(?:let\s+you\s+know|inform\s+you|tell\s+you|say|mention|note|share|update\s+you|"
-    r"record|confirm|advise\s+you|be\s+advised)(?:\s+(?:that|of))?\b[\s,:]*",
+    r"add|record|confirm|advise\s+you|be\s+advised)"
+    # "you will be pleased to hear that", "I'm happy to report that", "as you may know,"
+    r"|\byou(?:\s+will|['’]ll)\s+be\s+(?:pleased|glad|delighted|happy|interested|relieved|"
+    r"amused|surprised|sorry)\s+to\s+(?:hear|know|learn)"
+    r"|\b(?:i|we)(?:\s+am|\s+are|['’]m|['’]re)\s+(?:happy|pleased|glad|delighted|excited|"
+    r"thrilled|proud)\s+to\s+(?:say|report|announce|tell\s+you|share)"
+    r"|\bas\s+you\s+(?:may|might|will)\s+(?:know|remember|recall|have\s+heard))"
+    r"(?:\s+(?:that|of))?\b[\s,:]*",
     re.IGNORECASE,
 )
 
