@@ -1341,3 +1341,27 @@ def test_more_polite_tellings_are_read(text: str, fact: tuple[str, str]) -> None
 )
 def test_a_polite_frame_leaves_a_question_or_a_maybe_as_it_was(text: str) -> None:
     assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "right", "wrong"),
+    [
+        # corrected on the spot, in speech or in a hurry: the one meant, not the slip
+        ("we're living in Porto no sorry Bristol now", ("lives_in", "Bristol"), ("lives_in", "Porto")),
+        ("we moved to Porto I mean Bristol last month", ("lives_in", "Bristol"), ("lives_in", "Porto")),
+        ("i started at Corvid sorry Harrow Analytics last week", ("works_at", "Harrow Analytics"), ("works_at", "Corvid")),
+        ("i drink tea no wait rooibos every morning now", ("drinks", "rooibos"), ("drinks", "tea no wait rooibos")),
+    ],
+)  # fmt: skip
+def test_a_slip_corrected_on_the_spot_gives_the_one_meant(
+    text: str, right: tuple[str, str], wrong: tuple[str, str]
+) -> None:
+    got = extracted(text)
+    assert right in got and wrong not in got
+
+
+@pytest.mark.parametrize(
+    "text", ["we moved to Bristol no regrets", "I moved to Bristol, no joke", "moved to Bristol, sorry not sorry"]
+)  # fmt: skip
+def test_no_or_sorry_after_a_value_is_no_correction(text: str) -> None:
+    assert ("lives_in", "Bristol") in extracted(text)

@@ -49,7 +49,7 @@ _STOP = (
     r"and|but|because|since|so|now|these|this|for|every|each|in|at|on|with|when|while|before|"
     r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those|"
     r"lately|recently|nowadays|anymore|again|right|then|though|yet|either|twice|thrice|once|"
-    r"per|several|whenever|throughout|mostly|usually"
+    r"per|several|whenever|throughout|mostly|usually|no|sorry|wait|mean|rather|oops"
 )
 _THING = (
     r"(?:(?:the|a|an)\s+)?(?:(?:only|just|mainly|exclusively|strictly)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|every|each|all|most|daily|twice|once|now|usually|mostly|always|only|just|at|in|on|for|with|from|to|like|"

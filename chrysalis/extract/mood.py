@@ -191,6 +191,14 @@ _RETRACT = _words(
 )
 # Words a retraction may open with ("oh wait, scratch that", "sorry, I mean ...").
 _FILLER = re.compile(r"^(?:(?:oh|ah|um|uh|er|sorry|wait|ok|okay|actually)\W+)+", re.IGNORECASE)
+# A correction right after a value, before the one meant ("Porto no sorry Lyon", "tea, I
+# mean matcha", "the Honda Civic no the Kia Niro"): a word of correcting, then another name.
+_CORRECTED = re.compile(
+    r"\s*[,;—–-]?\s*(?:(?:no\s+)?(?:sorry|oops)|(?:i\s+)?mean|(?:i\s+)?meant|no\s+wait|wait\s+no|"
+    r"or\s+rather|no\s+no|no(?=[\s,]+(?:the\s+|a\s+|an\s+)?(?-i:[A-Z])))[\s,]+(?:it['’]s\s+)?"
+    r"(?:the\s+|a\s+|an\s+)?(?!(?:not|about|for|to|but|that|if|i|i['’]m|guys|everyone|all)\b)\w",
+    re.IGNORECASE,
+)
 _RETRACT_REACH = 40  # characters into the next clause or sentence a retraction opens in
 # A negation of doing without the span affirms it ("can't start my day without X", "never
 # leave home without X"): "without" in the two words before it, a negation before that.
@@ -442,6 +450,8 @@ class Reading:
         that, ...")."""
         b = self._ends[i]
         rest = self.plain[end:b]
+        if _CORRECTED.match(rest):
+            return True  # "we live in Porto, no sorry, Lyon": corrected on the spot
         tail = _BOUNDARY.search(rest)
         if tail is not None:
             at = end + tail.end()

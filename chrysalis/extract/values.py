@@ -141,6 +141,10 @@ _COMMON = frozenset(
 _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 
 
+# The one meant, after a correction ("at Acme sorry Quillsoft"): as good as "at".
+_CORRECTING = re.compile(
+    r"\b(?:sorry|oops|i\s+mean|i\s+meant|no\s+wait|wait\s+no|or\s+rather)[\s,]+$", re.I
+)
 # A name right after "in" is where something is (a person is "with" someone, a firm "at"),
 # unless work is in it ("I am working in X", as a second language may say it).
 _IN = re.compile(r"\bin\s+$", re.IGNORECASE)
@@ -288,7 +292,11 @@ def _orgs(sentence: str) -> list[_Value]:
         ):
             continue  # "it's in Gaillimh in October": one name after "in" is a place
         out.append(v)
-    prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
+    prep = [
+        v
+        for v in out
+        if _AFTER_PREP.search(sentence[: v.start]) or _CORRECTING.search(sentence[: v.start])
+    ]
     return prep or out
 
 
