@@ -1365,3 +1365,37 @@ def test_a_slip_corrected_on_the_spot_gives_the_one_meant(
 )  # fmt: skip
 def test_no_or_sorry_after_a_value_is_no_correction(text: str) -> None:
     assert ("lives_in", "Bristol") in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "role"),
+    [
+        # an assistant confirming an update it keeps of the user; the speaker's "my" in words
+        # they report; an errand whose car is named as the speaker's new one
+        ("Got it, home is Bristol now. Shall I redo the school-run timings?", ("lives_in", "Bristol"), "assistant"),
+        ("Added to your profile notes: favourite drink is now rooibos.", ("drinks", "rooibos"), "assistant"),
+        ("I've set your usual order in the cafe app to rooibos, since you said that's your drink now.", ("drinks", "rooibos"), "assistant"),
+        ("my mum says my Seat Arona is the nicest car I've ever had, and she's right", ("drives", "Seat Arona"), "user"),
+        ("Get me an insurance quote for the new car, a Seat Arona, bought yesterday.", ("drives", "Seat Arona"), "user"),
+    ],
+)  # fmt: skip
+def test_confirmations_reports_and_errands_of_the_speakers_own(
+    text: str, fact: tuple[str, str], role: str
+) -> None:
+    assert fact in extracted(text, role=role)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "role"),
+    [
+        ("Got it, I'll book a table in Bristol for Saturday.", ("lives_in", "Bristol"), "assistant"),
+        ("Noted, your sister lives in Bristol.", ("lives_in", "Bristol"), "assistant"),
+        ("Got it. Bristol is lovely in spring, you should visit.", ("lives_in", "Bristol"), "assistant"),
+        ("Book a Seat Arona for the trip, pick up at the airport", ("drives", "Seat Arona"), "user"),
+        ("Text from Priya: my new Seat Arona is here!", ("drives", "Seat Arona"), "user"),
+    ],
+)  # fmt: skip
+def test_confirmations_reports_and_errands_of_no_ones(
+    text: str, fact: tuple[str, str], role: str
+) -> None:
+    assert fact not in extracted(text, role=role)

@@ -207,7 +207,10 @@ class RulesExtractor:
             said = []
             if bead.source is None and len(text) <= RESTATED:
                 speaker = _THE_USER
-                mentions = typed_mentions(addressed(text), named_subject=True)
+                # An update it confirms ("Got it, home is X now.", "Added to your profile
+                # notes: favourite drink is now X") is the user's with no subject named.
+                confirms = _CONFIRMS.match(text) is not None
+                mentions = typed_mentions(addressed(text), named_subject=not confirms)
                 said = facts_from(mentions, speaker)
         else:
             # ("I'm with Vantage Print now": a firm is no partner)
@@ -233,6 +236,13 @@ class RulesExtractor:
         return Extraction(bead.id, entities=entities, facts=facts, mentions=tuple(mentions))
 
 
+# An assistant's turn that opens by confirming an update to what it keeps of the user.
+_CONFIRMS = re.compile(
+    r"\W*(?:got\s+it|noted|done|updated|all\s+set|saved|added\s+to\s+your|"
+    r"i['’]ve\s+(?:set|updated|saved|noted|added|changed|recorded)\s+your|"
+    r"i['’]ll\s+(?:remember|note|keep\s+in\s+mind)\s+that)\b",
+    re.IGNORECASE,
+)
 # An assistant's turn longer than this is an answer (advice, lists, examples, a generic
 # "you"), not a restatement of what the user told it: on LongMemEval's dev assistant turns,
 # reading them all gave 950 facts of the user's, nearly all wrong ("works_at Choose"); those

@@ -334,7 +334,7 @@ def typed_mentions(
                     out[key] = out.get(key, False)
                     continue
                 said = _said_mine(sentence, value, attr) if open_ else None
-                if errand and attr in _ERRAND_OBJECTS:
+                if errand and attr in _ERRAND_OBJECTS and "," not in sentence[: value.start]:
                     continue  # "Order a box of X for the office": bought, not drunk
                 if attr == "drives" and _PASSED.search(sentence[: value.start]):
                     continue  # "stuck behind a X on the motorway": a car on the road
@@ -377,7 +377,7 @@ def typed_mentions(
                         own = (
                             _now(plain[start:a])
                             and not _FICTION.search(sentence[: value.start])
-                            and reading.mood(a, b, noun_phrase=True) == ASSERTED
+                            and _presupposed(reading, plain, start, a, b)
                             and _whose(sentence, a - start, b - start, attr, named_subject)
                             == "user"
                         )
@@ -589,6 +589,16 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
 # Each attribute's entity type (a fact's object type; the entity gate's type for a value).
 TYPES = {"lives_in": "place", "works_at": "org", "drinks": "thing", "drives": "product",
          "partner": "person"}  # fmt: skip
+
+
+def _presupposed(reading: Reading, plain: str, start: int, a: int, b: int) -> bool:
+    """Whether a possessive of the speaker's ("my X") holds: asserted, or in someone's words
+    the speaker reports ("my dad says my X is the nicest car I've owned": still the
+    speaker's "my"), not in a message pasted or quoted under another writer."""
+    mood = reading.mood(a, b, noun_phrase=True)
+    if mood == ASSERTED:
+        return True
+    return mood == REPORTED and not reading.pasted(a) and ":" not in plain[start:a]
 
 
 def _now(before: str) -> bool:
