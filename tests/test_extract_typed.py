@@ -1315,3 +1315,24 @@ def test_lower_case_words_are_no_values_where_they_are_not(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a request to set something of the speaker's that is no record of
+        # theirs (a booking, a reminder, an order, a wallpaper), one refused, one in a story
+        ("could you change my booking to Lisbon?", ("lives_in", "Lisbon")),
+        ("could you set my reminder to Lisbon?", ("lives_in", "Lisbon")),
+        ("could you update my packing list to Lisbon?", ("lives_in", "Lisbon")),
+        ("can you change my wallpaper to a Kia Niro?", ("drives", "Kia Niro")),
+        ("could you change my order to matcha?", ("drinks", "matcha")),
+        ("could you not update my home city to Lisbon?", ("lives_in", "Lisbon")),
+        ("can you change my car to a Kia Niro in the story?", ("drives", "Kia Niro")),
+    ],
+)  # fmt: skip
+def test_a_request_to_change_something_else_of_the_speakers_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+

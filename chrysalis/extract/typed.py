@@ -129,11 +129,20 @@ _FICTION = re.compile(
 # A request to change the speaker's own record of an attribute ("can you update my home city
 # to X?", "please set my employer as X"): X is theirs, whatever mood the request is in.
 _UPDATE_MINE = re.compile(
-    r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+(?:\w+\s+)?"
-    r"(?:update|change|set|switch|correct)\s+(?:my|our)\s+(?:\w+\s+){0,3}?(?:to|as)\s+"
-    r"(?:(?:a|an|the)\s+)?$",
+    r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+(?!not\b|never\b)"
+    r"(?:\w+\s+)?(?:update|change|set|switch|correct)\s+(?:my|our)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?P<field>[\w-]+)\s+(?:to|as)\s+(?:(?:a|an|the)\s+)?$",
     re.IGNORECASE,
 )
+# ... the record's own word, the field's last ("my home city", "my current employer"): not
+# a booking, a reminder, an order or a wallpaper set to X ("change my flight to X").
+_RECORD = {
+    "lives_in": frozenset("city town home address location residence hometown".split()),
+    "works_at": frozenset("employer workplace company job work firm".split()),
+    "drinks": frozenset("drink beverage".split()),
+    "drives": frozenset("car vehicle ride".split()),
+    "partner": frozenset("partner girlfriend boyfriend wife husband spouse".split()),
+}
 # The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
 # as glad news: a couple.
 _PAIR = re.compile(r"\b(?:I|me|you)\s+and\s+$", re.IGNORECASE)
@@ -568,7 +577,12 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     mine = _MINE_BEFORE.get(attr)
     if mine is not None and mine.search(sentence[max(0, value.start - 60) : value.start]):
         return "my"
-    if _UPDATE_MINE.search(sentence[max(0, value.start - 80) : value.start]):
+    update = _UPDATE_MINE.search(sentence[max(0, value.start - 80) : value.start])
+    if (
+        update is not None
+        and update.group("field").lower() in _RECORD[attr]
+        and not _FICTION.search(sentence)
+    ):
         return "my"  # "can you update my home city to X?": the speaker's record, asked of
     before = sentence[max(0, value.start - 40) : value.start]
     if (
