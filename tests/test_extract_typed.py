@@ -1336,3 +1336,28 @@ def test_a_request_to_change_something_else_of_the_speakers_is_no_fact(
 ) -> None:
     assert fact not in extracted(text)
 
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a future told as arranged, but hedged after its value, or a
+        # doing on a day rather than a change
+        ("I'll be joining Copperleaf Systems in March, hopefully", ("works_at", "Copperleaf Systems")),
+        ("I'll be moving to Lisbon in March, touch wood", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, assuming the visa comes through", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March once the visa comes through", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March lol jk", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, or so they keep telling me", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, she said", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, in the story", ("lives_in", "Lisbon")),
+        ("I'll be working at Copperleaf Systems on Monday", ("works_at", "Copperleaf Systems")),
+        ("I'll be seeing Dana on Friday", ("partner", "Dana")),
+        ("I'll be driving a Kia Niro next week", ("drives", "Kia Niro")),
+        ("I'll be drinking matcha at the conference tomorrow", ("drinks", "matcha")),
+    ],
+)  # fmt: skip
+def test_a_future_hedged_after_its_value_or_a_doing_on_a_day_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
