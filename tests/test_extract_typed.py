@@ -1361,3 +1361,18 @@ def test_a_future_hedged_after_its_value_or_a_doing_on_a_day_is_no_fact(
 ) -> None:
     assert fact not in extracted(text)
 
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: "X hired me" where X is a person hiring for a chore, or a sign-up
+        ("Dana hired me to paint her flat", ("works_at", "Dana")),
+        ("Dana hired me as her assistant", ("works_at", "Dana")),
+        ("Dana offered me a job at her bakery", ("works_at", "Dana")),
+        ("Spotify signed me up for their newsletter", ("works_at", "Spotify")),
+    ],
+)  # fmt: skip
+def test_someone_hiring_the_speaker_for_a_chore_is_no_employer(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)

@@ -240,10 +240,13 @@ def _places(sentence: str) -> list[_Value]:
     return out
 
 
-# A firm opening a sentence by taking the speaker on ("Quillsoft hired me!").
+# A firm opening a sentence by taking the speaker on ("Quillsoft hired me!"); not a person
+# hiring for a chore ("Dana hired me to paint her flat", "... as her assistant"), nor a
+# sign-up ("Spotify signed me up for ...").
 _HIRED = re.compile(
-    r"\s+(?:just\s+|finally\s+|officially\s+)?(?:hired|offered|poached|recruited|signed|"
-    r"took\s+on|made\s+(?:me|us)\s+an\s+offer)\s+(?:me|us)?\b",
+    r"\s+(?:just\s+|finally\s+|officially\s+)?(?:(?:hired|offered|poached|recruited|signed|"
+    r"took\s+on)\s+(?:me|us)|made\s+(?:me|us)\s+an\s+offer)\b"
+    r"(?!\s+(?:to|up)\b)(?![^.!?]*\b(?:her|his|she|he|him)\b)",
     re.IGNORECASE,
 )
 # Departments every firm has, named by their initials or word ("for HR", "ask IT").
