@@ -1376,3 +1376,27 @@ def test_someone_hiring_the_speaker_for_a_chore_is_no_employer(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: lower-case words a big city answers to among its other names
+        # ("luck" for Lutsk, "turn" for Angren, "lime" for Lima, "the city" for London), and
+        # a car maker's other wares typed in lower case
+        ("I'm in luck, the new flat has a garden", ("lives_in", "Luck")),
+        ("we moved in turn, first the sofa then the beds", ("lives_in", "Turn")),
+        ("moved to rest in my new home", ("lives_in", "Rest")),
+        ("painted our new flat in lime green", ("lives_in", "Lime")),
+        ("we moved to the city last year", ("lives_in", "The City")),
+        ("just got a tesla hoodie", ("drives", "Tesla Hoodie")),
+        ("bought a honda lawnmower", ("drives", "Honda Lawnmower")),
+        ("bought a bmw bike", ("drives", "BMW Bike")),
+        ("bought some fiat money", ("drives", "Fiat Money")),
+        ("bought a porsche lego set", ("drives", "Porsche Lego")),
+    ],
+)  # fmt: skip
+def test_everyday_words_and_a_makers_wares_in_lower_case_are_no_values(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)

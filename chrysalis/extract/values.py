@@ -352,14 +352,26 @@ _MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
 
 # A model written in lower case after its make ("a kia niro", "tesla model 3"): one word, or
 # "model" and its number, not a word of the car's dealings ("a honda dealer").
+# ... nor the maker's other wares or merchandise ("a tesla hoodie", "a honda lawnmower", "a
+# bmw bike", "a porsche lego set", "a tesla model 3 poster").
+_NO_CAR = (
+    r"bikes?|motorbikes?|motorcycles?|scooters?|e-?bikes?|quad|lawn-?mowers?|mowers?|"
+    r"generators?|chargers?|wallbox|powerwall|batter(?:y|ies)|solar|hoodies?|t-?shirts?|tees?|"
+    r"shirts?|jackets?|caps?|hats?|mugs?|keyrings?|keychains?|keys?|fobs?|posters?|jigsaws?|"
+    r"puzzles?|lego|toys?|models?\s+kits?|kits?|stickers?|calendars?|books?|manuals?|watch(?:es)?|"
+    r"sunglasses|umbrellas?|merch|shop|store|showroom|factory|plant|museum|share|stocks?|"
+    r"engines?|parts?|tyres?|tires?|wipers?|mats?|covers?|app|account|recall|commercial|advert"
+)
 _LOWER_MODEL = re.compile(
     r"\s+(?!(?:and|or|but|the|a|an|to|for|in|on|at|of|with|from|is|was|dealer|dealership|"
     r"garage|insurance|service|stock|shares|ad|advert|rental|lease|loan|yesterday|today|now|"
-    r"last|this|so|lol|too|again|though|because)\b)(?:model\s+\w+|[a-z][a-z0-9-]*\d*|\d[\w-]*)"
+    r"last|this|so|lol|too|again|though|because|" + _NO_CAR + r")\b)"
+    r"(?:model\s+\w+|[a-z][a-z0-9-]*\d*|\d[\w-]*)"
     r"(?:\s+(?:\d[\w-]*|hybrid|electric|estate|sport|gt|ev))?"
+    r"(?!\s+(?:" + _NO_CAR + r")\b)"
 )
-# Makes that are everyday words in lower case ("a seat", "mini", "land").
-_WORDLIKE_MAKES = frozenset({"seat", "mini", "land", "jaguar", "alfa", "smart"})
+# Makes that are everyday words in lower case ("a seat", "mini", "land", "fiat money").
+_WORDLIKE_MAKES = frozenset({"seat", "mini", "land", "jaguar", "alfa", "smart", "fiat"})
 
 
 def _cars(sentence: str) -> list[_Value]:
