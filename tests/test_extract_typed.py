@@ -1400,3 +1400,41 @@ def test_everyday_words_and_a_makers_wares_in_lower_case_are_no_values(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in extracted(text)
+
+
+def test_a_sentence_of_hundreds_of_values_reads_no_clause_or_mood_past_the_listed_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # red team, round 3: a paste of 20,000 characters in sentences of 2,000, each naming a
+    # value a hundred times ("in lyon in lyon ...", "Dana and Dana and ..."), read every
+    # value's clause and mood: a scan of the sentence per value, ~900 ms of CPU where a
+    # sentence of single values cost ~100. Counted here, not timed: no more values read
+    # than are listed (`MAX_VALUES` per attribute).
+    from chrysalis.extract import typed
+    from chrysalis.extract.mood import Reading
+
+    calls = {"clause": 0, "mood": 0}
+    clause_words, mood = typed._clause_words, Reading.mood
+
+    def counted_clause_words(sentence: str, value: typed._Value) -> set[str]:
+        calls["clause"] += 1
+        return clause_words(sentence, value)
+
+    def counted_mood(self: Reading, *args: object, **kwargs: object) -> str:
+        calls["mood"] += 1
+        return mood(self, *args, **kwargs)
+
+    monkeypatch.setattr(typed, "_clause_words", counted_clause_words)
+    monkeypatch.setattr(Reading, "mood", counted_mood)
+    for unit in (
+        "we moved in lyon ",
+        "a Kia Niro and ",
+        "I live in Lisbon, ",
+        "kia niro ",
+        "Dana and ",
+    ):
+        sentence = (unit * (1990 // len(unit)))[:1990]
+        calls.update(clause=0, mood=0)
+        typed_mentions((sentence + ". ") * 10)
+        assert calls["clause"] <= 2 * typed.MAX_VALUES, unit  # (was 110 to 221)
+        assert calls["mood"] <= 4 * typed.MAX_VALUES, unit  # (was 141 to 230)

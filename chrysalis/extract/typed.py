@@ -27,6 +27,8 @@ X", "my dad's X") gives nothing here: `facts` reads those with their subject.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Sequence
 
@@ -311,15 +313,18 @@ def typed_mentions(
                 continue
             # The words of something else (`AGAINST`) count in the clause of a value ("a
             # recruiter pinged again, told them I joined X": the recruiter is another clause's).
+            # (only of the values still to be listed: a sentence of hundreds of names costs
+            # no reading of each one's clause)
+            listed = values[: named[attr]]
             against = {
                 v.text
-                for v in values
+                for v in listed
                 if _cued(_clause_words(sentence, v), AGAINST[attr], typos=False)
             }
             open_ = (
                 not past
                 and tries[attr] > 0
-                and len(against) < len(values)
+                and len(against) < len(listed)
                 and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (
                     attr != "partner"
@@ -332,7 +337,7 @@ def typed_mentions(
             errand = _ERRAND.match(sentence) is not None and not low_words & _SPEAKING
             # Two values of one kind, one taken back ("X was cheaper but we chose Y", "no
             # more X, it's Y now"): the choice is said by the contrast itself.
-            dropped = _taken_back(reading, start, sentence, values) if len(values) > 1 else []
+            dropped = _taken_back(reading, start, sentence, listed) if len(listed) > 1 else []
             for value in values:
                 named[attr] -= 1
                 if named[attr] < 0:
@@ -671,10 +676,21 @@ def _a_place(sentence: str, value: _Value) -> bool:
 def _clause_words(sentence: str, value: _Value) -> set[str]:
     """The `_words` of the clause holding ``value``: from the last stop, comma, dash or
     joining word before it to the first after it."""
-    starts = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, value.start)]
+    starts, ends = _clause_edges(sentence)
     # (forward, a comma does not end it: "X, our neighbour's girl, is engaged" is X's)
-    end = _CLAUSE_END.search(sentence, value.end)
-    return _words(sentence[starts[-1] if starts else 0 : end.start() if end else len(sentence)])
+    i = bisect.bisect_right(starts, value.start) - 1
+    j = bisect.bisect_left(ends, value.end)
+    return _words(sentence[starts[i] if i >= 0 else 0 : ends[j] if j < len(ends) else None])
+
+
+@functools.lru_cache(maxsize=32)
+def _clause_edges(sentence: str) -> tuple[list[int], list[int]]:
+    """Where clauses may start (after each `_CLAUSE_EDGE`) and end (at each `_CLAUSE_END`) in
+    ``sentence``: found once, not again for each of its values."""
+    return (
+        [m.end() for m in _CLAUSE_EDGE.finditer(sentence)],
+        [m.start() for m in _CLAUSE_END.finditer(sentence)],
+    )
 
 
 _CLAUSE_EDGE = re.compile(

@@ -141,6 +141,16 @@ _COMMON = frozenset(
 _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 
 
+def _tail(sentence: str, i: int) -> str:
+    """The words right before ``i``, for patterns that end there ("... with $"): a window, so
+    a sentence of many names costs no scan of all it says before each (quadratic)."""
+    return sentence[max(0, i - 80) : i]
+
+
+_IS_WHO = re.compile(r"\s+(?:is|was)\s+who\b", re.IGNORECASE)
+_IS_WHERE = re.compile(r"\s+(?:is|was)\s+(?:where|home)\b", re.IGNORECASE)
+
+
 # A name right after "in" is where something is (a person is "with" someone, a firm "at"),
 # unless work is in it ("I am working in X", as a second language may say it).
 _IN = re.compile(r"\bin\s+$", re.IGNORECASE)
@@ -206,9 +216,9 @@ def _places(sentence: str) -> list[_Value]:
             continue  # "Meridian Bank": a firm (Meridian is a city too)
         if re.search(
             r"\b(?:with|seeing|dating|met|meet|meeting|marry|married|marrying|kissed)\s+$",
-            sentence[: v.start],
+            _tail(sentence, v.start),
             re.I,
-        ) or re.match(r"\s+(?:is|was)\s+who\b", sentence[v.end :], re.I):
+        ) or _IS_WHO.match(sentence, v.end):
             continue  # "moving in with Yuki", "seeing Yuki", "Yuki is who": a person
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Sam's new flat": its owner, no place
@@ -216,7 +226,7 @@ def _places(sentence: str) -> list[_Value]:
         if before and before[-1].lower() in _OTHERS:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
         if (_ITS_VERB.match(sentence, v.end) or _SAYS.match(sentence, v.end)) and not (
-            _AFTER_PREP.search(sentence[: v.start])
+            _AFTER_PREP.search(_tail(sentence, v.start))
         ):
             continue  # "Sam keeps telling people ...": someone doing something, no place
         if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
@@ -227,13 +237,15 @@ def _places(sentence: str) -> list[_Value]:
                 out.append(_Value(v.start, v.start + len(name), name))
                 break
         else:
-            if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
+            if len(words) > 3 or _OVER_TO.search(_tail(sentence, v.start)):
                 continue  # ("moved over to Quillsoft": a job)
             home = _IS_MINE.match(sentence, v.end)
             if (
-                _IN_PLACE.search(sentence[: v.start])
-                or _LABELLED_PLACE.search(sentence[: v.start])
-                or (_MY_PLACE.match(sentence, v.end) and _MY_BEFORE.search(sentence[: v.start]))
+                _IN_PLACE.search(_tail(sentence, v.start))
+                or _LABELLED_PLACE.search(_tail(sentence, v.start))
+                or (
+                    _MY_PLACE.match(sentence, v.end) and _MY_BEFORE.search(_tail(sentence, v.start))
+                )
             ) or (home and (home.group("home") or "home" in (home.group("words") or "").lower())):
                 out.append(v)  # "a flat in Galway", "Galway is home now": a place the
                 # gazetteer lacks
@@ -266,7 +278,7 @@ def _orgs(sentence: str) -> list[_Value]:
         if (
             len(v.text.split()) == 1
             and _NAME_VERB.match(sentence, v.end)
-            and not _AFTER_PREP.search(sentence[: v.start])
+            and not _AFTER_PREP.search(_tail(sentence, v.start))
             and not _HIRED.match(sentence, v.end)
         ):
             continue  # "Jo says ...": a person ("the policy at X is ...", "X hired me": a firm)
@@ -281,17 +293,17 @@ def _orgs(sentence: str) -> list[_Value]:
         ):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(
-            r"\b(?:with|(?:me|i|you|us)\s+and)\s+$", sentence[: v.start], re.I
+            r"\b(?:with|(?:me|i|you|us)\s+and)\s+$", _tail(sentence, v.start), re.I
         ):
             continue  # "I'm with Ingrid now", "me and Ingrid": one name there is a person
         if (
             " " not in v.text
-            and _IN.search(sentence[: v.start])
-            and not _WORK_IN.search(sentence[: v.start])
+            and _IN.search(_tail(sentence, v.start))
+            and not _WORK_IN.search(_tail(sentence, v.start))
         ):
             continue  # "it's in Gaillimh in October": one name after "in" is a place
         out.append(v)
-    prep = [v for v in out if _AFTER_PREP.search(sentence[: v.start])]
+    prep = [v for v in out if _AFTER_PREP.search(_tail(sentence, v.start))]
     return prep or out
 
 
@@ -429,13 +441,13 @@ def _people(sentence: str) -> list[_Value]:
         words = v.text.split()
         if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
             continue  # ("Love ..." opens a sentence: no one's name)
-        if re.search(r"\b(?:in|to|from|at|for)\s+$", sentence[: v.start]) and (
+        if re.search(r"\b(?:in|to|from|at|for)\s+$", _tail(sentence, v.start)) and (
             is_city(v.text) or len(words) > 1
         ):
             continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
-        if re.match(r"\s+(?:is|was)\s+(?:where|home)\b", sentence[v.end :], re.I):
+        if _IS_WHERE.match(sentence, v.end):
             continue  # "Lyon is where my other half and I live": a place
-        if _IN.search(sentence[: v.start]) or re.search(r"\bat\s+$", sentence[: v.start]):
+        if _IN.search(_tail(sentence, v.start)) or re.search(r"\bat\s+$", _tail(sentence, v.start)):
             continue  # "my parents live in Gaillimh", "started at X": a place or a firm, no one
         if sentence.startswith(("'s", "’s"), v.end) and (
             not sentence[v.end + 2 :].strip(" .!") or _POSSESSED.match(sentence, v.end + 2)
