@@ -1438,3 +1438,28 @@ def test_a_sentence_of_hundreds_of_values_reads_no_clause_or_mood_past_the_liste
         typed_mentions((sentence + ". ") * 10)
         assert calls["clause"] <= 2 * typed.MAX_VALUES, unit  # (was 110 to 221)
         assert calls["mood"] <= 4 * typed.MAX_VALUES, unit  # (was 141 to 230)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a telling framed politely, then told a lie or a joke; the "I" of
+        # the frame, no subject of what is told; a label's words ("an ad:") its content's
+        ("I'd like to say I live in Lisbon, but that's a lie", ("lives_in", "Lisbon")),
+        ("I'd like to say I live in Lisbon, but I'm lying", ("lives_in", "Lisbon")),
+        ("I wanted to say I live in Lisbon but couldn't", ("lives_in", "Lisbon")),
+        ("I'd like to tell you I live in Lisbon lol jk", ("lives_in", "Lisbon")),
+        ("May I mention Lisbon is where Dana lives now", ("lives_in", "Lisbon")),
+        ("I saw an ad: work at Copperleaf Systems, great pay", ("works_at", "Copperleaf Systems")),
+    ],
+)  # fmt: skip
+def test_a_telling_denied_or_of_someone_else_or_an_ad_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in told(text)
+
+
+def test_a_telling_with_a_but_of_something_else_is_still_told() -> None:
+    assert ("lives_in", "Lisbon") in told(
+        "I just wanted to let you know I moved to Lisbon, but the flat is tiny"
+    )

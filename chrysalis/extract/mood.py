@@ -574,9 +574,13 @@ _TELLING = re.compile(
 
 
 # ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
+# (or told a lie or a joke: "..., but that's a lie", "... but couldn't", "... lol jk")
 _BUT_NOT = re.compile(
-    r"\bbut\s+(?:i|we|it)\s*(?:don['’]t|can['’]t|do\s+not|cannot|am\s+not|['’]m\s+not|"
-    r"haven['’]t|won['’]t|isn['’]t|is\s+not)\b",
+    r"\bbut\s+(?:(?:i|we|it|that)(?:['’]s|['’]m)?\s*)?(?:(?:don['’]t|can['’]t|couldn['’]t|"
+    r"didn['’]t|do\s+not|cannot|am\s+not|['’]m\s+not|haven['’]t|won['’]t|isn['’]t|is\s+not|"
+    r"wasn['’]t|not)\b|(?:a\s+)?(?:lie|lying|kidding|joking)\b)"
+    r"|\b(?:jk|j/k|just\s+kidding|kidding|joking|not\s+really|not\s+true|"
+    r"that['’]s\s+a\s+lie|i['’]m\s+lying)\b",
     re.IGNORECASE,
 )
 

@@ -693,8 +693,9 @@ def _clause_edges(sentence: str) -> tuple[list[int], list[int]]:
     )
 
 
+# (not a colon: the words of a label are its content's, "saw an ad: work at X, great pay")
 _CLAUSE_EDGE = re.compile(
-    r"[,;:!?()]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
+    r"[,;!?()]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
     r"and\s+then|then)\b",
     re.IGNORECASE,
 )

@@ -29,6 +29,7 @@ from chrysalis.extract.cues import (
     _words,
 )
 from chrysalis.extract.facts import NOT_A_SUBJECT, TRADES
+from chrysalis.extract.mood import _TELLING
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
@@ -203,7 +204,9 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
     speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
     (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
-    before = list(_WORD.finditer(sentence[:a]))
+    # ("May I mention X is where Dana lives": the "I" is the telling's, no subject of X's)
+    told = _TELLING.search(sentence, 0, a)
+    before = list(_WORD.finditer(sentence, told.end() if told else 0, a))
     after = list(_WORD.finditer(sentence, b))
     if (
         attr not in ("partner", "drives")  # a car does nothing of its own
