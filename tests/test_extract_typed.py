@@ -1463,3 +1463,21 @@ def test_a_telling_with_a_but_of_something_else_is_still_told() -> None:
     assert ("lives_in", "Lisbon") in told(
         "I just wanted to let you know I moved to Lisbon, but the flat is tiny"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a person after a preposition is still the subject of a relative
+        # clause of theirs, of glad news told to them, or of the news about them
+        ("to my sister, who lives in Lisbon now", ("lives_in", "Lisbon")),
+        ("than my brother, who drives a Kia Niro now", ("drives", "Kia Niro")),
+        ("congrats to my brother, just started at Copperleaf Systems", ("works_at", "Copperleaf Systems")),
+        ("happy for my sister, just started at Copperleaf Systems", ("works_at", "Copperleaf Systems")),
+        ("about my brother - started at Copperleaf Systems on Monday", ("works_at", "Copperleaf Systems")),
+    ],
+)  # fmt: skip
+def test_a_person_after_a_preposition_may_still_be_the_one_told_of(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in told(text)
