@@ -1481,3 +1481,10 @@ def test_a_person_after_a_preposition_may_still_be_the_one_told_of(
     text: str, fact: tuple[str, str]
 ) -> None:
     assert fact not in told(text)
+
+
+def test_a_drink_from_now_on_for_someone_else_is_not_the_speakers() -> None:
+    # red team, round 3: "it's X from now on" is the speaker's, not when it is for others
+    assert ("drinks", "matcha") not in extracted("it's matcha from now on for the kids")
+    assert ("drinks", "matcha") not in extracted("it's matcha now for Dana")
+    assert ("drinks", "matcha") in extracted("it's matcha from now on")
