@@ -1399,3 +1399,176 @@ def test_confirmations_reports_and_errands_of_no_ones(
     text: str, fact: tuple[str, str], role: str
 ) -> None:
     assert fact not in extracted(text, role=role)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a request to set something of the speaker's that is no record of
+        # theirs (a booking, a reminder, an order, a wallpaper), one refused, one in a story
+        ("could you change my booking to Lisbon?", ("lives_in", "Lisbon")),
+        ("could you set my reminder to Lisbon?", ("lives_in", "Lisbon")),
+        ("could you update my packing list to Lisbon?", ("lives_in", "Lisbon")),
+        ("can you change my wallpaper to a Kia Niro?", ("drives", "Kia Niro")),
+        ("could you change my order to matcha?", ("drinks", "matcha")),
+        ("could you not update my home city to Lisbon?", ("lives_in", "Lisbon")),
+        ("can you change my car to a Kia Niro in the story?", ("drives", "Kia Niro")),
+    ],
+)  # fmt: skip
+def test_a_request_to_change_something_else_of_the_speakers_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a future told as arranged, but hedged after its value, or a
+        # doing on a day rather than a change
+        ("I'll be joining Copperleaf Systems in March, hopefully", ("works_at", "Copperleaf Systems")),
+        ("I'll be moving to Lisbon in March, touch wood", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, assuming the visa comes through", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March once the visa comes through", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March lol jk", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, or so they keep telling me", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, she said", ("lives_in", "Lisbon")),
+        ("I'll be moving to Lisbon in March, in the story", ("lives_in", "Lisbon")),
+        ("I'll be working at Copperleaf Systems on Monday", ("works_at", "Copperleaf Systems")),
+        ("I'll be seeing Dana on Friday", ("partner", "Dana")),
+        ("I'll be driving a Kia Niro next week", ("drives", "Kia Niro")),
+        ("I'll be drinking matcha at the conference tomorrow", ("drinks", "matcha")),
+    ],
+)  # fmt: skip
+def test_a_future_hedged_after_its_value_or_a_doing_on_a_day_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: "X hired me" where X is a person hiring for a chore, or a sign-up
+        ("Dana hired me to paint her flat", ("works_at", "Dana")),
+        ("Dana hired me as her assistant", ("works_at", "Dana")),
+        ("Dana offered me a job at her bakery", ("works_at", "Dana")),
+        ("Spotify signed me up for their newsletter", ("works_at", "Spotify")),
+    ],
+)  # fmt: skip
+def test_someone_hiring_the_speaker_for_a_chore_is_no_employer(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: lower-case words a big city answers to among its other names
+        # ("luck" for Lutsk, "turn" for Angren, "lime" for Lima, "the city" for London), and
+        # a car maker's other wares typed in lower case
+        ("I'm in luck, the new flat has a garden", ("lives_in", "Luck")),
+        ("we moved in turn, first the sofa then the beds", ("lives_in", "Turn")),
+        ("moved to rest in my new home", ("lives_in", "Rest")),
+        ("painted our new flat in lime green", ("lives_in", "Lime")),
+        ("we moved to the city last year", ("lives_in", "The City")),
+        ("just got a tesla hoodie", ("drives", "Tesla Hoodie")),
+        ("bought a honda lawnmower", ("drives", "Honda Lawnmower")),
+        ("bought a bmw bike", ("drives", "BMW Bike")),
+        ("bought some fiat money", ("drives", "Fiat Money")),
+        ("bought a porsche lego set", ("drives", "Porsche Lego")),
+    ],
+)  # fmt: skip
+def test_everyday_words_and_a_makers_wares_in_lower_case_are_no_values(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+def test_a_sentence_of_hundreds_of_values_reads_no_clause_or_mood_past_the_listed_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # red team, round 3: a paste of 20,000 characters in sentences of 2,000, each naming a
+    # value a hundred times ("in lyon in lyon ...", "Dana and Dana and ..."), read every
+    # value's clause and mood: a scan of the sentence per value, ~900 ms of CPU where a
+    # sentence of single values cost ~100. Counted here, not timed: no more values read
+    # than are listed (`MAX_VALUES` per attribute).
+    from chrysalis.extract import typed
+    from chrysalis.extract.mood import Reading
+
+    calls = {"clause": 0, "mood": 0}
+    clause_words, mood = typed._clause_words, Reading.mood
+
+    def counted_clause_words(sentence: str, value: typed._Value) -> set[str]:
+        calls["clause"] += 1
+        return clause_words(sentence, value)
+
+    def counted_mood(self: Reading, *args: object, **kwargs: object) -> str:
+        calls["mood"] += 1
+        return mood(self, *args, **kwargs)
+
+    monkeypatch.setattr(typed, "_clause_words", counted_clause_words)
+    monkeypatch.setattr(Reading, "mood", counted_mood)
+    for unit in (
+        "we moved in lyon ",
+        "a Kia Niro and ",
+        "I live in Lisbon, ",
+        "kia niro ",
+        "Dana and ",
+    ):
+        sentence = (unit * (1990 // len(unit)))[:1990]
+        calls.update(clause=0, mood=0)
+        typed_mentions((sentence + ". ") * 10)
+        assert calls["clause"] <= 2 * typed.MAX_VALUES, unit  # (was 110 to 221)
+        assert calls["mood"] <= 4 * typed.MAX_VALUES, unit  # (was 141 to 230)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a telling framed politely, then told a lie or a joke; the "I" of
+        # the frame, no subject of what is told; a label's words ("an ad:") its content's
+        ("I'd like to say I live in Lisbon, but that's a lie", ("lives_in", "Lisbon")),
+        ("I'd like to say I live in Lisbon, but I'm lying", ("lives_in", "Lisbon")),
+        ("I wanted to say I live in Lisbon but couldn't", ("lives_in", "Lisbon")),
+        ("I'd like to tell you I live in Lisbon lol jk", ("lives_in", "Lisbon")),
+        ("May I mention Lisbon is where Dana lives now", ("lives_in", "Lisbon")),
+        ("I saw an ad: work at Copperleaf Systems, great pay", ("works_at", "Copperleaf Systems")),
+    ],
+)  # fmt: skip
+def test_a_telling_denied_or_of_someone_else_or_an_ad_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in told(text)
+
+
+def test_a_telling_with_a_but_of_something_else_is_still_told() -> None:
+    assert ("lives_in", "Lisbon") in told(
+        "I just wanted to let you know I moved to Lisbon, but the flat is tiny"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # red team, round 3: a person after a preposition is still the subject of a relative
+        # clause of theirs, of glad news told to them, or of the news about them
+        ("to my sister, who lives in Lisbon now", ("lives_in", "Lisbon")),
+        ("than my brother, who drives a Kia Niro now", ("drives", "Kia Niro")),
+        ("congrats to my brother, just started at Copperleaf Systems", ("works_at", "Copperleaf Systems")),
+        ("happy for my sister, just started at Copperleaf Systems", ("works_at", "Copperleaf Systems")),
+        ("about my brother - started at Copperleaf Systems on Monday", ("works_at", "Copperleaf Systems")),
+    ],
+)  # fmt: skip
+def test_a_person_after_a_preposition_may_still_be_the_one_told_of(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in told(text)
+
+
+def test_a_drink_from_now_on_for_someone_else_is_not_the_speakers() -> None:
+    # red team, round 3: "it's X from now on" is the speaker's, not when it is for others
+    assert ("drinks", "matcha") not in extracted("it's matcha from now on for the kids")
+    assert ("drinks", "matcha") not in extracted("it's matcha now for Dana")
+    assert ("drinks", "matcha") in extracted("it's matcha from now on")

@@ -533,7 +533,7 @@ class Reading:
         if _AFTER_CONDITION.search(rest):
             return CONDITION
         if (
-            (_planned(clause) and not _scheduled(clause, rest)) or _MAY.search(clause)
+            (_planned(clause) and not _scheduled(clause, rest, after)) or _MAY.search(clause)
         ) and not _DO_WITHOUT.search(clause):
             return PLAN  # ("couldn't get through a day without X": no plan, a habit)
         if (_NEGATED.search(clause) or _AFTER_NEGATED.search(rest)) and not _DO_WITHOUT.search(
@@ -591,21 +591,52 @@ _TELLING = re.compile(
 
 
 # ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
+# (or told a lie or a joke: "..., but that's a lie", "... but couldn't", "... lol jk")
 _BUT_NOT = re.compile(
-    r"\bbut\s+(?:i|we|it)\s*(?:don['’]t|can['’]t|do\s+not|cannot|am\s+not|['’]m\s+not|"
-    r"haven['’]t|won['’]t|isn['’]t|is\s+not)\b",
+    r"\bbut\s+(?:(?:i|we|it|that)(?:['’]s|['’]m)?\s*)?(?:(?:don['’]t|can['’]t|couldn['’]t|"
+    r"didn['’]t|do\s+not|cannot|am\s+not|['’]m\s+not|haven['’]t|won['’]t|isn['’]t|is\s+not|"
+    r"wasn['’]t|not)\b|(?:a\s+)?(?:lie|lying|kidding|joking)\b)"
+    r"|\b(?:jk|j/k|just\s+kidding|kidding|joking|not\s+really|not\s+true|"
+    r"that['’]s\s+a\s+lie|i['’]m\s+lying)\b",
     re.IGNORECASE,
 )
 
 
-def _scheduled(clause: str, rest: str) -> bool:
+# ... nor one taken back or hedged later in the sentence ("..., hopefully", "..., once the
+# visa comes through", "... lol jk", "..., or so they keep telling me", "..., in the story").
+_HEDGED_AFTER = _words(
+    "hopefully|fingers crossed|touch wood|knock on wood|apparently|supposedly|allegedly|",
+    "assuming|provided|providing|once|pending|if|unless|maybe|perhaps|probably|possibly|",
+    "kidding|jk|joking|or not|or so|is what|in theory|tentatively|said|says|claims|told|",
+    "in the story|in my story|in the novel|in my novel|in the game|in my dreams|in your dreams",
+)
+# A change of its own ("I'll be moving ..."), not a doing on a day ("I'll be seeing X on
+# Friday", "I'll be drinking X at the conference tomorrow", "driving a X next week").
+_CHANGE = re.compile(
+    r"(?:moving|relocating|joining|starting|beginning|switching|transferring|settling|taking)$",
+    re.IGNORECASE,
+)
+_ONE_OFF = re.compile(
+    r"\b(?:tomorrow|tonight|today|this\s+(?:morning|afternoon|evening|weekend)|"
+    r"(?:on|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|"
+    r"weekend)|(?:at|for)\s+(?:the|a|an)\s+(?:conference|party|meeting|event|wedding|game|"
+    r"match|day|night|weekend|trip|visit|holiday|dinner|lunch)|on\s+(?:holiday|vacation|"
+    r"a\s+trip|business))\b",
+    re.IGNORECASE,
+)
+
+
+def _scheduled(clause: str, rest: str, after: str = "") -> bool:
     """Whether ``clause`` (and the ``rest`` of its clause) tells an arranged change
-    (`_FIRM`): a future progressive, or a start, a join or a move in the future with when."""
+    (`_FIRM`): a future progressive, or a start, a join or a move in the future with when;
+    not one hedged in the rest of the sentence (``after``, `_HEDGED_AFTER`), and no doing
+    on a day (`_ONE_OFF`) unless a change (`_CHANGE`)."""
     firm = _FIRM.search(clause)
-    if firm is None or _HEDGE.search(clause) or _HEDGE.search(rest):
+    if firm is None or _HEDGE.search(clause) or _HEDGE.search(rest) or _HEDGED_AFTER.search(after):
         return False
-    if " be " in firm.group(0).lower() and firm.group(0).lower().endswith("ing"):
-        return True
+    said = firm.group(0).lower()
+    if " be " in said and said.endswith("ing"):
+        return bool(_CHANGE.search(said)) or not _ONE_OFF.search(clause + " " + after)
     return _WHEN.search(clause + " " + rest) is not None
 
 

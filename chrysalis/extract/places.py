@@ -40,7 +40,7 @@ _WORDS = frozenset(
 _LOWER_WORDS = frozenset(
     """cork delta hull man orange sale surprise tyre van mobile bath victoria florence
     austin jackson chester york""".split()
-)
+) | frozenset({"the city", "city center", "city centre", "la city", "high point", "chai chai"})
 
 
 @cache
@@ -62,7 +62,10 @@ def _gazetteer() -> tuple[frozenset[str], dict[str, str]]:
             if int(cols[14] or 0) >= _MIN_ALTERNATES:
                 alternates = [a for a in cols[3].split(",") if _LATIN.match(a)]
                 names.update(alternates)
-                for n in (cols[1], cols[2], *alternates):
+                # (in lower case, the city's own names and its alternates of two words or
+                # more: its one-word alternates hold everyday words, "luck" for Lutsk, "turn"
+                # for Angren, "rest" for Rasht, "lime" for Lima)
+                for n in (cols[1], cols[2], *(a for a in alternates if " " in a.strip())):
                     if _LATIN.match(n) and n.lower() not in _WORDS | _LOWER_WORDS:
                         lower.setdefault(n.lower(), n)
     kept = frozenset(n for n in names if n.lower() not in _WORDS and len(n) > 2)

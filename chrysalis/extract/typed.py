@@ -27,6 +27,8 @@ X", "my dad's X") gives nothing here: `facts` reads those with their subject.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Sequence
 
@@ -129,11 +131,20 @@ _FICTION = re.compile(
 # A request to change the speaker's own record of an attribute ("can you update my home city
 # to X?", "please set my employer as X"): X is theirs, whatever mood the request is in.
 _UPDATE_MINE = re.compile(
-    r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+(?:\w+\s+)?"
-    r"(?:update|change|set|switch|correct)\s+(?:my|our)\s+(?:\w+\s+){0,3}?(?:to|as)\s+"
-    r"(?:(?:a|an|the)\s+)?$",
+    r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you)\s+(?!not\b|never\b)"
+    r"(?:\w+\s+)?(?:update|change|set|switch|correct)\s+(?:my|our)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?P<field>[\w-]+)\s+(?:to|as)\s+(?:(?:a|an|the)\s+)?$",
     re.IGNORECASE,
 )
+# ... the record's own word, the field's last ("my home city", "my current employer"): not
+# a booking, a reminder, an order or a wallpaper set to X ("change my flight to X").
+_RECORD = {
+    "lives_in": frozenset("city town home address location residence hometown".split()),
+    "works_at": frozenset("employer workplace company job work firm".split()),
+    "drinks": frozenset("drink beverage".split()),
+    "drives": frozenset("car vehicle ride".split()),
+    "partner": frozenset("partner girlfriend boyfriend wife husband spouse".split()),
+}
 # The speaker and one named person as a pair ("me and X", an assistant's "you and X"), told
 # as glad news: a couple.
 _PAIR = re.compile(r"\b(?:I|me|you)\s+and\s+$", re.IGNORECASE)
@@ -302,15 +313,18 @@ def typed_mentions(
                 continue
             # The words of something else (`AGAINST`) count in the clause of a value ("a
             # recruiter pinged again, told them I joined X": the recruiter is another clause's).
+            # (only of the values still to be listed: a sentence of hundreds of names costs
+            # no reading of each one's clause)
+            listed = values[: named[attr]]
             against = {
                 v.text
-                for v in values
+                for v in listed
                 if _cued(_clause_words(sentence, v), AGAINST[attr], typos=False)
             }
             open_ = (
                 not past
                 and tries[attr] > 0
-                and len(against) < len(values)
+                and len(against) < len(listed)
                 and not _cued(low_words, _A_STAY[attr], typos=False)
                 and (
                     attr != "partner"
@@ -323,7 +337,7 @@ def typed_mentions(
             errand = _ERRAND.match(sentence) is not None and not low_words & _SPEAKING
             # Two values of one kind, one taken back ("X was cheaper but we chose Y", "no
             # more X, it's Y now"): the choice is said by the contrast itself.
-            dropped = _taken_back(reading, start, sentence, values) if len(values) > 1 else []
+            dropped = _taken_back(reading, start, sentence, listed) if len(listed) > 1 else []
             for value in values:
                 named[attr] -= 1
                 if named[attr] < 0:
@@ -568,7 +582,12 @@ def _said_mine(sentence: str, value: _Value, attr: str) -> str | None:
     mine = _MINE_BEFORE.get(attr)
     if mine is not None and mine.search(sentence[max(0, value.start - 60) : value.start]):
         return "my"
-    if _UPDATE_MINE.search(sentence[max(0, value.start - 80) : value.start]):
+    update = _UPDATE_MINE.search(sentence[max(0, value.start - 80) : value.start])
+    if (
+        update is not None
+        and update.group("field").lower() in _RECORD[attr]
+        and not _FICTION.search(sentence)
+    ):
         return "my"  # "can you update my home city to X?": the speaker's record, asked of
     before = sentence[max(0, value.start - 40) : value.start]
     if (
@@ -667,14 +686,26 @@ def _a_place(sentence: str, value: _Value) -> bool:
 def _clause_words(sentence: str, value: _Value) -> set[str]:
     """The `_words` of the clause holding ``value``: from the last stop, comma, dash or
     joining word before it to the first after it."""
-    starts = [m.end() for m in _CLAUSE_EDGE.finditer(sentence, 0, value.start)]
+    starts, ends = _clause_edges(sentence)
     # (forward, a comma does not end it: "X, our neighbour's girl, is engaged" is X's)
-    end = _CLAUSE_END.search(sentence, value.end)
-    return _words(sentence[starts[-1] if starts else 0 : end.start() if end else len(sentence)])
+    i = bisect.bisect_right(starts, value.start) - 1
+    j = bisect.bisect_left(ends, value.end)
+    return _words(sentence[starts[i] if i >= 0 else 0 : ends[j] if j < len(ends) else None])
 
 
+@functools.lru_cache(maxsize=32)
+def _clause_edges(sentence: str) -> tuple[list[int], list[int]]:
+    """Where clauses may start (after each `_CLAUSE_EDGE`) and end (at each `_CLAUSE_END`) in
+    ``sentence``: found once, not again for each of its values."""
+    return (
+        [m.end() for m in _CLAUSE_EDGE.finditer(sentence)],
+        [m.start() for m in _CLAUSE_END.finditer(sentence)],
+    )
+
+
+# (not a colon: the words of a label are its content's, "saw an ad: work at X, great pay")
 _CLAUSE_EDGE = re.compile(
-    r"[,;:!?()]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
+    r"[,;!?()]|\.(?:\s|$)|\s[-–—]\s|\b(?:but|so|because|though|although|whereas|while|"
     r"and\s+then|then)\b",
     re.IGNORECASE,
 )

@@ -141,6 +141,16 @@ _COMMON = frozenset(
 _IN_PLACE = re.compile(r"(?:\b(?:in|to|into|near)\s+)$", re.I)
 
 
+def _tail(sentence: str, i: int) -> str:
+    """The words right before ``i``, for patterns that end there ("... with $"): a window, so
+    a sentence of many names costs no scan of all it says before each (quadratic)."""
+    return sentence[max(0, i - 80) : i]
+
+
+_IS_WHO = re.compile(r"\s+(?:is|was)\s+who\b", re.IGNORECASE)
+_IS_WHERE = re.compile(r"\s+(?:is|was)\s+(?:where|home)\b", re.IGNORECASE)
+
+
 # The one meant, after a correction ("at Acme sorry Quillsoft"): as good as "at".
 _CORRECTING = re.compile(
     r"\b(?:sorry|oops|i\s+mean|i\s+meant|no\s+wait|wait\s+no|or\s+rather)[\s,]+$", re.I
@@ -210,9 +220,9 @@ def _places(sentence: str) -> list[_Value]:
             continue  # "Meridian Bank": a firm (Meridian is a city too)
         if re.search(
             r"\b(?:with|seeing|dating|met|meet|meeting|marry|married|marrying|kissed)\s+$",
-            sentence[: v.start],
+            _tail(sentence, v.start),
             re.I,
-        ) or re.match(r"\s+(?:is|was)\s+who\b", sentence[v.end :], re.I):
+        ) or _IS_WHO.match(sentence, v.end):
             continue  # "moving in with Yuki", "seeing Yuki", "Yuki is who": a person
         if sentence.startswith(("'s", "’s"), v.end):
             continue  # "Sam's new flat": its owner, no place
@@ -220,7 +230,7 @@ def _places(sentence: str) -> list[_Value]:
         if before and before[-1].lower() in _OTHERS:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
         if (_ITS_VERB.match(sentence, v.end) or _SAYS.match(sentence, v.end)) and not (
-            _AFTER_PREP.search(sentence[: v.start])
+            _AFTER_PREP.search(_tail(sentence, v.start))
         ):
             continue  # "Sam keeps telling people ...": someone doing something, no place
         if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
@@ -231,23 +241,28 @@ def _places(sentence: str) -> list[_Value]:
                 out.append(_Value(v.start, v.start + len(name), name))
                 break
         else:
-            if len(words) > 3 or _OVER_TO.search(sentence[: v.start]):
+            if len(words) > 3 or _OVER_TO.search(_tail(sentence, v.start)):
                 continue  # ("moved over to Quillsoft": a job)
             home = _IS_MINE.match(sentence, v.end)
             if (
-                _IN_PLACE.search(sentence[: v.start])
-                or _LABELLED_PLACE.search(sentence[: v.start])
-                or (_MY_PLACE.match(sentence, v.end) and _MY_BEFORE.search(sentence[: v.start]))
+                _IN_PLACE.search(_tail(sentence, v.start))
+                or _LABELLED_PLACE.search(_tail(sentence, v.start))
+                or (
+                    _MY_PLACE.match(sentence, v.end) and _MY_BEFORE.search(_tail(sentence, v.start))
+                )
             ) or (home and (home.group("home") or "home" in (home.group("words") or "").lower())):
                 out.append(v)  # "a flat in Galway", "Galway is home now": a place the
                 # gazetteer lacks
     return out
 
 
-# A firm opening a sentence by taking the speaker on ("Quillsoft hired me!").
+# A firm opening a sentence by taking the speaker on ("Quillsoft hired me!"); not a person
+# hiring for a chore ("Dana hired me to paint her flat", "... as her assistant"), nor a
+# sign-up ("Spotify signed me up for ...").
 _HIRED = re.compile(
-    r"\s+(?:just\s+|finally\s+|officially\s+)?(?:hired|offered|poached|recruited|signed|"
-    r"took\s+on|made\s+(?:me|us)\s+an\s+offer)\s+(?:me|us)?\b",
+    r"\s+(?:just\s+|finally\s+|officially\s+)?(?:(?:hired|offered|poached|recruited|signed|"
+    r"took\s+on)\s+(?:me|us)|made\s+(?:me|us)\s+an\s+offer)\b"
+    r"(?!\s+(?:to|up)\b)(?![^.!?]*\b(?:her|his|she|he|him)\b)",
     re.IGNORECASE,
 )
 # Departments every firm has, named by their initials or word ("for HR", "ask IT").
@@ -267,7 +282,7 @@ def _orgs(sentence: str) -> list[_Value]:
         if (
             len(v.text.split()) == 1
             and _NAME_VERB.match(sentence, v.end)
-            and not _AFTER_PREP.search(sentence[: v.start])
+            and not _AFTER_PREP.search(_tail(sentence, v.start))
             and not _HIRED.match(sentence, v.end)
         ):
             continue  # "Jo says ...": a person ("the policy at X is ...", "X hired me": a firm)
@@ -282,20 +297,21 @@ def _orgs(sentence: str) -> list[_Value]:
         ):
             continue  # a sentence's first word: mostly a verb ("Choose a format", "Keep going")
         if " " not in v.text and re.search(
-            r"\b(?:with|(?:me|i|you|us)\s+and)\s+$", sentence[: v.start], re.I
+            r"\b(?:with|(?:me|i|you|us)\s+and)\s+$", _tail(sentence, v.start), re.I
         ):
             continue  # "I'm with Ingrid now", "me and Ingrid": one name there is a person
         if (
             " " not in v.text
-            and _IN.search(sentence[: v.start])
-            and not _WORK_IN.search(sentence[: v.start])
+            and _IN.search(_tail(sentence, v.start))
+            and not _WORK_IN.search(_tail(sentence, v.start))
         ):
             continue  # "it's in Gaillimh in October": one name after "in" is a place
         out.append(v)
     prep = [
         v
         for v in out
-        if _AFTER_PREP.search(sentence[: v.start]) or _CORRECTING.search(sentence[: v.start])
+        if _AFTER_PREP.search(_tail(sentence, v.start))
+        or _CORRECTING.search(_tail(sentence, v.start))
     ]
     return prep or out
 
@@ -357,14 +373,26 @@ _MODEL = re.compile(r"(?:\s+(?:[A-Z][\w-]*|\d[\w-]*)){0,3}")
 
 # A model written in lower case after its make ("a kia niro", "tesla model 3"): one word, or
 # "model" and its number, not a word of the car's dealings ("a honda dealer").
+# ... nor the maker's other wares or merchandise ("a tesla hoodie", "a honda lawnmower", "a
+# bmw bike", "a porsche lego set", "a tesla model 3 poster").
+_NO_CAR = (
+    r"bikes?|motorbikes?|motorcycles?|scooters?|e-?bikes?|quad|lawn-?mowers?|mowers?|"
+    r"generators?|chargers?|wallbox|powerwall|batter(?:y|ies)|solar|hoodies?|t-?shirts?|tees?|"
+    r"shirts?|jackets?|caps?|hats?|mugs?|keyrings?|keychains?|keys?|fobs?|posters?|jigsaws?|"
+    r"puzzles?|lego|toys?|models?\s+kits?|kits?|stickers?|calendars?|books?|manuals?|watch(?:es)?|"
+    r"sunglasses|umbrellas?|merch|shop|store|showroom|factory|plant|museum|share|stocks?|"
+    r"engines?|parts?|tyres?|tires?|wipers?|mats?|covers?|app|account|recall|commercial|advert"
+)
 _LOWER_MODEL = re.compile(
     r"\s+(?!(?:and|or|but|the|a|an|to|for|in|on|at|of|with|from|is|was|dealer|dealership|"
     r"garage|insurance|service|stock|shares|ad|advert|rental|lease|loan|yesterday|today|now|"
-    r"last|this|so|lol|too|again|though|because)\b)(?:model\s+\w+|[a-z][a-z0-9-]*\d*|\d[\w-]*)"
+    r"last|this|so|lol|too|again|though|because|" + _NO_CAR + r")\b)"
+    r"(?:model\s+\w+|[a-z][a-z0-9-]*\d*|\d[\w-]*)"
     r"(?:\s+(?:\d[\w-]*|hybrid|electric|estate|sport|gt|ev))?"
+    r"(?!\s+(?:" + _NO_CAR + r")\b)"
 )
-# Makes that are everyday words in lower case ("a seat", "mini", "land").
-_WORDLIKE_MAKES = frozenset({"seat", "mini", "land", "jaguar", "alfa", "smart"})
+# Makes that are everyday words in lower case ("a seat", "mini", "land", "fiat money").
+_WORDLIKE_MAKES = frozenset({"seat", "mini", "land", "jaguar", "alfa", "smart", "fiat"})
 
 
 def _cars(sentence: str) -> list[_Value]:
@@ -422,13 +450,13 @@ def _people(sentence: str) -> list[_Value]:
         words = v.text.split()
         if len(words) > 2 or words[0].lower() in CAR_MAKES or v.text.lower() in CUES["partner"]:
             continue  # ("Love ..." opens a sentence: no one's name)
-        if re.search(r"\b(?:in|to|from|at|for)\s+$", sentence[: v.start]) and (
+        if re.search(r"\b(?:in|to|from|at|for)\s+$", _tail(sentence, v.start)) and (
             is_city(v.text) or len(words) > 1
         ):
             continue  # "moved to Florence", "works at Morrow Bakery": a place, a firm
-        if re.match(r"\s+(?:is|was)\s+(?:where|home)\b", sentence[v.end :], re.I):
+        if _IS_WHERE.match(sentence, v.end):
             continue  # "Lyon is where my other half and I live": a place
-        if _IN.search(sentence[: v.start]) or re.search(r"\bat\s+$", sentence[: v.start]):
+        if _IN.search(_tail(sentence, v.start)) or re.search(r"\bat\s+$", _tail(sentence, v.start)):
             continue  # "my parents live in Gaillimh", "started at X": a place or a firm, no one
         if sentence.startswith(("'s", "’s"), v.end) and (
             not sentence[v.end + 2 :].strip(" .!") or _POSSESSED.match(sentence, v.end + 2)

@@ -29,6 +29,7 @@ from chrysalis.extract.cues import (
     _words,
 )
 from chrysalis.extract.facts import NOT_A_SUBJECT, TRADES
+from chrysalis.extract.mood import _TELLING
 from chrysalis.extract.places import is_city
 from chrysalis.extract.values import (
     _AFTER_PREP,
@@ -151,9 +152,13 @@ _DONE_TO = re.compile(
 _GIVEN = re.compile(r"\s+(?:(?:a|an|the|some|this|that|another|one|new|free)\s+)*", re.I)
 _NAME_IS = re.compile(r"\s+name(?:['’]s|\s+is)\s+", re.IGNORECASE)
 _OBJECT_OF = re.compile(
-    r"\b(?:from|with|to|for|about|by|than|like|over)\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?$",
+    r"(?<!\bcongrats\s)(?<!\bcongratulations\s)(?<!\bhappy\s)(?<!\bproud\s)(?<!\bglad\s)"
+    r"(?<!\bthrilled\s)(?<!\bpleased\s)(?<!\bexcited\s)(?<!\bcheers\s)(?<!\bnews\s)"
+    r"\b(?:from|with|to|for|by|than|like|over)\s+(?:(?:my|our|the|a|an|his|her|their)\s+)?$",
     re.IGNORECASE,
 )
+# ... unless the person is a relative clause's subject ("to my sister, who lives in X"): theirs
+_WHO_AFTER = re.compile(r"\W*(?:who|that)\b", re.IGNORECASE)
 _WITH_ME = re.compile(r"\b(?:i|me|we|us)\s+and\s+(?:the\s+|my\s+|our\s+)?$", re.IGNORECASE)
 # Who is someone by their title, a family by its name ("the Hendersons"), the partner by
 # "the other half".
@@ -203,7 +208,9 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
     speaker (a subject left out), unless ``named_subject`` asks for one the sentence names
     (an assistant's text: what it says with no subject is advice, lists, not the user's)."""
     about_user = "user" in sentence.lower()
-    before = list(_WORD.finditer(sentence[:a]))
+    # ("May I mention X is where Dana lives": the "I" is the telling's, no subject of X's)
+    told = _TELLING.search(sentence, 0, a)
+    before = list(_WORD.finditer(sentence, told.end() if told else 0, a))
     after = list(_WORD.finditer(sentence, b))
     if (
         attr not in ("partner", "drives")  # a car does nothing of its own
@@ -282,7 +289,12 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 continue  # a drink, no friend
             if attr == "partner" and low in ("someone", "somebody"):
                 continue  # "I'm seeing someone, it's X": the someone is X
-            if side == "before" and low in _OTHERS and _OBJECT_OF.search(sentence[: m.start()]):
+            if (
+                side == "before"
+                and low in _OTHERS
+                and _OBJECT_OF.search(sentence[max(0, m.start() - 60) : m.start()])
+                and not _WHO_AFTER.match(sentence, m.end())
+            ):
                 continue  # "moved on from my ex, seeing X": the ex is no one's subject
             if (low in _OTHERS or low in _SOMEONE) and _WITH_ME.search(sentence[: m.start()]):
                 return "user"  # "you and the kids have moved to X": the speaker among them
