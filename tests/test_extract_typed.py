@@ -1572,3 +1572,22 @@ def test_a_drink_from_now_on_for_someone_else_is_not_the_speakers() -> None:
     assert ("drinks", "matcha") not in extracted("it's matcha from now on for the kids")
     assert ("drinks", "matcha") not in extracted("it's matcha now for Dana")
     assert ("drinks", "matcha") in extracted("it's matcha from now on")
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # (the red team's, round 3, left open; fixed after) a first name that is also a
+        # city's, doing what only a person does, is a person
+        ("Sam will be moving to Lisbon in March", ("lives_in", "Lisbon")),
+        ("Sam lives in Lisbon", ("lives_in", "Sam")),
+        ("Florence just started at Harrow Analytics", ("works_at", "Harrow Analytics")),
+    ],
+)  # fmt: skip
+def test_a_name_that_is_a_citys_doing_what_people_do_is_a_person(
+    text: str, fact: tuple[str, str]
+) -> None:
+    bead = Bead(id="b1", content=text, ts=1.0, session_id="s")
+    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(bead).facts
+             if f.subject == "user"}  # fmt: skip
+    assert fact not in users

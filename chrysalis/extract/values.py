@@ -155,6 +155,14 @@ _IS_WHERE = re.compile(r"\s+(?:is|was)\s+(?:where|home)\b", re.IGNORECASE)
 _CORRECTING = re.compile(
     r"\b(?:sorry|oops|i\s+mean|i\s+meant|no\s+wait|wait\s+no|or\s+rather)[\s,]+$", re.I
 )
+# What only a person does ("Sam lives in X", "Florence will be moving to X"): a name before it
+# is a person's, whatever the map says.
+_PERSON_VERB = re.compile(
+    r"\s+(?:(?:will\s+be|is|was|has|had|['’]s|just|finally|also)\s+)*(?:moving|moved|moves|"
+    r"lives|living|lived|works|working|worked|started|starting|starts|drinks|drinking|drives|"
+    r"driving|bought|buys|relocating|relocated|joined|joining|dating|married)\b",
+    re.IGNORECASE,
+)
 # A name right after "in" is where something is (a person is "with" someone, a firm "at"),
 # unless work is in it ("I am working in X", as a second language may say it).
 _IN = re.compile(r"\bin\s+$", re.IGNORECASE)
@@ -229,9 +237,11 @@ def _places(sentence: str) -> list[_Value]:
         before = _WORD.findall(sentence[max(0, v.start - 30) : v.start])
         if before and before[-1].lower() in _OTHERS:
             continue  # "my partner Sam", "my friend Florence": a person, whatever the map says
-        if (_ITS_VERB.match(sentence, v.end) or _SAYS.match(sentence, v.end)) and not (
-            _AFTER_PREP.search(_tail(sentence, v.start))
-        ):
+        if (
+            _ITS_VERB.match(sentence, v.end)
+            or _SAYS.match(sentence, v.end)
+            or _PERSON_VERB.match(sentence, v.end)
+        ) and not (_AFTER_PREP.search(_tail(sentence, v.start))):
             continue  # "Sam keeps telling people ...": someone doing something, no place
         if _FROM_GROUP.match(sentence, v.end) and not sentence[: v.start].strip(" \t\"'(-"):
             continue  # "Noor from the running club is ...": a person, the sentence's subject

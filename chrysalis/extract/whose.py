@@ -36,6 +36,7 @@ from chrysalis.extract.values import (
     _FROM_GROUP,
     _ITS_VERB,
     _NAME_VERB,
+    _PERSON_VERB,
     _people,
     _plain_word,
     _Value,
@@ -316,7 +317,11 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and not any(low in cues for cues in CUES.values())
                 and not (attr == "partner" and m.start() >= a)
                 and (_NAME_VERB.match(sentence, m.end()) or _FROM_GROUP.match(sentence, m.end()))
-                and (not is_city(word) or _FROM_GROUP.match(sentence, m.end()))
+                and (
+                    not is_city(word)
+                    or _FROM_GROUP.match(sentence, m.end())
+                    or _PERSON_VERB.match(sentence, m.end())
+                )
             ):
                 return "other"  # "Jo drinks ...", "Dana said ...", "Soledad from my club ..."
     if named_subject:
