@@ -1591,3 +1591,31 @@ def test_a_name_that_is_a_citys_doing_what_people_do_is_a_person(
     users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(bead).facts
              if f.subject == "user"}  # fmt: skip
     assert fact not in users
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # a request to keep what follows: what follows is told, its "?" the request's
+        ("Would you kindly note that I have moved to Bristol?", ("lives_in", "Bristol")),
+        ("Could you please make a note that my husband and I now reside in Bristol.", ("lives_in", "Bristol")),
+        ("Perhaps you would be so kind as to record that I have taken up a post at Harrow Analytics.", ("works_at", "Harrow Analytics")),
+        ("Can you note down that I work at Harrow Analytics now", ("works_at", "Harrow Analytics")),
+    ],
+)  # fmt: skip
+def test_a_request_to_note_something_tells_it(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you note that I might move to Bristol?",
+        "Can you remember where I live? Bristol or Bath?",
+        "Would you note that my sister moved to Bristol?",
+    ],
+)
+def test_a_request_to_note_keeps_what_it_notes_as_it_was(text: str) -> None:
+    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
+        Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
+    assert ("lives_in", "Bristol") not in users

@@ -32,7 +32,7 @@ CUES: dict[str, frozenset[str]] = {
         co-workers team office start* standup* codebase intern internship offer signed
         probezeit probation career position role notice desk shift join chose chosen
         went_with went_for opted ended_up accepted
-        joined joining gig company firm first_day first_week""".split()
+        joined joining gig company firm first_day first_week taken_up take_up new_post""".split()
     ),
     "drinks": frozenset(
         """drink drinking drinks lately rn nowadays every daily always usually usual only

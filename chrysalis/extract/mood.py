@@ -511,7 +511,8 @@ class Reading:
         if self._retracted(i, end):
             return RETRACTED
         # "I'd like to let you know that ...": what is told, read alone
-        told = _TELLING.search(before)
+        noted = _NOTE_THAT.search(before)
+        told = noted or _TELLING.search(before)  # ("Would you kindly note that ...?": kept)
         if told is not None and not _BUT_NOT.search(after):
             a, before = a + told.end(), before[told.end() :]
         bounds = list(_BOUNDARY.finditer(before))
@@ -521,7 +522,11 @@ class Reading:
         # A question opens like one ("Do I ...", "Where should I ..."), or ends with a "?"
         # that a later clause does not ask for itself ("I live in Lisbon, and you?").
         sentence = self.plain[a:b].strip()
-        asks = sentence.rstrip("\"'”’)] ").endswith("?") and not _LATER_QUESTION.search(after)
+        asks = (
+            sentence.rstrip("\"'”’)] ").endswith("?")
+            and not _LATER_QUESTION.search(after)
+            and noted is None  # (the "?" is the request's, not what it asks to keep)
+        )
         if asks or _QUESTION_OPENING.match(sentence):
             return QUESTION
         if _HAD_IF.match(sentence):
@@ -590,6 +595,18 @@ _TELLING = re.compile(
 )
 
 
+# A request to keep what follows ("Would you kindly note that I have moved to X?", "I should
+# be obliged if you would update my records: ...", "could you make a note that ..."): what
+# follows is told, and a "?" after it is the request's.
+_NOTE_THAT = re.compile(
+    r"\b(?:(?:would|could|can|will)\s+you\s+(?:please\s+|kindly\s+)*|please\s+(?:be\s+so\s+"
+    r"(?:good|kind)\s+as\s+to\s+)?|(?:perhaps\s+)?you\s+(?:would|might)\s+be\s+so\s+kind\s+as\s+to\s+|"
+    r"(?:i|we)\s+(?:would|should|shall)\s+be\s+(?:grateful|obliged|glad)\s+if\s+you\s+"
+    r"(?:would|could)\s+(?:kindly\s+|please\s+)?)"
+    r"(?:note(?:\s+down)?|record|make\s+a\s+note|remember|bear\s+in\s+mind|keep\s+in\s+mind|"
+    r"update\s+(?:my|our)\s+(?:records?|details|profile))(?:\s+(?:that|of))?\b[\s,:]*",
+    re.IGNORECASE,
+)
 # ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
 # (or told a lie or a joke: "..., but that's a lie", "... but couldn't", "... lol jk")
 _BUT_NOT = re.compile(
