@@ -1619,3 +1619,26 @@ def test_a_request_to_note_keeps_what_it_notes_as_it_was(text: str) -> None:
     users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
         Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
     assert ("lives_in", "Bristol") not in users
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        # a name told as a relative or a friend is no partner, beside the partner named
+        ("The second passenger is Wren, my partner, not Ines. Ines is my cousin.", ("partner", "Ines")),
+        ("no, Wren, not Ines - Ines is my cousin. Wren is the one I'm seeing.", ("partner", "Ines")),
+        # a drink for one evening is no habit
+        ("I'm having a rooibos tonight with Sam", ("drinks", "rooibos")),
+        ("doing the school run tomorrow, so cocoa before nine", ("drinks", "cocoa")),
+    ],
+)  # fmt: skip
+def test_a_relative_named_or_a_drink_for_one_evening_is_no_fact(
+    text: str, fact: tuple[str, str]
+) -> None:
+    assert fact not in extracted(text)
+
+
+def test_the_partner_named_beside_a_cousin_is_still_read() -> None:
+    assert ("partner", "Wren") in extracted(
+        "The second passenger is Wren, my partner, not Ines. Ines is my cousin."
+    )

@@ -77,7 +77,7 @@ AGAINST: dict[str, frozenset[str]] = {
     ),
     "drinks": frozenset(
         """tried try trying whim gross hate hated stand sample taste once idk almost
-        nearly accident accidentally mistake mistakenly ever""".split()
+        nearly accident accidentally mistake mistakenly ever tomorrow tonight""".split()
     ),
     "drives": frozenset(
         """rented rent rental hire borrowed test holiday taxi uber fun almost nearly

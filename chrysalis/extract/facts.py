@@ -49,7 +49,8 @@ _STOP = (
     r"and|but|because|since|so|now|these|this|for|every|each|in|at|on|with|when|while|before|"
     r"after|during|instead|than|daily|most|all|almost|at|too|as|if|or|to|from|these|those|"
     r"lately|recently|nowadays|anymore|again|right|then|though|yet|either|twice|thrice|once|"
-    r"per|several|whenever|throughout|mostly|usually|no|sorry|wait|mean|rather|oops"
+    r"per|several|whenever|throughout|mostly|usually|no|sorry|wait|mean|rather|oops|tonight|"
+    r"tomorrow|today|later"
 )
 _THING = (
     r"(?:(?:the|a|an)\s+)?(?:(?:only|just|mainly|exclusively|strictly)\s+)?(?P<object>(?!(?:a|an|the|some|my|your|his|her|their|our|it|that|this|too|so|very|much|more|less|lots|alot|every|each|all|most|daily|twice|once|now|usually|mostly|always|only|just|at|in|on|for|with|from|to|like|"
@@ -235,6 +236,8 @@ _OTHER = re.compile(
     + r")(?:['’]s)?\b",
     re.IGNORECASE,
 )
+# A drink had on one day, not as a habit.
+_ONE_OFF = re.compile(r"\b(?:tonight|tomorrow|this\s+evening|at\s+the\s+party)\b", re.IGNORECASE)
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z][\w.-]*")
 _LAST_WORD = re.compile(r"([A-Z][\w'’-]+)\s*$")
 _INNER_NAME = re.compile(r"(?<=\w)[\s,;:]+(?!I\b)[A-Z][a-z]")
@@ -381,6 +384,8 @@ def facts(text: str, speaker: str) -> list[Fact]:
                     continue
                 if _someone_else(plain[start : m.start()]):
                     continue  # "My brother bought a place in Lyon": not the speaker's
+                if said_rule.predicate == "drinks" and _ONE_OFF.search(plain, start, end):
+                    continue  # "I'm having a matcha tonight": one evening's, no habit
                 obj = _object(m.group("object"), said_rule.object_type)
                 if obj is not None and _kind_ok(said_rule.kind, obj):
                     add(speaker, said_rule.predicate, obj, said_rule.object_type)

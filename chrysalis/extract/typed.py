@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from chrysalis.extract import Fact, Mention, learned
 from chrysalis.extract.cues import (
     _OTHERS,
+    _PARTNER_WORDS,
     _PRONOUN,
     _SOMEONE_ELSE,
     _USER,
@@ -350,6 +351,8 @@ def typed_mentions(
                 said = _said_mine(sentence, value, attr) if open_ else None
                 if errand and attr in _ERRAND_OBJECTS and "," not in sentence[: value.start]:
                     continue  # "Order a box of X for the office": bought, not drunk
+                if attr == "partner" and _kin_of_mine(sentence, value):
+                    continue  # "X is my cousin": a relative or a friend, no partner
                 if attr == "drives" and _PASSED.search(sentence[: value.start]):
                     continue  # "stuck behind a X on the motorway": a car on the road
                 if (
@@ -422,6 +425,19 @@ def _a_person_guessed(value: str, words: set[str]) -> bool:
     """Whether a partner the learned opinion reads can be one: a single name, not a city's,
     said by "I" of no customer's words (`_A_CUSTOMER`)."""
     return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
+
+
+_IS_MY = re.compile(r"\s+(?:is|was|['’]s)\s+(?:my|our)\s+(?:\w+\s+)?([\w-]+)", re.IGNORECASE)
+
+
+def _kin_of_mine(sentence: str, value: _Value) -> bool:
+    """Whether ``value`` is told as someone of the speaker's other than a partner ("X is my
+    cousin", "X is our neighbour", "X's my best mate")."""
+    m = _IS_MY.match(sentence, value.end)
+    if m is None:
+        return False
+    word = m.group(1).lower()
+    return word in (_OTHERS | {"cousin", "cousins"}) and word not in _PARTNER_WORDS
 
 
 # A car seen on the road, not owned ("behind a X", "overtaken by a X").
