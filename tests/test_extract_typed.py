@@ -1642,3 +1642,20 @@ def test_the_partner_named_beside_a_cousin_is_still_read() -> None:
     assert ("partner", "Wren") in extracted(
         "The second passenger is Wren, my partner, not Ines. Ines is my cousin."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what is asked of the memory is a question, not a request to keep
+        "Can you remember whether I live in Bristol?",
+        "Could you note whether I moved to Bristol?",
+        "Could you remember which city I live in, Bristol?",
+        "Could you remember to tell me whether I live in Bristol?",
+        # the request itself asked about
+        "Why would you note that I moved to Bristol?",
+        "How could you remember that I live in Bristol?",
+    ],
+)
+def test_asking_what_the_memory_keeps_tells_nothing(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)

@@ -512,6 +512,8 @@ class Reading:
             return RETRACTED
         # "I'd like to let you know that ...": what is told, read alone
         noted = _NOTE_THAT.search(before)
+        if noted is not None and _NOTE_ASKED.search(before, 0, noted.start()):
+            noted = None  # ("How could you remember that I live in X?": asked, not told)
         told = noted or _TELLING.search(before)  # ("Would you kindly note that ...?": kept)
         if told is not None and not _BUT_NOT.search(after):
             a, before = a + told.end(), before[told.end() :]
@@ -604,9 +606,13 @@ _NOTE_THAT = re.compile(
     r"(?:i|we)\s+(?:would|should|shall)\s+be\s+(?:grateful|obliged|glad)\s+if\s+you\s+"
     r"(?:would|could)\s+(?:kindly\s+|please\s+)?)"
     r"(?:note(?:\s+down)?|record|make\s+a\s+note|remember|bear\s+in\s+mind|keep\s+in\s+mind|"
-    r"update\s+(?:my|our)\s+(?:records?|details|profile))(?:\s+(?:that|of))?\b[\s,:]*",
+    r"update\s+(?:my|our)\s+(?:records?|details|profile))(?:\s+(?:that|of))?\b"
+    # (not "can you remember whether / where / which city ...": a question of what is kept)
+    r"(?![\s,:]*(?:whether|if|which|what|where|when|why|how|who|whom|whose|to)\b)[\s,:]*",
     re.IGNORECASE,
 )
+# ... asked about itself ("Why would you note that I moved to X?"): no request, a question
+_NOTE_ASKED = re.compile(r"\b(?:why|how|what|when|where|who|whom|which)\b", re.IGNORECASE)
 # ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
 # (or told a lie or a joke: "..., but that's a lie", "... but couldn't", "... lol jk")
 _BUT_NOT = re.compile(
