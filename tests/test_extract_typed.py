@@ -1659,3 +1659,15 @@ def test_the_partner_named_beside_a_cousin_is_still_read() -> None:
 )
 def test_asking_what_the_memory_keeps_tells_nothing(text: str) -> None:
     assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "city"),
+    [
+        # what a place does too, after a city's name, leaves it a place
+        ("Florence lives up to its name, I moved there in May.", "Florence"),
+        ("Sydney has finally started to feel like home, I moved there last year.", "Sydney"),
+    ],
+)
+def test_a_city_doing_what_a_place_does_is_still_a_home(text: str, city: str) -> None:
+    assert ("lives_in", city) in extracted(text)
