@@ -1671,3 +1671,20 @@ def test_asking_what_the_memory_keeps_tells_nothing(text: str) -> None:
 )
 def test_a_city_doing_what_a_place_does_is_still_a_home(text: str, city: str) -> None:
     assert ("lives_in", city) in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # someone of a partner's is not the partner
+        "Ines is my partner's cousin.",
+        "Ines is my girlfriend's cousin.",
+    ],
+)
+def test_a_partners_relative_is_no_partner(text: str) -> None:
+    assert ("partner", "Ines") not in extracted(text)
+
+
+def test_a_partner_told_by_name_is_still_read() -> None:
+    assert ("partner", "Ines") in extracted("Ines is my girlfriend's name.")
+    assert ("partner", "Ines") in extracted("Ines is my girlfriend.")
