@@ -1688,3 +1688,30 @@ def test_a_partners_relative_is_no_partner(text: str) -> None:
 def test_a_partner_told_by_name_is_still_read() -> None:
     assert ("partner", "Ines") in extracted("Ines is my girlfriend's name.")
     assert ("partner", "Ines") in extracted("Ines is my girlfriend.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a tag, an alternative or a doubt after what a request would keep asks about it
+        "Would you note that I live in Bristol, don't I?",
+        "Could you note that I live in Bristol, right?",
+        "Could you remember that I live in Bristol - do I though?",
+        "Would you note that I live in Bristol or Bath?",
+        "Can you remember that I live in Bristol? Or was it Bath?",
+    ],
+)
+def test_a_request_to_note_with_its_content_in_doubt_tells_nothing(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you note that I live in Bristol, please?",
+        "Could you make a note that I moved to Bristol, if you don't mind?",
+        "Would you note that I moved to Bristol? Right, next thing.",
+    ],
+)
+def test_a_courteous_request_to_note_still_tells(text: str) -> None:
+    assert ("lives_in", "Bristol") in extracted(text)
