@@ -1715,3 +1715,14 @@ def test_a_request_to_note_with_its_content_in_doubt_tells_nothing(text: str) ->
 )
 def test_a_courteous_request_to_note_still_tells(text: str) -> None:
     assert ("lives_in", "Bristol") in extracted(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (red team 3b): 'tomorrow' in a later comma clause counts against the drink, "
+    "as a clause runs on past a comma forward",
+)
+def test_a_daily_drink_told_before_a_plan_for_tomorrow_is_still_a_habit() -> None:
+    assert ("drinks", "Matcha") in extracted(
+        "Matcha is my daily drink now, I'll bring some tomorrow."
+    )
