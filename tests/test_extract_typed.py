@@ -1642,3 +1642,87 @@ def test_the_partner_named_beside_a_cousin_is_still_read() -> None:
     assert ("partner", "Wren") in extracted(
         "The second passenger is Wren, my partner, not Ines. Ines is my cousin."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what is asked of the memory is a question, not a request to keep
+        "Can you remember whether I live in Bristol?",
+        "Could you note whether I moved to Bristol?",
+        "Could you remember which city I live in, Bristol?",
+        "Could you remember to tell me whether I live in Bristol?",
+        # the request itself asked about
+        "Why would you note that I moved to Bristol?",
+        "How could you remember that I live in Bristol?",
+    ],
+)
+def test_asking_what_the_memory_keeps_tells_nothing(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "city"),
+    [
+        # what a place does too, after a city's name, leaves it a place
+        ("Florence lives up to its name, I moved there in May.", "Florence"),
+        ("Sydney has finally started to feel like home, I moved there last year.", "Sydney"),
+    ],
+)
+def test_a_city_doing_what_a_place_does_is_still_a_home(text: str, city: str) -> None:
+    assert ("lives_in", city) in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # someone of a partner's is not the partner
+        "Ines is my partner's cousin.",
+        "Ines is my girlfriend's cousin.",
+    ],
+)
+def test_a_partners_relative_is_no_partner(text: str) -> None:
+    assert ("partner", "Ines") not in extracted(text)
+
+
+def test_a_partner_told_by_name_is_still_read() -> None:
+    assert ("partner", "Ines") in extracted("Ines is my girlfriend's name.")
+    assert ("partner", "Ines") in extracted("Ines is my girlfriend.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a tag, an alternative or a doubt after what a request would keep asks about it
+        "Would you note that I live in Bristol, don't I?",
+        "Could you note that I live in Bristol, right?",
+        "Could you remember that I live in Bristol - do I though?",
+        "Would you note that I live in Bristol or Bath?",
+        "Can you remember that I live in Bristol? Or was it Bath?",
+    ],
+)
+def test_a_request_to_note_with_its_content_in_doubt_tells_nothing(text: str) -> None:
+    assert ("lives_in", "Bristol") not in extracted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you note that I live in Bristol, please?",
+        "Could you make a note that I moved to Bristol, if you don't mind?",
+        "Would you note that I moved to Bristol? Right, next thing.",
+    ],
+)
+def test_a_courteous_request_to_note_still_tells(text: str) -> None:
+    assert ("lives_in", "Bristol") in extracted(text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (red team 3b): 'tomorrow' in a later comma clause counts against the drink, "
+    "as a clause runs on past a comma forward",
+)
+def test_a_daily_drink_told_before_a_plan_for_tomorrow_is_still_a_habit() -> None:
+    assert ("drinks", "Matcha") in extracted(
+        "Matcha is my daily drink now, I'll bring some tomorrow."
+    )

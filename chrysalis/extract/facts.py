@@ -185,7 +185,7 @@ _SAID = [
     # Whom the speaker is with now.
     _said(r"\bI(?:['’]m|\s+am)\s+(?:now\s+)?with\s+" + _PERSON + r"\s+now\b", "partner", "person", "with"),
     _said(r"\b(?:I(?:['’]m|\s+am)\s+(?:now\s+)?(?:in\s+a\s+relationship\s+with|dating|seeing|together\s+with|engaged\s+to)|I(?:['’]ve|\s+have)\s+(?:just\s+)?(?:been\s+)?(?:dating|seeing)|(?:[Ss]tarted|[Bb]egan|[Bb]een)\s+(?:dating|seeing))\s+(?:(?:someone|somebody)(?:\s+new)?,?\s+(?:(?:called|named)\s+)?)?" + _PERSON, "partner", "person", "relationship|dating|seeing|together|engaged"),
-    _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner))", "partner", "person", " and i | me out| my "),
+    _said(r"(?:^|(?<=[.!?]\s)|(?<=^))" + _PERSON + r"\s+(?:and\s+I\s+(?:are|['’]re|have|['’]ve|just|started|moved\s+in)|asked\s+me\s+out|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)\b(?!['’]s\b))", "partner", "person", " and i | me out| my "),
     _said(r"\b(?:[Ii]ntroduced|[Mm]et)\s+" + _PERSON + r"\s+(?:to\s+\w+\s+\w+\s+)?as\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)", "partner", "person", " as my "),
     # What the speaker drives now (a vague verb needs a car make).
     _said(r"\bI(?:(?:['’]m|\s+am)\s+(?:now\s+)?driving|\s+(?:now\s+)?drive)\s+(?:a|an|the|my)\s+(?:new\s+)?" + _CAR, "drives", "product", "driving|drive"),

@@ -462,6 +462,18 @@ class Reading:
         opening = _FILLER.sub("", self.plain[at : at + _RETRACT_REACH].lstrip(" ,;:—–-"))
         return _RETRACT.match(opening) is not None
 
+    def _noted_asks(self, i: int, after: str) -> bool:
+        """Whether a request to note something ending in "?" asks about what it notes too:
+        a tag or an alternative after it ("..., don't I?", "..., right?", "... or Bath?"), or
+        a next sentence that doubts it ("... Bristol? Or was it Bath?")."""
+        if _NOTED_TAG.search(after):
+            return True
+        nxt = (
+            self.plain[self._starts[i + 1] : self._ends[i + 1]] if i + 1 < len(self._starts) else ""
+        )
+        nxt = nxt.strip(" \t\n\"'()")
+        return nxt.endswith("?") and _NOTED_DOUBT.match(nxt) is not None
+
     def sentences(self) -> list[tuple[int, int]]:
         """Each sentence as ``(start, end)`` offsets (quotes blanked in `plain`)."""
         return list(zip(self._starts, self._ends, strict=True))
@@ -512,6 +524,8 @@ class Reading:
             return RETRACTED
         # "I'd like to let you know that ...": what is told, read alone
         noted = _NOTE_THAT.search(before)
+        if noted is not None and _NOTE_ASKED.search(before, 0, noted.start()):
+            noted = None  # ("How could you remember that I live in X?": asked, not told)
         told = noted or _TELLING.search(before)  # ("Would you kindly note that ...?": kept)
         if told is not None and not _BUT_NOT.search(after):
             a, before = a + told.end(), before[told.end() :]
@@ -525,8 +539,8 @@ class Reading:
         asks = (
             sentence.rstrip("\"'”’)] ").endswith("?")
             and not _LATER_QUESTION.search(after)
-            and noted is None  # (the "?" is the request's, not what it asks to keep)
-        )
+            and (noted is None or self._noted_asks(i, after))
+        )  # (a request's "?" is its own, unless a tag asks about what it keeps)
         if asks or _QUESTION_OPENING.match(sentence):
             return QUESTION
         if _HAD_IF.match(sentence):
@@ -604,9 +618,26 @@ _NOTE_THAT = re.compile(
     r"(?:i|we)\s+(?:would|should|shall)\s+be\s+(?:grateful|obliged|glad)\s+if\s+you\s+"
     r"(?:would|could)\s+(?:kindly\s+|please\s+)?)"
     r"(?:note(?:\s+down)?|record|make\s+a\s+note|remember|bear\s+in\s+mind|keep\s+in\s+mind|"
-    r"update\s+(?:my|our)\s+(?:records?|details|profile))(?:\s+(?:that|of))?\b[\s,:]*",
+    r"update\s+(?:my|our)\s+(?:records?|details|profile))(?:\s+(?:that|of))?\b"
+    # (not "can you remember whether / where / which city ...": a question of what is kept)
+    r"(?![\s,:]*(?:whether|if|which|what|where|when|why|how|who|whom|whose|to)\b)[\s,:]*",
     re.IGNORECASE,
 )
+# ... whose "?" asks about what it keeps: a tag or an alternative ("..., right?", "... or X?",
+# "- do I though?"), not a courtesy ("..., please?", "..., if you could?")
+_NOTED_TAG = re.compile(
+    r"(?:[,;:–—]|\s-|\bor\b)\s*(?!(?:please|thanks|thank\s+you|for\s+me|if\s+you\b|would\s+you|"
+    r"could\s+you|can\s+you|will\s+you)\b)\w[^?]*\?",
+    re.IGNORECASE,
+)
+# ... or that the next sentence doubts ("... Bristol? Or was it Bath?", "... ? Right?")
+_NOTED_DOUBT = re.compile(
+    r"(?:or|right|correct|true|really|is\s+that\s+(?:right|correct|true)|am\s+i\s+right|"
+    r"do\s+i|did\s+i|have\s+i|don['’]t\s+i|didn['’]t\s+i)\b",
+    re.IGNORECASE,
+)
+# ... asked about itself ("Why would you note that I moved to X?"): no request, a question
+_NOTE_ASKED = re.compile(r"\b(?:why|how|what|when|where|who|whom|which)\b", re.IGNORECASE)
 # ... unless what is told is then denied ("I'd like to say I live in X, but I don't").
 # (or told a lie or a joke: "..., but that's a lie", "... but couldn't", "... lol jk")
 _BUT_NOT = re.compile(

@@ -427,16 +427,21 @@ def _a_person_guessed(value: str, words: set[str]) -> bool:
     return " " not in value and not is_city(value) and bool(words & _I) and not words & _A_CUSTOMER
 
 
-_IS_MY = re.compile(r"\s+(?:is|was|['’]s)\s+(?:my|our)\s+(?:\w+\s+)?([\w-]+)", re.IGNORECASE)
+_IS_MY = re.compile(
+    r"\s+(?:is|was|['’]s)\s+(?:my|our)\s+(?:\w+\s+)?([\w-]+)(['’]s\s+(?!name\b)\w)?",
+    re.IGNORECASE,
+)
 
 
 def _kin_of_mine(sentence: str, value: _Value) -> bool:
     """Whether ``value`` is told as someone of the speaker's other than a partner ("X is my
-    cousin", "X is our neighbour", "X's my best mate")."""
+    cousin", "X is our neighbour", "X's my best mate", "X is my partner's cousin")."""
     m = _IS_MY.match(sentence, value.end)
     if m is None:
         return False
     word = m.group(1).lower()
+    if m.group(2):
+        return True  # "X is my partner's cousin": someone of someone else's
     return word in (_OTHERS | {"cousin", "cousins"}) and word not in _PARTNER_WORDS
 
 

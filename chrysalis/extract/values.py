@@ -160,7 +160,9 @@ _CORRECTING = re.compile(
 _PERSON_VERB = re.compile(
     r"\s+(?:(?:will\s+be|is|was|has|had|['’]s|just|finally|also)\s+)*(?:moving|moved|moves|"
     r"lives|living|lived|works|working|worked|started|starting|starts|drinks|drinking|drives|"
-    r"driving|bought|buys|relocating|relocated|joined|joining|dating|married)\b",
+    r"driving|bought|buys|relocating|relocated|joined|joining|dating|married)\b"
+    # (not what a place does too: "Florence lives up to its name", "X started to feel like home")
+    r"(?!\s+up\s+to\b|\s+to\s+(?:feel|seem|look|grow|get|become|change)\b|\s+growing\b)",
     re.IGNORECASE,
 )
 # A name right after "in" is where something is (a person is "with" someone, a firm "at"),
