@@ -1726,3 +1726,22 @@ def test_a_daily_drink_told_before_a_plan_for_tomorrow_is_still_a_habit() -> Non
     assert ("drinks", "Matcha") in extracted(
         "Matcha is my daily drink now, I'll bring some tomorrow."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "mine"),
+    [
+        # (the red team's, round 3b, left open; fixed after) whose a place is, said after it
+        ("Bristol is where my sister lives.", ("lives_in", "Bristol"), False),
+        ("Bristol is where my big brother lives", ("lives_in", "Bristol"), False),
+        ("Someone I know lives in Bristol.", ("lives_in", "Bristol"), False),
+        ("Wren and I broke up, she moved to Bristol", ("lives_in", "Wren"), False),
+        ("Bristol is where my girlfriend and I live now", ("lives_in", "Bristol"), True),
+        ("Jo told everyone I relocated to Bristol before I could post about it", ("lives_in", "Bristol"), True),
+        ("Just joined Corvid and my new manager already said I can work from home", ("works_at", "Corvid"), True),
+    ],
+)  # fmt: skip
+def test_whose_a_place_is_when_told_after_it(text: str, fact: tuple[str, str], mine: bool) -> None:
+    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
+        Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
+    assert (fact in users) is mine

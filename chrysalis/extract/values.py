@@ -147,7 +147,7 @@ def _tail(sentence: str, i: int) -> str:
     return sentence[max(0, i - 80) : i]
 
 
-_IS_WHO = re.compile(r"\s+(?:is|was)\s+who\b", re.IGNORECASE)
+_IS_WHO = re.compile(r"\s+(?:is|was)\s+who\b|\s+and\s+(?:i|me)\b", re.IGNORECASE)
 _IS_WHERE = re.compile(r"\s+(?:is|was)\s+(?:where|home)\b", re.IGNORECASE)
 
 

@@ -161,6 +161,15 @@ _OBJECT_OF = re.compile(
 # ... unless the person is a relative clause's subject ("to my sister, who lives in X"): theirs
 _WHO_AFTER = re.compile(r"\W*(?:who|that)\b", re.IGNORECASE)
 _WITH_ME = re.compile(r"\b(?:i|me|we|us)\s+and\s+(?:the\s+|my\s+|our\s+)?$", re.IGNORECASE)
+# "X is where my ...", "X is what my ...": the clause after it says whose X is.
+_WHERE_MY = re.compile(r"\s+(?:is|was|['’]s)\s+(?:where|what|who|when)\s+", re.IGNORECASE)
+_AND_I = re.compile(r"\s+and\s+(?:i|me)\b", re.IGNORECASE)
+_NEXT_WORDS = re.compile(r"\s+([\w-]+)(?:\s+([\w-]+))?")
+_SOMEONE_I = re.compile(
+    r"(?:^|[,;.!?]\s*|\b(?:a|the|some|this|one)\s+)(?:someone|somebody|people|person|guy|girl|"
+    r"woman|man|friend|colleague)\s+(?:that\s+|who\s+)?$",
+    re.IGNORECASE,
+)
 # Who is someone by their title, a family by its name ("the Hendersons"), the partner by
 # "the other half".
 _TITLES = frozenset("mr mrs ms miss dr prof sir dame".split())
@@ -260,6 +269,22 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 and _GIVEN.fullmatch(sentence[m.end() : a])
             ):
                 continue  # "the barista gave me X": whom it was done to, not who did it
+            if (
+                low in ("my", "our")
+                and side == "after"
+                and _WHERE_MY.fullmatch(sentence[b : m.start()])
+            ):
+                kin = _NEXT_WORDS.match(sentence, m.end())
+                nouns = [w.lower() for w in kin.groups() if w] if kin else []
+                if (
+                    any(w in _OTHERS for w in nouns)
+                    and not (attr == "partner" and any(w in _PARTNER_WORDS for w in nouns))
+                    and not (kin and _AND_I.match(sentence, kin.end(1)))
+                    and not (kin and kin.group(2) and _AND_I.match(sentence, kin.end(2)))
+                ):
+                    return "other"  # "X is where my (big) sister lives": the sister's
+            if low in ("i", "we") and side == "before" and _SOMEONE_I.search(sentence[: m.start()]):
+                continue  # "someone I know lives in X": the someone's
             if low in _USER:
                 if named_subject and (side == "after" or n >= 6):
                     return "other"  # an assistant's "you" far from the value, or after it
