@@ -1745,3 +1745,14 @@ def test_whose_a_place_is_when_told_after_it(text: str, fact: tuple[str, str], m
     users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
         Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
     assert (fact in users) is mine
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("gave up on coffee completely, it's rooibos all the way", ("drinks", "rooibos")),
+        ("addr change: Bristol. done w/ the old place", ("lives_in", "Bristol")),
+    ],
+)  # fmt: skip
+def test_shorthand_for_an_address_and_a_drink_all_the_way(text: str, fact: tuple[str, str]) -> None:
+    assert fact in extracted(text)

@@ -24,7 +24,7 @@ CUES: dict[str, frozenset[str]] = {
         chosen picked went_with went_for opted ended_up
         settling settle based resident* residence removal* mortgage two-bed one-bed studio condo
         wohnung casa appartement déménag* mudanza mudado commute our_place my_place
-        new_place own_place for_good city town""".split()
+        new_place own_place for_good city town addr""".split()
     ),
     "works_at": frozenset(
         """job jobs work working workplace employer* employed employee hire* hiring manager
@@ -32,7 +32,8 @@ CUES: dict[str, frozenset[str]] = {
         co-workers team office start* standup* codebase intern internship offer signed
         probezeit probation career position role notice desk shift join chose chosen
         went_with went_for opted ended_up accepted
-        joined joining gig company firm first_day first_week taken_up take_up new_post""".split()
+        joined joining gig company firm first_day first_week taken_up take_up new_post first_pr
+        first_commit first_deploy first_ticket""".split()
     ),
     "drinks": frozenset(
         """drink drinking drinks lately rn nowadays every daily always usually usual only
@@ -43,7 +44,8 @@ CUES: dict[str, frozenset[str]] = {
         prefers these_days beverage having twice a_day per_day each_day living_on""".split()
     ),
     "drives": frozenset(
-        """bought buy got purchased purchase whip drive drives driving drove driven driver wheels
+        """bought buy got purchased purchase whip mileage drive drives driving drove driven driver
+        wheels
         picked pick parked parking
         insurance insured registered plates dealer dealership owner own mine filled fuel
         petrol charging traded lease leased collected upgraded garage car vehicle chose

@@ -179,7 +179,7 @@ _SAID = [
     # What the speaker drinks now (the value must name a drink).
     _said(r"\bI(?:['’]ve|\s+have|['’]m|\s+am)?\s+" + _SOON + r"(?:(?:been\s+|gotten\s+|got\s+)?(?:hooked\s+on|addicted\s+to|into|all\s+about|obsessed\s+with|living\s+on)|(?:been\s+)?(?:drinking|sipping|having)|(?:switched|changed|moved\s+on|gone\s+back)\s+to|(?:taken|picked)\s+up)\s+" + _THING, "drinks", "thing", "hooked|addicted|into|about|obsessed|living|drinking|sipping|having|switched|changed|moved|back|taken|picked", "drink"),
     _said(r"\b[Mm]y\s+(?:go-to|usual|daily|morning|regular)(?:\s+(?:drink|beverage|order|cup))?\s+(?:(?:right\s+now|these\s+days|now|lately|at\s+the\s+moment)\s+)?is\s+(?:now\s+)?" + _THING, "drinks", "thing", "go-to|usual|daily|morning|regular", "drink"),
-    _said(r"\bit['’]s\s+(?:been\s+)?(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily|from\s+now\s+on)\b(?![^.!?]*\bfor\s+(?:the|my|our|his|her|their|[A-Z])))", "drinks", "thing", "it's|it’s", "drink"),
+    _said(r"\bit['’]s\s+(?:been\s+)?(?:(?:only|just|all|mostly|always)\s+)?" + _THING + r"(?=\s+(?:for\s+me|now|these\s+days|every|daily|from\s+now\s+on|all\s+the\s+way)\b(?![^.!?]*\bfor\s+(?:the|my|our|his|her|their|[A-Z])))", "drinks", "thing", "it's|it’s", "drink"),
     _said(r"(?:^|(?<=[.!?,;]\s)|\b(?:I|[Ww]e)(?:['’]ve|\s+have)\s+)(?:(?i:been)\s+)(?:(?:mostly|only|strictly|just|basically)\s+)?on\s+(?!(?:a|an|the)\s)" + _THING + r"(?=\s+(?:for|since|now|lately|these|every|daily)\b)", "drinks", "thing", "been", "drink"),
     _said(r"\b(?:start|begin)\s+(?:my|the)\s+(?:day|morning|mornings)\s+(?:without|with)\s+" + _THING, "drinks", "thing", "start|begin", "drink"),
     # Whom the speaker is with now.
