@@ -1756,3 +1756,8 @@ def test_whose_a_place_is_when_told_after_it(text: str, fact: tuple[str, str], m
 )  # fmt: skip
 def test_shorthand_for_an_address_and_a_drink_all_the_way(text: str, fact: tuple[str, str]) -> None:
     assert fact in extracted(text)
+
+
+def test_an_acronym_before_a_verb_is_no_one_doing_it() -> None:
+    # "PR" is no person who merged: the speaker's first piece of work at the firm
+    assert ("works_at", "Harrow Analytics") in extracted("first PR merged at Harrow Analytics 🚀")

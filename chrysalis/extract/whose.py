@@ -336,6 +336,7 @@ def _whose(sentence: str, a: int, b: int, attr: str, named_subject: bool = False
                 return "other"
             if (
                 word[0].isupper()
+                and not (word.isupper() and len(word) <= 4)  # an acronym ("first PR merged")
                 and low not in NOT_A_SUBJECT
                 and low not in _OPENERS
                 and not _plain_word(word, opener=not sentence[: m.start()].strip(" \t\"'(-"))
