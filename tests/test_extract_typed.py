@@ -24,6 +24,13 @@ def extracted(text: str, role: str = "user") -> set[tuple[str, str]]:
     return {(f.predicate, f.object) for f in RulesExtractor().extract_one(bead).facts}
 
 
+def users(text: str) -> set[tuple[str, str]]:
+    """The facts ``text`` gives the user (not those of a person it names)."""
+    bead = Bead(id="b1", content=text, ts=1.0, session_id="s")
+    facts = RulesExtractor().extract_one(bead).facts
+    return {(f.predicate, f.object) for f in facts if f.subject == "user"}
+
+
 def test_the_gazetteer_knows_cities_by_their_names_and_not_everyday_words() -> None:
     for city in ("Utrecht", "Lisboa", "Munich", "Göteborg", "Gothenburg", "Osaka"):
         assert is_city(city), city
@@ -1587,10 +1594,7 @@ def test_a_drink_from_now_on_for_someone_else_is_not_the_speakers() -> None:
 def test_a_name_that_is_a_citys_doing_what_people_do_is_a_person(
     text: str, fact: tuple[str, str]
 ) -> None:
-    bead = Bead(id="b1", content=text, ts=1.0, session_id="s")
-    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(bead).facts
-             if f.subject == "user"}  # fmt: skip
-    assert fact not in users
+    assert fact not in users(text)
 
 
 @pytest.mark.parametrize(
@@ -1616,9 +1620,7 @@ def test_a_request_to_note_something_tells_it(text: str, fact: tuple[str, str]) 
     ],
 )
 def test_a_request_to_note_keeps_what_it_notes_as_it_was(text: str) -> None:
-    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
-        Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
-    assert ("lives_in", "Bristol") not in users
+    assert ("lives_in", "Bristol") not in users(text)
 
 
 @pytest.mark.parametrize(
@@ -1742,9 +1744,7 @@ def test_a_daily_drink_told_before_a_plan_for_tomorrow_is_still_a_habit() -> Non
     ],
 )  # fmt: skip
 def test_whose_a_place_is_when_told_after_it(text: str, fact: tuple[str, str], mine: bool) -> None:
-    users = {(f.predicate, f.object) for f in RulesExtractor().extract_one(
-        Bead(id="b1", content=text, ts=1.0, session_id="s")).facts if f.subject == "user"}  # fmt: skip
-    assert (fact in users) is mine
+    assert (fact in users(text)) is mine
 
 
 @pytest.mark.parametrize(

@@ -193,9 +193,11 @@ _RETRACT = _words(
 _FILLER = re.compile(r"^(?:(?:oh|ah|um|uh|er|sorry|wait|ok|okay|actually)\W+)+", re.IGNORECASE)
 # A correction right after a value, before the one meant ("Porto no sorry Lyon", "tea, I
 # mean matcha", "the Honda Civic no the Kia Niro"): a word of correcting, then another name.
+# Words that correct a slip, between the slip and the one meant ("Porto, sorry, Lyon").
+CORRECTING = r"(?:no\s+)?(?:sorry|oops)|i\s+mean|i\s+meant|no\s+wait|wait\s+no|or\s+rather"
 _CORRECTED = re.compile(
-    r"\s*[,;—–-]?\s*(?:(?:no\s+)?(?:sorry|oops)|(?:i\s+)?mean|(?:i\s+)?meant|no\s+wait|wait\s+no|"
-    r"or\s+rather|no\s+no|no(?=[\s,]+(?:the\s+|a\s+|an\s+)?(?-i:[A-Z])))[\s,]+(?:it['’]s\s+)?"
+    r"\s*[,;—–-]?\s*(?:" + CORRECTING + r"|mean|meant|"
+    r"no\s+no|no(?=[\s,]+(?:the\s+|a\s+|an\s+)?(?-i:[A-Z])))[\s,]+(?:it['’]s\s+)?"
     r"(?:the\s+|a\s+|an\s+)?(?!(?:not|about|for|to|but|that|if|i|i['’]m|guys|everyone|all)\b)\w",
     re.IGNORECASE,
 )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from chrysalis.extract.cues import _OPENERS, _OTHERS, _USER, _WORD, CUES
 from chrysalis.extract.facts import CAR_MAKES, DRINK_WORDS, NOT_A_SUBJECT
+from chrysalis.extract.mood import CORRECTING
 from chrysalis.extract.places import city_in_lower_case, is_city
 
 # The value is the subject of "is my/our <words of the attribute>", "is mine", "is home"
@@ -152,9 +153,7 @@ _IS_WHERE = re.compile(r"\s+(?:is|was)\s+(?:where|home)\b", re.IGNORECASE)
 
 
 # The one meant, after a correction ("at Acme sorry Quillsoft"): as good as "at".
-_CORRECTING = re.compile(
-    r"\b(?:sorry|oops|i\s+mean|i\s+meant|no\s+wait|wait\s+no|or\s+rather)[\s,]+$", re.I
-)
+_CORRECTING = re.compile(r"\b(?:" + CORRECTING + r")[\s,]+$", re.I)
 # What only a person does ("Sam lives in X", "Florence will be moving to X"): a name before it
 # is a person's, whatever the map says.
 _PERSON_VERB = re.compile(
